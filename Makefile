@@ -1,0 +1,43 @@
+# Thin wrapper around CMake. The two commands of the README:
+#   make demo   - install missing Debian packages (as root), build, run the demo
+#   make check  - install missing Debian packages (as root), build, run all tests
+BUILD ?= build
+CMAKE_FLAGS ?=
+JOBS ?= $(shell nproc 2>/dev/null || echo 2)
+
+.PHONY: all deps build demo check bench install clean asan-check fuzz fuzz-smoke cross-check format
+
+all: build
+
+deps:
+	@scripts/deps.sh check
+
+$(BUILD)/CMakeCache.txt:
+	cmake -S . -B $(BUILD) $(CMAKE_FLAGS)
+
+build: deps $(BUILD)/CMakeCache.txt
+	cmake --build $(BUILD) -j $(JOBS)
+
+demo: build
+	sh scripts/demo.sh $(BUILD)
+
+check: build
+	cd $(BUILD) && ctest --output-on-failure -j $(JOBS)
+
+bench: build
+	$(BUILD)/npukit-bench
+
+# The sanitizer build of CI: same tests under ASan + UBSan.
+asan-check: deps
+	cmake -S . -B build-asan -DNPK_SANITIZE=ON -DCMAKE_BUILD_TYPE=Debug -DNPK_BENCH=OFF
+	cmake --build build-asan -j $(JOBS)
+	cd build-asan && ASAN_OPTIONS=detect_leaks=1 ctest --output-on-failure -j $(JOBS)
+
+install: build
+	cmake --install $(BUILD) $(if $(PREFIX),--prefix $(PREFIX))
+
+format:
+	clang-format -i $$(git ls-files '*.c' '*.h')
+
+clean:
+	rm -rf $(BUILD) build-asan build-fuzz build-cross-*

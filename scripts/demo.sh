@@ -1,0 +1,23 @@
+#!/bin/sh
+# make demo: produce a file of every implemented format from nothing but the
+# CLI itself (no fixtures, no network) and inspect each with `npukit info`.
+set -eu
+build=${1:-build}
+npk="$build/npukit"
+out="$build/demo"
+rm -rf "$out"
+mkdir -p "$out"
+step() { printf '\n$ %s\n' "$*"; "$@"; }
+
+echo "== npukit demo (outputs in $out)"
+step "$npk" --version
+
+# Tensors: the interchange formats every other command reads and writes.
+step "$npk" tensor random --shape 4,12,3,3 --dtype f32 --seed 7 --min -0.5 --max 0.5 -o "$out/w.npy"
+step "$npk" tensor convert layer.0.weight="$out/w.npy" -o "$out/weights.safetensors"
+step "$npk" tensor info "$out/weights.safetensors"
+
+step "$npk" info "$out"/*
+step "$npk" info --json "$out"/*
+echo
+echo "demo: done"

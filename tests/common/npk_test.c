@@ -1,0 +1,233 @@
+#include <dirent.h>
+#include <errno.h>
+#include <fcntl.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/stat.h>
+#include <sys/wait.h>
+#include <unistd.h>
+
+#include "npk_test.h"
+
+const char *npk_fixture_dir(void)
+{
+    const char *e = getenv("NPUKIT_FIXTURES");
+    return e && *e ? e : NPK_FIXTURES_DEFAULT;
+}
+
+const char *npk_fixture_path(const char *rel)
+{
+    static char buf[4096];
+    snprintf(buf, sizeof buf, "%s/%s", npk_fixture_dir(), rel);
+    struct stat st;
+    return stat(buf, &st) == 0 ? buf : NULL;
+}
+
+const char *npk_fixture_or_skip(const char *rel, const char *file, int line)
+{
+    const char *p = npk_fixture_path(rel);
+    if (p) return p;
+    const char *ci = getenv("CI");
+    if (ci && strcmp(ci, "true") == 0) {
+        fprintf(stderr, "%s:%d: fixture %s/%s is missing (required under CI)\n", file, line,
+                npk_fixture_dir(), rel);
+        fail_msg("missing fixture %s", rel);
+    }
+    fprintf(stdout, "[  SKIPPED ] fixture %s/%s not found (set NPUKIT_FIXTURES)\n",
+            npk_fixture_dir(), rel);
+    skip();
+    return NULL;
+}
+
+void npk_fixture_map(const char *rel, npk_mapped *m)
+{
+    const char *p = NPK_FIXTURE(rel);
+    npk_error err = {0};
+    if (npk_map_file(p, m, &err)) fail_msg("cannot map %s: %s", p, err.msg);
+}
+
+/* ---- temporary files ---- */
+
+static char tmpdir[256];
+
+static void rm_tree(const char *path)
+{
+    DIR *d = opendir(path);
+    if (d) {
+        struct dirent *e;
+        while ((e = readdir(d))) {
+            if (!strcmp(e->d_name, ".") || !strcmp(e->d_name, "..")) continue;
+            char sub[1024];
+            snprintf(sub, sizeof sub, "%s/%s", path, e->d_name);
+            rm_tree(sub);
+        }
+        closedir(d);
+        rmdir(path);
+    } else {
+        unlink(path);
+    }
+}
+
+static void cleanup_tmp(void)
+{
+    if (tmpdir[0] && !getenv("NPK_KEEP_TMP")) rm_tree(tmpdir);
+}
+
+const char *npk_tmpdir(void)
+{
+    if (!tmpdir[0]) {
+        const char *base = getenv("TMPDIR");
+        snprintf(tmpdir, sizeof tmpdir, "%s/npktest.XXXXXX", base && *base ? base : "/tmp");
+        if (!mkdtemp(tmpdir)) {
+            fprintf(stderr, "mkdtemp failed: %s\n", strerror(errno));
+            abort();
+        }
+        atexit(cleanup_tmp);
+    }
+    return tmpdir;
+}
+
+const char *npk_tmp(const char *name)
+{
+    static char bufs[8][1024];
+    static int k;
+    char *b = bufs[k++ & 7];
+    snprintf(b, 1024, "%s/%s", npk_tmpdir(), name);
+    return b;
+}
+
+uint8_t *npk_slurp(const char *path, size_t *len)
+{
+    FILE *f = fopen(path, "rb");
+    if (!f) return NULL;
+    size_t cap = 4096, n = 0;
+    uint8_t *b = malloc(cap);
+    size_t r;
+    while (b && (r = fread(b + n, 1, cap - n, f)) > 0) {
+        n += r;
+        if (n == cap) {
+            uint8_t *nb = realloc(b, cap *= 2);
+            if (!nb) {
+                free(b);
+                b = NULL;
+            }
+            b = nb;
+        }
+    }
+    fclose(f);
+    if (b) {
+        uint8_t *nb = realloc(b, n + 1);
+        if (nb) b = nb;
+        b[n] = 0;
+    }
+    *len = n;
+    return b;
+}
+
+int npk_exists(const char *path)
+{
+    struct stat st;
+    return stat(path, &st) == 0;
+}
+
+/* ---- running programs ---- */
+
+static char *read_fd_all(int fd)
+{
+    size_t cap = 4096, n = 0;
+    char *b = malloc(cap);
+    for (;;) {
+        if (n + 1 >= cap) b = realloc(b, cap *= 2);
+        ssize_t r = read(fd, b + n, cap - n - 1);
+        if (r < 0 && errno == EINTR) continue;
+        if (r <= 0) break;
+        n += (size_t)r;
+    }
+    b[n] = 0;
+    return b;
+}
+
+npk_run npk_run_argv(char *const argv[])
+{
+    npk_run r = {-1, NULL, NULL};
+    char outp[1024], errp[1024];
+    snprintf(outp, sizeof outp, "%s", npk_tmp(".run.out"));
+    snprintf(errp, sizeof errp, "%s", npk_tmp(".run.err"));
+    fflush(stdout);
+    fflush(stderr);
+    pid_t pid = fork();
+    if (pid == 0) {
+        int o = open(outp, O_WRONLY | O_CREAT | O_TRUNC, 0600);
+        int e = open(errp, O_WRONLY | O_CREAT | O_TRUNC, 0600);
+        int in = open("/dev/null", O_RDONLY);
+        if (o < 0 || e < 0 || in < 0) _exit(126);
+        dup2(o, 1);
+        dup2(e, 2);
+        dup2(in, 0);
+        execv(argv[0], argv);
+        _exit(127);
+    }
+    int st;
+    while (waitpid(pid, &st, 0) < 0 && errno == EINTR) {
+    }
+    r.status = WIFEXITED(st) ? WEXITSTATUS(st) : 128 + WTERMSIG(st);
+    int fo = open(outp, O_RDONLY), fe = open(errp, O_RDONLY);
+    r.out = read_fd_all(fo);
+    r.err = read_fd_all(fe);
+    close(fo);
+    close(fe);
+    unlink(outp);
+    unlink(errp);
+    return r;
+}
+
+npk_run npk_cli(const char *fmt, ...)
+{
+    char line[8192];
+    va_list ap;
+    va_start(ap, fmt);
+    vsnprintf(line, sizeof line, fmt, ap);
+    va_end(ap);
+    char *argv[256];
+    int n = 0;
+    const char *cli = getenv("NPK_CLI_OVERRIDE");
+    argv[n++] = (char *)(cli && *cli ? cli : NPK_CLI);
+    for (char *tok = strtok(line, " "); tok && n < 255; tok = strtok(NULL, " ")) argv[n++] = tok;
+    argv[n] = NULL;
+    return npk_run_argv(argv);
+}
+
+void npk_run_free(npk_run *r)
+{
+    free(r->out);
+    free(r->err);
+    r->out = r->err = NULL;
+}
+
+uint64_t npk_rand(uint64_t *s)
+{
+    uint64_t x = *s ? *s : 0x9E3779B97F4A7C15ull;
+    x ^= x >> 12;
+    x ^= x << 25;
+    x ^= x >> 27;
+    *s = x;
+    return x * 0x2545F4914F6CDD1Dull;
+}
+
+double npk_randf(uint64_t *s) { return (double)(npk_rand(s) >> 11) * (1.0 / 9007199254740992.0); }
+
+void npk_sha256_hex(const void *data, size_t len, char out[65])
+{
+    const char *p = npk_tmp(".sha.bin");
+    FILE *f = fopen(p, "wb");
+    if (!f || fwrite(data, 1, len, f) != len) fail_msg("cannot write %s", p);
+    fclose(f);
+    char *argv[] = {"/usr/bin/sha256sum", (char *)p, NULL};
+    npk_run r = npk_run_argv(argv);
+    if (r.status != 0 || strlen(r.out) < 64) fail_msg("sha256sum failed");
+    memcpy(out, r.out, 64);
+    out[64] = 0;
+    npk_run_free(&r);
+    unlink(p);
+}
