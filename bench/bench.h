@@ -36,5 +36,9 @@ typedef struct npk_bench_entry {
 
 /* Groups, one file each. */
 void bench_half(npk_bench *b);
+void bench_cnn2(npk_bench *b);
+void bench_mgk(npk_bench *b);
+void bench_rknpu(npk_bench *b);
+void bench_edgetpu(npk_bench *b);
 
 #endif

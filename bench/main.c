@@ -11,6 +11,10 @@
 
 static const npk_bench_entry groups[] = {
     {"half", bench_half},
+    {"cnn2", bench_cnn2},
+    {"mgk", bench_mgk},
+    {"rknpu", bench_rknpu},
+    {"edgetpu", bench_edgetpu},
 };
 
 struct npk_bench {

@@ -17,6 +17,18 @@ step "$npk" tensor random --shape 4,12,3,3 --dtype f32 --seed 7 --min -0.5 --max
 step "$npk" tensor convert layer.0.weight="$out/w.npy" -o "$out/weights.safetensors"
 step "$npk" tensor info "$out/weights.safetensors"
 
+# --- cnn2 (CNN v2 weight files) ---
+# --- end cnn2 ---
+
+# --- mgk (Ingenic MGK) ---
+# --- end mgk ---
+
+# --- rknpu (Rockchip NPU streams) ---
+# --- end rknpu ---
+
+# --- edgetpu (Coral Edge TPU) ---
+# --- end edgetpu ---
+
 step "$npk" info "$out"/*
 step "$npk" info --json "$out"/*
 echo

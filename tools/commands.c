@@ -8,6 +8,13 @@ static const cli_command commands[] = {
     {"info", "detect the format of files and summarise them", cmd_info, cmd_info_help},
     {"tensor", "inspect, convert and generate .npy and safetensors files", cmd_tensor,
      cmd_tensor_help},
+    {"cnn2", "CNN v2 weight files: validate, inspect, pack, unpack, render", cmd_cnn2,
+     cmd_cnn2_help},
+    {"mgk", "Ingenic MGK models: inspect, extract and replace weights", cmd_mgk, cmd_mgk_help},
+    {"rknpu", "Rockchip RK3588 NPU: register streams, matmul generation, layouts", cmd_rknpu,
+     cmd_rknpu_help},
+    {"edgetpu", "Coral Edge TPU models: inspect, weights, reference execution", cmd_edgetpu,
+     cmd_edgetpu_help},
 };
 
 const cli_command *cli_commands(int *count)

@@ -8,5 +8,13 @@ int cmd_info(int argc, char **argv);
 void cmd_info_help(FILE *out);
 int cmd_tensor(int argc, char **argv);
 void cmd_tensor_help(FILE *out);
+int cmd_cnn2(int argc, char **argv);
+void cmd_cnn2_help(FILE *out);
+int cmd_mgk(int argc, char **argv);
+void cmd_mgk_help(FILE *out);
+int cmd_rknpu(int argc, char **argv);
+void cmd_rknpu_help(FILE *out);
+int cmd_edgetpu(int argc, char **argv);
+void cmd_edgetpu_help(FILE *out);
 
 #endif

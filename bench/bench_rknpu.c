@@ -1,0 +1,7 @@
+/* Benchmarks of the rknpu target. */
+#include "bench.h"
+
+void bench_rknpu(npk_bench *b)
+{
+    (void)b;
+}
