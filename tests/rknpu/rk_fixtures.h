@@ -57,8 +57,8 @@ static inline int gold_cases(gold_case *out, int max)
 /* Load golden/<name>.txt through the library's stream reader. */
 static inline void gold_stream(const char *name, npk_rk_stream *s)
 {
-    char rel[128];
-    snprintf(rel, sizeof rel, "rknpu/golden/%s.txt", name);
+    char rel[2048];
+    snprintf(rel, sizeof rel, "rknpu/golden/%.64s.txt", name);
     npk_mapped m;
     npk_fixture_map(rel, &m);
     npk_error err = {0};
