@@ -91,6 +91,12 @@ bool npk_rk_is_hex_text(const uint8_t *buf, size_t len);
 npk_status npk_rk_stream_parse(const uint8_t *buf, size_t len, npk_rk_encoding enc,
                                npk_rk_stream *s, npk_error *err);
 void npk_rk_stream_free(npk_rk_stream *s);
+/* Visit every entry without storing the stream (fn may be NULL to only
+ * validate and count). `used` receives the encoding that was read. */
+typedef void (*npk_rk_entry_fn)(void *ctx, uint64_t raw, uint64_t file_offset);
+npk_status npk_rk_stream_walk(const uint8_t *buf, size_t len, npk_rk_encoding enc,
+                              npk_rk_entry_fn fn, void *ctx, size_t *count,
+                              npk_rk_encoding *used, npk_error *err);
 
 /* Serialise entries: binary (8 bytes each, little-endian) or hex text
  * (16 lowercase digits and '\n' each, 17 bytes). */
@@ -110,6 +116,21 @@ typedef struct npk_rk_stream_stats {
 } npk_rk_stream_stats;
 
 void npk_rk_stream_stats_of(const uint64_t *e, size_t n, npk_rk_stream_stats *st);
+/* Incremental form: clear once, then add entries in order. */
+void npk_rk_stream_stats_init(npk_rk_stream_stats *st);
+void npk_rk_stream_stats_add(npk_rk_stream_stats *st, uint64_t raw);
+
+/* ---- disassembly ---- */
+
+/* Short names: "nop", "write", "marker", "op-enable", "unknown-op". */
+const char *npk_rk_kind_name(npk_rk_kind k);
+/* Names of the problem bits set in `problems`, one per call: pass the bit. */
+const char *npk_rk_problem_name(unsigned bit); /* "unknown-register", ... */
+/* One text line for entry `index` (no newline): index, raw word, block,
+ * register offset and name, value, every field of the value's layout as
+ * NAME=value, and "!! problem" for anything odd. Returns the length it
+ * needed (like snprintf). */
+size_t npk_rk_disasm_entry(size_t index, const npk_rk_entry *e, char *buf, size_t len);
 
 #ifdef __cplusplus
 }

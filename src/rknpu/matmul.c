@@ -42,15 +42,18 @@ static const char *fname(npk_rk_field f, char *buf, size_t len)
     return buf;
 }
 
-/* "<what> = v overflows FIELD (w bits, max x)" unless v fits. */
-static npk_status field_limit(npk_rk_field f, uint64_t v, const char *what, const char *limit,
-                              npk_error *err)
+/* The shape variable `var` (value x) enters field f as x + delta; refuse a
+ * value that does not fit, naming the field and the resulting bound on var. */
+static npk_status field_limit(npk_rk_field f, uint64_t x, int delta, const char *what,
+                              const char *var, npk_error *err)
 {
-    if (v <= npk_rk_field_max(f)) return NPK_OK;
+    uint64_t v = x + (uint64_t)(int64_t)delta, max = npk_rk_field_max(f);
+    if (v <= max) return NPK_OK;
     char b[96];
-    return npk_fail(err, NPK_E_LIMIT, "%s = %llu overflows %s (%u bits, max %lu): %s", what,
-                    (unsigned long long)v, fname(f, b, sizeof b), npk_rk_field_width(f),
-                    (unsigned long)npk_rk_field_max(f), limit);
+    return npk_fail(err, NPK_E_LIMIT, "%s = %llu: %s = %llu overflows %s (%u bits, max %llu), so %s <= %llu",
+                    var, (unsigned long long)x, what, (unsigned long long)v, fname(f, b, sizeof b),
+                    npk_rk_field_width(f), (unsigned long long)max, var,
+                    (unsigned long long)(max - (uint64_t)(int64_t)delta));
 }
 
 static uint32_t ceil_div(uint64_t a, uint64_t b) { return (uint32_t)((a + b - 1) / b); }
@@ -88,22 +91,15 @@ npk_status npk_rk_matmul_check(const npk_rk_matmul *mm, npk_error *err)
                         (unsigned long long)fbytes, banks, NPK_RK_CBUF_BANKS - 1,
                         NPK_RK_CBUF_BANK_SIZE);
     npk_status st;
-    if ((st = field_limit(NPK_RKF_CNA_CONV_CON2_FEATURE_GRAINS, m + 1, "feature grains M+1",
-                          "M too large", err)) ||
-        (st = field_limit(NPK_RKF_CNA_DATA_SIZE0_DATAIN_HEIGHT, m, "data-in height M",
-                          "M too large", err)) ||
-        (st = field_limit(NPK_RKF_DPU_DATA_CUBE_HEIGHT_HEIGHT, m - 1, "output height M-1",
-                          "M too large", err)) ||
-        (st = field_limit(NPK_RKF_CNA_DATA_SIZE1_DATAIN_CHANNEL_REAL, k - 1, "channels K-1",
-                          "K too large", err)) ||
-        (st = field_limit(NPK_RKF_CNA_DATA_SIZE1_DATAIN_CHANNEL, k, "channels K", "K too large",
-                          err)) ||
-        (st = field_limit(NPK_RKF_CNA_WEIGHT_SIZE2_WEIGHT_KERNELS, n, "weight kernels N",
-                          "N too large", err)) ||
-        (st = field_limit(NPK_RKF_DPU_DATA_CUBE_CHANNEL_CHANNEL, n - 1, "output channels N-1",
-                          "N too large", err)) ||
-        (st = field_limit(NPK_RKF_CORE_DATAOUT_SIZE_1_DATAOUT_CHANNEL, n - 1,
-                          "output channels N-1", "N too large", err)))
+    if ((st = field_limit(NPK_RKF_CNA_CONV_CON2_FEATURE_GRAINS, m, 1, "feature grains M+1", "M", err)) ||
+        (st = field_limit(NPK_RKF_CNA_DATA_SIZE0_DATAIN_HEIGHT, m, 0, "data-in height M", "M", err)) ||
+        (st = field_limit(NPK_RKF_DPU_DATA_CUBE_HEIGHT_HEIGHT, m, -1, "output height M-1", "M", err)) ||
+        (st = field_limit(NPK_RKF_CNA_DATA_SIZE1_DATAIN_CHANNEL_REAL, k, -1, "channels K-1", "K", err)) ||
+        (st = field_limit(NPK_RKF_CNA_DATA_SIZE1_DATAIN_CHANNEL, k, 0, "channels K", "K", err)) ||
+        (st = field_limit(NPK_RKF_CNA_WEIGHT_SIZE2_WEIGHT_KERNELS, n, 0, "weight kernels N", "N", err)) ||
+        (st = field_limit(NPK_RKF_DPU_DATA_CUBE_CHANNEL_CHANNEL, n, -1, "output channels N-1", "N", err)) ||
+        (st = field_limit(NPK_RKF_CORE_DATAOUT_SIZE_1_DATAOUT_CHANNEL, n, -1, "output channels N-1", "N",
+                          err)))
         return st;
     return NPK_OK;
 }

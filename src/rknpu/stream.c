@@ -163,65 +163,75 @@ static npk_status alloc_entries(npk_rk_stream *s, size_t n, npk_error *err)
     return NPK_OK;
 }
 
-/* Two passes: validate and count, then fill (no allocation from line counts). */
-static npk_status parse_hex(const uint8_t *buf, size_t len, npk_rk_stream *s, npk_error *err)
+/* Walk hex text, calling fn per entry; stops at the first malformed line. */
+static npk_status walk_hex(const uint8_t *buf, size_t len, npk_rk_entry_fn fn, void *ctx,
+                           size_t *count, npk_error *err)
 {
-    for (int pass = 0; pass < 2; pass++) {
-        size_t i = 0, n = 0;
-        while (i < len) {
-            size_t e = i;
-            while (e < len && buf[e] != '\n') e++;
-            uint64_t v;
-            size_t bad;
-            int r = hex_line(buf, i, e, &v, &bad);
-            if (r < 0) {
-                npk_rk_stream_free(s);
-                return npk_fail_at(err, NPK_E_FORMAT, bad,
-                                   "hex stream: expected one 16-digit hex word per line");
-            }
-            if (r && pass) {
-                s->src_off[n] = i;
-                s->entries[n] = v;
-            }
-            n += (size_t)r;
-            i = e + 1;
+    size_t i = 0, n = 0;
+    while (i < len) {
+        size_t e = i;
+        while (e < len && buf[e] != '\n') e++;
+        uint64_t v;
+        size_t bad;
+        int r = hex_line(buf, i, e, &v, &bad);
+        if (r < 0)
+            return npk_fail_at(err, NPK_E_FORMAT, bad,
+                               "hex stream: expected one 16-digit hex word per line");
+        if (r) {
+            if (fn) fn(ctx, v, i);
+            n++;
         }
-        if (n == 0) return npk_fail_at(err, NPK_E_FORMAT, 0, "hex stream has no entries");
-        if (pass == 0) {
-            npk_status st = alloc_entries(s, n, err);
-            if (st) return st;
-        }
-        s->count = n;
+        i = e + 1;
     }
-    s->encoding = NPK_RK_ENC_HEX;
+    if (n == 0) return npk_fail_at(err, NPK_E_FORMAT, 0, "hex stream has no entries");
+    *count = n;
     return NPK_OK;
 }
 
-static npk_status parse_bin(const uint8_t *buf, size_t len, npk_rk_stream *s, npk_error *err)
+static npk_status walk_bin(const uint8_t *buf, size_t len, npk_rk_entry_fn fn, void *ctx,
+                           size_t *count, npk_error *err)
 {
     if (len == 0) return npk_fail_at(err, NPK_E_FORMAT, 0, "empty stream");
     if (len % 8)
         return npk_fail_at(err, NPK_E_FORMAT, len - len % 8,
                            "binary stream length %zu is not a multiple of 8 (trailing %zu bytes)",
                            len, len % 8);
-    size_t n = len / 8;
-    npk_status st = alloc_entries(s, n, err);
-    if (st) return st;
-    for (size_t i = 0; i < n; i++) {
-        s->entries[i] = npk_ld64le(buf + 8 * i);
-        s->src_off[i] = 8 * (uint64_t)i;
-    }
-    s->count = n;
-    s->encoding = NPK_RK_ENC_BINARY;
+    if (fn)
+        for (size_t i = 0; i < len / 8; i++) fn(ctx, npk_ld64le(buf + 8 * i), 8 * (uint64_t)i);
+    *count = len / 8;
     return NPK_OK;
+}
+
+npk_status npk_rk_stream_walk(const uint8_t *buf, size_t len, npk_rk_encoding enc,
+                              npk_rk_entry_fn fn, void *ctx, size_t *count,
+                              npk_rk_encoding *used, npk_error *err)
+{
+    if (enc == NPK_RK_ENC_AUTO) enc = npk_rk_is_hex_text(buf, len) ? NPK_RK_ENC_HEX : NPK_RK_ENC_BINARY;
+    if (used) *used = enc;
+    size_t dummy;
+    if (!count) count = &dummy;
+    return enc == NPK_RK_ENC_HEX ? walk_hex(buf, len, fn, ctx, count, err)
+                                 : walk_bin(buf, len, fn, ctx, count, err);
+}
+
+static void fill_entry(void *ctx, uint64_t raw, uint64_t off)
+{
+    npk_rk_stream *s = ctx;
+    s->entries[s->count] = raw;
+    s->src_off[s->count++] = off;
 }
 
 npk_status npk_rk_stream_parse(const uint8_t *buf, size_t len, npk_rk_encoding enc,
                                npk_rk_stream *s, npk_error *err)
 {
     memset(s, 0, sizeof *s);
-    if (enc == NPK_RK_ENC_AUTO) enc = npk_rk_is_hex_text(buf, len) ? NPK_RK_ENC_HEX : NPK_RK_ENC_BINARY;
-    return enc == NPK_RK_ENC_HEX ? parse_hex(buf, len, s, err) : parse_bin(buf, len, s, err);
+    size_t n;
+    npk_rk_encoding used;
+    npk_status st = npk_rk_stream_walk(buf, len, enc, NULL, NULL, &n, &used, err);
+    if (st || (st = alloc_entries(s, n, err))) return st;
+    npk_rk_stream_walk(buf, len, used, fill_entry, s, &n, NULL, err);
+    s->encoding = used;
+    return NPK_OK;
 }
 
 void npk_rk_stream_free(npk_rk_stream *s)
@@ -252,31 +262,39 @@ void npk_rk_stream_to_hex(const uint64_t *e, size_t n, char *out)
 
 /* ---- facts ---- */
 
-void npk_rk_stream_stats_of(const uint64_t *e, size_t n, npk_rk_stream_stats *st)
+void npk_rk_stream_stats_init(npk_rk_stream_stats *st)
 {
     memset(st, 0, sizeof *st);
-    st->entries = n;
     st->first_problem = SIZE_MAX;
-    for (size_t i = 0; i < n; i++) {
-        npk_rk_entry d;
-        npk_rk_entry_decode(e[i], &d);
-        if (d.problems && st->first_problem == SIZE_MAX) st->first_problem = i;
-        switch (d.kind) {
-        case NPK_RK_NOP: st->nops++; break;
-        case NPK_RK_MARKER: st->markers++; break;
-        case NPK_RK_OP_EN:
-            st->op_enables++;
-            st->enable_masks |= d.value;
-            break;
-        case NPK_RK_UNKNOWN_OP: st->unknown_ops++; break;
-        case NPK_RK_WRITE:
-            st->writes++;
-            st->blocks_written |= 1u << d.block;
-            if (d.problems & NPK_RK_BAD_REG) st->unknown_regs++;
-            if (d.problems & NPK_RK_BAD_BLOCK) st->block_mismatch++;
-            if (d.reg != NPK_RKR_NONE && npk_rk_reg_get(d.reg)->undocumented) st->undocumented++;
-            if (d.reg == NPK_RKR_PC_BASE_ADDRESS && d.value) st->chain_links++;
-            break;
-        }
+}
+
+void npk_rk_stream_stats_add(npk_rk_stream_stats *st, uint64_t raw)
+{
+    npk_rk_entry d;
+    npk_rk_entry_decode(raw, &d);
+    if (d.problems && st->first_problem == SIZE_MAX) st->first_problem = st->entries;
+    st->entries++;
+    switch (d.kind) {
+    case NPK_RK_NOP: st->nops++; break;
+    case NPK_RK_MARKER: st->markers++; break;
+    case NPK_RK_OP_EN:
+        st->op_enables++;
+        st->enable_masks |= d.value;
+        break;
+    case NPK_RK_UNKNOWN_OP: st->unknown_ops++; break;
+    case NPK_RK_WRITE:
+        st->writes++;
+        st->blocks_written |= 1u << d.block;
+        if (d.problems & NPK_RK_BAD_REG) st->unknown_regs++;
+        if (d.problems & NPK_RK_BAD_BLOCK) st->block_mismatch++;
+        if (d.reg != NPK_RKR_NONE && npk_rk_reg_get(d.reg)->undocumented) st->undocumented++;
+        if (d.reg == NPK_RKR_PC_BASE_ADDRESS && d.value) st->chain_links++;
+        break;
     }
+}
+
+void npk_rk_stream_stats_of(const uint64_t *e, size_t n, npk_rk_stream_stats *st)
+{
+    npk_rk_stream_stats_init(st);
+    for (size_t i = 0; i < n; i++) npk_rk_stream_stats_add(st, e[i]);
 }
