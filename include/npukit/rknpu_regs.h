@@ -83,10 +83,24 @@ typedef struct npk_rk_field_info {
     uint8_t hi, lo;   /* bit range, inclusive */
 } npk_rk_field_info;
 
+/* The tables themselves (regdb.c), indexed by the identifiers above. */
+extern const npk_rk_block_info npk_rk_block_table[NPK_RKB_COUNT];
+extern const npk_rk_reg_info npk_rk_reg_table[NPK_RKR_COUNT];
+extern const npk_rk_field_info npk_rk_field_table[NPK_RKF_COUNT];
+
 /* Table access; NULL for an identifier out of range. */
-const npk_rk_block_info *npk_rk_block_get(npk_rk_block b);
-const npk_rk_reg_info *npk_rk_reg_get(npk_rk_reg r);
-const npk_rk_field_info *npk_rk_field_get(npk_rk_field f);
+static inline const npk_rk_block_info *npk_rk_block_get(npk_rk_block b)
+{
+    return (unsigned)b < (unsigned)NPK_RKB_COUNT ? &npk_rk_block_table[b] : NULL;
+}
+static inline const npk_rk_reg_info *npk_rk_reg_get(npk_rk_reg r)
+{
+    return (unsigned)r < (unsigned)NPK_RKR_COUNT ? &npk_rk_reg_table[r] : NULL;
+}
+static inline const npk_rk_field_info *npk_rk_field_get(npk_rk_field f)
+{
+    return (unsigned)f < (unsigned)NPK_RKF_COUNT ? &npk_rk_field_table[f] : NULL;
+}
 
 /* Lookups by offset and by name; NPK_RKR_NONE / NPK_RKF_NONE / NPK_RKB_NONE
  * when there is no such register. Names are "CNA_CONV_CON1" (full) and, for
@@ -100,17 +114,48 @@ npk_rk_block npk_rk_block_by_code(uint32_t code);
 /* The block whose MMIO window (base .. base+0xFFF) holds `offset`. */
 npk_rk_block npk_rk_block_of_offset(uint16_t offset);
 
-/* Field accessors. Width is hi-lo+1 (1..32). */
-unsigned npk_rk_field_width(npk_rk_field f);
-uint32_t npk_rk_field_mask(npk_rk_field f); /* in place, e.g. 0x3FF0 */
-uint32_t npk_rk_field_max(npk_rk_field f);  /* largest value that fits */
+/* Field accessors (inline: the generator packs dozens per stream). Width is
+ * hi-lo+1 (1..32); an invalid identifier behaves as a zero-width field. */
+static inline unsigned npk_rk_field_width(npk_rk_field f)
+{
+    const npk_rk_field_info *fi = npk_rk_field_get(f);
+    return fi ? (unsigned)(fi->hi - fi->lo + 1) : 0;
+}
+/* Largest value that fits. */
+static inline uint32_t npk_rk_field_max(npk_rk_field f)
+{
+    unsigned w = npk_rk_field_width(f);
+    return (uint32_t)((1ull << w) - 1);
+}
+/* The field's bits in place, e.g. 0x3FF0. */
+static inline uint32_t npk_rk_field_mask(npk_rk_field f)
+{
+    const npk_rk_field_info *fi = npk_rk_field_get(f);
+    return fi ? npk_rk_field_max(f) << fi->lo : 0;
+}
 /* The field's value inside a register value. */
-uint32_t npk_rk_field_extract(npk_rk_field f, uint32_t reg_value);
+static inline uint32_t npk_rk_field_extract(npk_rk_field f, uint32_t reg_value)
+{
+    const npk_rk_field_info *fi = npk_rk_field_get(f);
+    return fi ? (reg_value >> fi->lo) & npk_rk_field_max(f) : 0;
+}
 /* v placed at the field's position; false (and *out untouched) if v does
  * not fit in the field. */
-bool npk_rk_field_pack(npk_rk_field f, uint64_t v, uint32_t *out);
+static inline bool npk_rk_field_pack(npk_rk_field f, uint64_t v, uint32_t *out)
+{
+    const npk_rk_field_info *fi = npk_rk_field_get(f);
+    if (!fi || v > npk_rk_field_max(f)) return false;
+    *out = (uint32_t)v << fi->lo;
+    return true;
+}
 /* reg_value with the field replaced by v (v masked to the field width). */
-uint32_t npk_rk_field_insert(npk_rk_field f, uint32_t reg_value, uint32_t v);
+static inline uint32_t npk_rk_field_insert(npk_rk_field f, uint32_t reg_value, uint32_t v)
+{
+    const npk_rk_field_info *fi = npk_rk_field_get(f);
+    if (!fi) return reg_value;
+    uint32_t m = npk_rk_field_mask(f);
+    return (reg_value & ~m) | ((v << fi->lo) & m);
+}
 
 #ifdef __cplusplus
 }

@@ -7,6 +7,50 @@
 #include "npukit/rknpu_matmul.h"
 #include "npukit/rknpu_stream.h"
 
+/* A compile-time expansion of the register table for this hot path: the
+ * compiler folds every field position and register word into constants. */
+enum {
+#define NPK_RK_BLOCK(b, code, base) CODE_##b = code,
+#define NPK_RK_REG(b, off, name, undoc)
+#define NPK_RK_FLD(b, r, f, hi, lo)
+#define NPK_RK_END(b, r)
+#include "npukit/rknpu_regtab.h"
+#undef NPK_RK_BLOCK
+#undef NPK_RK_REG
+#undef NPK_RK_FLD
+#undef NPK_RK_END
+};
+
+static const struct {
+    uint8_t hi, lo;
+    npk_rk_reg reg;
+} fbits[NPK_RKF_COUNT] = {
+#define NPK_RK_BLOCK(b, code, base)
+#define NPK_RK_REG(b, off, name, undoc)
+#define NPK_RK_FLD(b, r, f, hi, lo) {hi, lo, NPK_RKR_##b##_##r},
+#define NPK_RK_END(b, r)
+#include "npukit/rknpu_regtab.h"
+#undef NPK_RK_BLOCK
+#undef NPK_RK_REG
+#undef NPK_RK_FLD
+#undef NPK_RK_END
+};
+
+/* op << 48 | offset of a write to each register (only meaningful for blocks
+ * whose code fits the op field; the matmul stream uses no others). */
+static const uint64_t rword[NPK_RKR_COUNT] = {
+#define NPK_RK_BLOCK(b, code, base)
+#define NPK_RK_REG(b, off, name, undoc)                                                            \
+    ((uint64_t)((CODE_##b | NPK_RK_OP_WRITE) & 0xFFFFu) << 48) | (off),
+#define NPK_RK_FLD(b, r, f, hi, lo)
+#define NPK_RK_END(b, r)
+#include "npukit/rknpu_regtab.h"
+#undef NPK_RK_BLOCK
+#undef NPK_RK_REG
+#undef NPK_RK_FLD
+#undef NPK_RK_END
+};
+
 typedef struct emitter {
     uint64_t *out;
     size_t n, cap;
@@ -17,13 +61,12 @@ typedef struct emitter {
 } emitter;
 
 /* v at field f's position; records the first overflow. */
-static uint32_t F(emitter *e, npk_rk_field f, uint64_t v)
+static inline uint32_t F(emitter *e, npk_rk_field f, uint64_t v)
 {
-    const npk_rk_field_info *fi = npk_rk_field_get(f);
-    unsigned w = (unsigned)(fi->hi - fi->lo + 1);
+    unsigned w = (unsigned)(fbits[f].hi - fbits[f].lo + 1);
     uint64_t max = (1ull << w) - 1;
-    if (e->pending == NPK_RKR_NONE) e->pending = fi->reg;
-    else if (e->pending != fi->reg) e->mixed = true;
+    if (e->pending == NPK_RKR_NONE) e->pending = fbits[f].reg;
+    else if (e->pending != fbits[f].reg) e->mixed = true;
     if (v > max) {
         if (e->bad == NPK_RKF_NONE) {
             e->bad = f;
@@ -31,30 +74,32 @@ static uint32_t F(emitter *e, npk_rk_field f, uint64_t v)
         }
         return 0;
     }
-    return (uint32_t)(v << fi->lo);
+    return (uint32_t)(v << fbits[f].lo);
 }
 
 /* A signed value in two's complement of the field's width. */
 static uint32_t FS(emitter *e, npk_rk_field f, int64_t v)
 {
-    unsigned w = npk_rk_field_width(f);
+    unsigned w = (unsigned)(fbits[f].hi - fbits[f].lo + 1);
     int64_t lo = -((int64_t)1 << (w - 1));
     if (v >= 0) return F(e, f, (uint64_t)v);
     if (v < lo) return F(e, f, UINT64_MAX); /* records the overflow */
     return F(e, f, (uint64_t)v & (((uint64_t)1 << w) - 1));
 }
 
-static void put(emitter *e, uint64_t word)
+static inline void put(emitter *e, uint64_t word)
 {
     if (e->n < e->cap) e->out[e->n] = word;
     e->n++;
 }
 
-static void W(emitter *e, npk_rk_reg r, uint32_t value)
+/* A register write; the matmul stream only addresses blocks whose codes
+ * fit the op field (PC, CNA, CORE, DPU), so the op is the block code | 1. */
+static inline void W(emitter *e, npk_rk_reg r, uint32_t value)
 {
     if (e->pending != NPK_RKR_NONE && e->pending != r) e->mixed = true;
     e->pending = NPK_RKR_NONE;
-    put(e, npk_rk_write(r, value));
+    put(e, rword[r] | (uint64_t)value << 16);
 }
 
 npk_status npk_rk_descs_emit(const npk_rk_cna_desc *c, const npk_rk_core_desc *k,

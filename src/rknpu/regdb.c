@@ -20,7 +20,7 @@ enum {
 };
 _Static_assert((int)FIELD_TOTAL == (int)NPK_RKF_COUNT, "field enumerations disagree");
 
-static const npk_rk_block_info blocks[NPK_RKB_COUNT] = {
+const npk_rk_block_info npk_rk_block_table[NPK_RKB_COUNT] = {
 #define NPK_RK_BLOCK(b, code, base) {#b, code, base},
 #define NPK_RK_REG(b, off, name, undoc)
 #define NPK_RK_FLD(b, r, f, hi, lo)
@@ -32,7 +32,7 @@ static const npk_rk_block_info blocks[NPK_RKB_COUNT] = {
 #undef NPK_RK_END
 };
 
-static const npk_rk_reg_info regs[NPK_RKR_COUNT] = {
+const npk_rk_reg_info npk_rk_reg_table[NPK_RKR_COUNT] = {
 #define NPK_RK_BLOCK(b, code, base)
 #define NPK_RK_REG(b, off, name, undoc)                                                            \
     {NPK_RKB_##b,                                                                                  \
@@ -51,7 +51,7 @@ static const npk_rk_reg_info regs[NPK_RKR_COUNT] = {
 #undef NPK_RK_END
 };
 
-static const npk_rk_field_info fields[NPK_RKF_COUNT] = {
+const npk_rk_field_info npk_rk_field_table[NPK_RKF_COUNT] = {
 #define NPK_RK_BLOCK(b, code, base)
 #define NPK_RK_REG(b, off, name, undoc)
 #define NPK_RK_FLD(b, r, f, hi, lo) {NPK_RKR_##b##_##r, #f, hi, lo},
@@ -63,20 +63,9 @@ static const npk_rk_field_info fields[NPK_RKF_COUNT] = {
 #undef NPK_RK_END
 };
 
-const npk_rk_block_info *npk_rk_block_get(npk_rk_block b)
-{
-    return (unsigned)b < NPK_RKB_COUNT ? &blocks[b] : NULL;
-}
-
-const npk_rk_reg_info *npk_rk_reg_get(npk_rk_reg r)
-{
-    return (unsigned)r < NPK_RKR_COUNT ? &regs[r] : NULL;
-}
-
-const npk_rk_field_info *npk_rk_field_get(npk_rk_field f)
-{
-    return (unsigned)f < NPK_RKF_COUNT ? &fields[f] : NULL;
-}
+#define blocks npk_rk_block_table
+#define regs npk_rk_reg_table
+#define fields npk_rk_field_table
 
 /* The table is sorted by offset (blocks are in MMIO order), so bisect. */
 npk_rk_reg npk_rk_reg_by_offset(uint16_t offset)
@@ -126,44 +115,4 @@ npk_rk_block npk_rk_block_of_offset(uint16_t offset)
     for (int i = 0; i < NPK_RKB_COUNT; i++)
         if ((offset & 0xF000u) == blocks[i].base) return (npk_rk_block)i;
     return NPK_RKB_NONE;
-}
-
-unsigned npk_rk_field_width(npk_rk_field f)
-{
-    const npk_rk_field_info *fi = npk_rk_field_get(f);
-    return fi ? (unsigned)(fi->hi - fi->lo + 1) : 0;
-}
-
-uint32_t npk_rk_field_max(npk_rk_field f)
-{
-    unsigned w = npk_rk_field_width(f);
-    return w >= 32 ? 0xFFFFFFFFu : (uint32_t)((1u << w) - 1);
-}
-
-uint32_t npk_rk_field_mask(npk_rk_field f)
-{
-    const npk_rk_field_info *fi = npk_rk_field_get(f);
-    return fi ? npk_rk_field_max(f) << fi->lo : 0;
-}
-
-uint32_t npk_rk_field_extract(npk_rk_field f, uint32_t reg_value)
-{
-    const npk_rk_field_info *fi = npk_rk_field_get(f);
-    return fi ? (reg_value >> fi->lo) & npk_rk_field_max(f) : 0;
-}
-
-bool npk_rk_field_pack(npk_rk_field f, uint64_t v, uint32_t *out)
-{
-    const npk_rk_field_info *fi = npk_rk_field_get(f);
-    if (!fi || v > npk_rk_field_max(f)) return false;
-    *out = (uint32_t)v << fi->lo;
-    return true;
-}
-
-uint32_t npk_rk_field_insert(npk_rk_field f, uint32_t reg_value, uint32_t v)
-{
-    const npk_rk_field_info *fi = npk_rk_field_get(f);
-    if (!fi) return reg_value;
-    uint32_t m = npk_rk_field_mask(f);
-    return (reg_value & ~m) | ((v << fi->lo) & m);
 }
