@@ -53,16 +53,19 @@ static void lay(void *p)
 {
     struct lay_arg *a = p;
     if (a->weight) {
-        if (a->pack) npk_rk_weight_pack(&a->ws, a->order, a->plain, a->native, NULL);
-        else npk_rk_weight_unpack(&a->ws, a->order, a->native, a->plain, NULL);
+        if (a->pack)
+            npk_rk_weight_pack(&a->ws, a->order, a->plain, a->native, NULL);
+        else
+            npk_rk_weight_unpack(&a->ws, a->order, a->native, a->plain, NULL);
     } else {
-        if (a->pack) npk_rk_feature_pack(&a->fs, a->order, a->plain, a->native, NULL);
-        else npk_rk_feature_unpack(&a->fs, a->order, a->native, a->plain, NULL);
+        if (a->pack)
+            npk_rk_feature_pack(&a->fs, a->order, a->plain, a->native, NULL);
+        else
+            npk_rk_feature_unpack(&a->fs, a->order, a->native, a->plain, NULL);
     }
 }
 
-static void run_layout(npk_bench *b, const char *name, struct lay_arg *a, size_t bytes,
-                       double goal)
+static void run_layout(npk_bench *b, const char *name, struct lay_arg *a, size_t bytes, double goal)
 {
     a->plain = malloc(bytes);
     a->native = malloc(bytes + 64);
@@ -80,11 +83,13 @@ void bench_rknpu(npk_bench *b)
     for (int i = 0; i < GEN_BATCH; i++) {
         rng = rng * 6364136223846793005ull + 1442695040888963407ull;
         npk_rk_dtype dt = (npk_rk_dtype)((rng >> 33) % 3);
-        uint32_t m = 4 * (1 + (uint32_t)(rng >> 40) % 64), k = 32 * (1 + (uint32_t)(rng >> 20) % 32);
+        uint32_t m = 4 * (1 + (uint32_t)(rng >> 40) % 64),
+                 k = 32 * (1 + (uint32_t)(rng >> 20) % 32);
         uint32_t n = 32 * (1 + (uint32_t)(rng >> 50) % 64);
         g->shapes[i] = (npk_rk_matmul){m, k, n, dt, 0x10000000, 0x20000000, 0x30000000};
     }
-    npk_bench_note(b, "rknpu: 1024 different valid shapes (all dtypes), 108 entries each; one core");
+    npk_bench_note(b,
+                   "rknpu: 1024 different valid shapes (all dtypes), 108 entries each; one core");
     npk_bench_report_rate(b, "rknpu: single-task matmul streams", GEN_BATCH, "streams/s",
                           npk_bench_time(b, gen, g), NULL, 0, 1e6);
     npk_bench_report_rate(b, "rknpu: stream entry decode", GEN_BATCH / 16 * NPK_RK_MATMUL_ENTRIES,

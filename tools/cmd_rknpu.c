@@ -77,12 +77,17 @@ static int r_disasm(int argc, char **argv)
     int c;
     cli_getopt_reset();
     while ((c = getopt_long(argc, argv, "", opts, NULL)) != -1) {
-        if (c == 'j') json = true;
+        if (c == 'j')
+            json = true;
         else if (c == 'i') {
-            if (!strcmp(optarg, "bin")) enc = NPK_RK_ENC_BINARY;
-            else if (!strcmp(optarg, "hex")) enc = NPK_RK_ENC_HEX;
-            else if (strcmp(optarg, "auto")) return cli_usage("rknpu disasm", "bad --input");
-        } else return cli_bad_option("rknpu disasm", argv);
+            if (!strcmp(optarg, "bin"))
+                enc = NPK_RK_ENC_BINARY;
+            else if (!strcmp(optarg, "hex"))
+                enc = NPK_RK_ENC_HEX;
+            else if (strcmp(optarg, "auto"))
+                return cli_usage("rknpu disasm", "bad --input");
+        } else
+            return cli_bad_option("rknpu disasm", argv);
     }
     if (optind + 1 != argc) return cli_usage("rknpu disasm", "expected one FILE");
     if (json && !cli_json_available()) return cli_no_json();
@@ -115,12 +120,16 @@ static int r_disasm(int argc, char **argv)
             snprintf(hex, sizeof hex, "0x%04x", e.op);
             cJSON_AddStringToObject(o, "op", hex);
             cJSON_AddStringToObject(o, "kind", npk_rk_kind_name(e.kind));
-            if (bi) cJSON_AddStringToObject(o, "block", bi->name);
-            else cJSON_AddNullToObject(o, "block");
+            if (bi)
+                cJSON_AddStringToObject(o, "block", bi->name);
+            else
+                cJSON_AddNullToObject(o, "block");
             snprintf(hex, sizeof hex, "0x%04x", e.offset);
             cJSON_AddStringToObject(o, "reg", hex);
-            if (ri) cJSON_AddStringToObject(o, "name", ri->full_name);
-            else cJSON_AddNullToObject(o, "name");
+            if (ri)
+                cJSON_AddStringToObject(o, "name", ri->full_name);
+            else
+                cJSON_AddNullToObject(o, "name");
             cJSON_AddNumberToObject(o, "value", e.value);
             cJSON *f = cJSON_AddObjectToObject(o, "fields");
             const npk_rk_reg_info *lay = npk_rk_reg_get(e.layout);
@@ -163,17 +172,36 @@ typedef struct mm_args {
     bool have_m, have_k, have_n;
 } mm_args;
 
-enum { OPT_DTYPE = 256, OPT_IN, OPT_WT, OPT_OUT, OPT_FORMAT, OPT_CORES, OPT_REGCMD, OPT_MAXM,
-       OPT_MAXN, OPT_JSON };
+enum {
+    OPT_DTYPE = 256,
+    OPT_IN,
+    OPT_WT,
+    OPT_OUT,
+    OPT_FORMAT,
+    OPT_CORES,
+    OPT_REGCMD,
+    OPT_MAXM,
+    OPT_MAXN,
+    OPT_JSON
+};
 
 /* Handle an option common to matmul and plan; 1 if handled, -1 on error. */
 static int mm_option(const char *cmd, int c, mm_args *a)
 {
     uint32_t *dst = NULL;
     switch (c) {
-    case 'm': dst = &a->mm.m; a->have_m = true; break;
-    case 'k': dst = &a->mm.k; a->have_k = true; break;
-    case 'n': dst = &a->mm.n; a->have_n = true; break;
+    case 'm':
+        dst = &a->mm.m;
+        a->have_m = true;
+        break;
+    case 'k':
+        dst = &a->mm.k;
+        a->have_k = true;
+        break;
+    case 'n':
+        dst = &a->mm.n;
+        a->have_n = true;
+        break;
     case OPT_IN: dst = &a->mm.input_addr; break;
     case OPT_WT: dst = &a->mm.weight_addr; break;
     case OPT_OUT: dst = &a->mm.output_addr; break;
@@ -193,9 +221,13 @@ static int mm_option(const char *cmd, int c, mm_args *a)
 }
 
 #define MM_LONG_OPTS                                                                               \
-    {"dtype", required_argument, NULL, OPT_DTYPE}, {"input-addr", required_argument, NULL, OPT_IN}, \
+    {"dtype", required_argument, NULL, OPT_DTYPE},                                                 \
+        {"input-addr", required_argument, NULL, OPT_IN},                                           \
         {"weight-addr", required_argument, NULL, OPT_WT},                                          \
-        {"output-addr", required_argument, NULL, OPT_OUT}, {"output", required_argument, NULL, 'o'}
+        {"output-addr", required_argument, NULL, OPT_OUT},                                         \
+    {                                                                                              \
+        "output", required_argument, NULL, 'o'                                                     \
+    }
 
 static void mm_defaults(mm_args *a)
 {
@@ -212,19 +244,22 @@ static int r_matmul(int argc, char **argv)
     mm_defaults(&a);
     const char *out = NULL;
     bool hex = false;
-    static const struct option opts[] = {MM_LONG_OPTS, {"format", required_argument, NULL, OPT_FORMAT},
-                                         {0, 0, 0, 0}};
+    static const struct option opts[] = {
+        MM_LONG_OPTS, {"format", required_argument, NULL, OPT_FORMAT}, {0, 0, 0, 0}};
     int c;
     cli_getopt_reset();
     while ((c = getopt_long(argc, argv, "m:k:n:o:", opts, NULL)) != -1) {
         int h = mm_option("rknpu matmul", c, &a);
         if (h < 0) return CLI_FAIL;
         if (h) continue;
-        if (c == 'o') out = optarg;
+        if (c == 'o')
+            out = optarg;
         else if (c == OPT_FORMAT && (!strcmp(optarg, "bin") || !strcmp(optarg, "hex")))
             hex = !strcmp(optarg, "hex");
-        else if (c == OPT_FORMAT) return cli_usage("rknpu matmul", "--format is bin or hex");
-        else return cli_bad_option("rknpu matmul", argv);
+        else if (c == OPT_FORMAT)
+            return cli_usage("rknpu matmul", "--format is bin or hex");
+        else
+            return cli_bad_option("rknpu matmul", argv);
     }
     if (optind != argc) return cli_usage("rknpu matmul", "unexpected argument '%s'", argv[optind]);
     if (!a.have_m || !a.have_k || !a.have_n || !out)
@@ -234,8 +269,10 @@ static int r_matmul(int argc, char **argv)
     if (npk_rk_matmul_stream(&a.mm, s, &err)) return cli_error(NULL, &err);
     char buf[NPK_RK_MATMUL_ENTRIES * 17];
     size_t n = hex ? sizeof buf : NPK_RK_MATMUL_ENTRIES * 8;
-    if (hex) npk_rk_stream_to_hex(s, NPK_RK_MATMUL_ENTRIES, buf);
-    else npk_rk_stream_to_bin(s, NPK_RK_MATMUL_ENTRIES, (uint8_t *)buf);
+    if (hex)
+        npk_rk_stream_to_hex(s, NPK_RK_MATMUL_ENTRIES, buf);
+    else
+        npk_rk_stream_to_bin(s, NPK_RK_MATMUL_ENTRIES, (uint8_t *)buf);
     if (npk_write_file(out, buf, n, &err)) return cli_error(out, &err);
     return CLI_OK;
 }
@@ -327,8 +364,8 @@ static void plan_text(const npk_rk_plan *p)
     printf("plan: %ux%ux%u %s, %zu task%s on %d core%s (mask 0x%x), tiles %u x %u\n", o->m, o->k,
            o->n, npk_rk_dtype_name(o->dtype), p->count, p->count == 1 ? "" : "s", p->cores,
            p->cores == 1 ? "" : "s", p->submit.core_mask, p->tiles_m, p->tiles_n);
-    printf("buffers: input 0x%08x %" PRIu64 " B, weights 0x%08x %" PRIu64 " B, output 0x%08x %" PRIu64
-           " B, regcmd 0x%08x %zu B\n",
+    printf("buffers: input 0x%08x %" PRIu64 " B, weights 0x%08x %" PRIu64
+           " B, output 0x%08x %" PRIu64 " B, regcmd 0x%08x %zu B\n",
            o->input_addr, p->input_bytes, o->weight_addr, p->weight_bytes, o->output_addr,
            p->output_bytes, o->regcmd_addr, p->regcmd_entries * 8);
     printf(" task core   rows (m0+n)    cols (n0+n)   input_off  weight_off  output_off  "
@@ -338,13 +375,14 @@ static void plan_text(const npk_rk_plan *p)
         char r[32], c[32];
         snprintf(r, sizeof r, "%u+%u", t->m0, t->mt);
         snprintf(c, sizeof c, "%u+%u", t->n0, t->nt);
-        printf("%5zu %4d %14s %14s %11" PRIu64 " %11" PRIu64 " %11" PRIu64 " %11u %4d\n", i, t->core,
-               r, c, t->input_off, t->weight_off, t->output_off, t->regcmd_off, t->next);
+        printf("%5zu %4d %14s %14s %11" PRIu64 " %11" PRIu64 " %11" PRIu64 " %11u %4d\n", i,
+               t->core, r, c, t->input_off, t->weight_off, t->output_off, t->regcmd_off, t->next);
     }
     for (int c = 0; c < p->cores; c++)
         printf("core %d: subcore_task[%d] = {%u, %u}, %" PRIu64 " MACs, PC_DATA_AMOUNT %u\n", c,
                npk_rknpu_subcore_slot(p->submit.core_mask, c), p->core_first[c], p->core_count[c],
-               p->core_work[c], npk_rknpu_pc_data_amount(p->records[p->core_first[c]].regcfg_amount));
+               p->core_work[c],
+               npk_rknpu_pc_data_amount(p->records[p->core_first[c]].regcfg_amount));
 }
 
 static int write_plan_files(const npk_rk_plan *p, const char *dir)
@@ -424,9 +462,12 @@ static int r_plan(int argc, char **argv)
         case OPT_MAXM:
         case OPT_MAXN:
             if (!parse_u32(optarg, &v)) return cli_usage("rknpu plan", "bad number '%s'", optarg);
-            if (c == OPT_REGCMD) o.regcmd_addr = v;
-            else if (c == OPT_MAXM) o.max_m = v;
-            else o.max_n = v;
+            if (c == OPT_REGCMD)
+                o.regcmd_addr = v;
+            else if (c == OPT_MAXM)
+                o.max_m = v;
+            else
+                o.max_n = v;
             break;
         default: return cli_bad_option("rknpu plan", argv);
         }
@@ -447,7 +488,8 @@ static int r_plan(int argc, char **argv)
     int rc = dir ? write_plan_files(&p, dir) : CLI_OK;
     if (rc == CLI_OK) {
 #ifdef NPK_HAVE_CJSON
-        if (json) cli_print_json(plan_json(&p), false);
+        if (json)
+            cli_print_json(plan_json(&p), false);
         else
 #endif
             plan_text(&p);
@@ -466,9 +508,9 @@ typedef struct layout_kind {
 } layout_kind;
 
 static const layout_kind layouts[] = {
-    {"feature-fp16", false, 2, 8, NPK_F16},   {"feature-int8", false, 1, 16, NPK_I8},
-    {"feature-fp32", false, 4, 4, NPK_F32},   {"feature-int32", false, 4, 4, NPK_I32},
-    {"weight-fp16", true, 2, 16, NPK_F16},    {"weight-int8", true, 1, 32, NPK_I8},
+    {"feature-fp16", false, 2, 8, NPK_F16}, {"feature-int8", false, 1, 16, NPK_I8},
+    {"feature-fp32", false, 4, 4, NPK_F32}, {"feature-int32", false, 4, 4, NPK_I32},
+    {"weight-fp16", true, 2, 16, NPK_F16},  {"weight-int8", true, 1, 32, NPK_I8},
 };
 
 static const layout_kind *find_layout(const char *name)
@@ -502,12 +544,10 @@ static int layout_options(const char *cmd, int argc, char **argv, layout_args *a
     memset(a, 0, sizeof *a);
     const char *layout = NULL, *order = NULL;
     uint32_t c2 = 0;
-    static const struct option opts[] = {{"layout", required_argument, NULL, 'l'},
-                                         {"order", required_argument, NULL, 'r'},
-                                         {"c2", required_argument, NULL, 'c'},
-                                         {"shape", required_argument, NULL, 's'},
-                                         {"output", required_argument, NULL, 'o'},
-                                         {0, 0, 0, 0}};
+    static const struct option opts[] = {
+        {"layout", required_argument, NULL, 'l'}, {"order", required_argument, NULL, 'r'},
+        {"c2", required_argument, NULL, 'c'},     {"shape", required_argument, NULL, 's'},
+        {"output", required_argument, NULL, 'o'}, {0, 0, 0, 0}};
     int c;
     cli_getopt_reset();
     while ((c = getopt_long(argc, argv, "o:", opts, NULL)) != -1) {
@@ -527,8 +567,10 @@ static int layout_options(const char *cmd, int argc, char **argv, layout_args *a
     a->in = argv[optind];
     if (!layout || !a->out) return cli_usage(cmd, "need --layout and -o");
     if (!(a->kind = find_layout(layout)))
-        return cli_usage(cmd, "unknown layout '%s' (feature-fp16, feature-int8, feature-fp32, "
-                              "feature-int32, weight-fp16, weight-int8)", layout);
+        return cli_usage(cmd,
+                         "unknown layout '%s' (feature-fp16, feature-int8, feature-fp32, "
+                         "feature-int32, weight-fp16, weight-int8)",
+                         layout);
     a->order = a->kind->weight ? NPK_RK_KN : NPK_RK_NHWC;
     if (order) {
         static const char *const names[] = {"nhwc", "nchw", "kn", "nk"};
@@ -536,8 +578,8 @@ static int layout_options(const char *cmd, int argc, char **argv, layout_args *a
         for (int i = 0; i < 4; i++)
             if (!strcmp(order, names[i])) found = i;
         if (found < 0 || (found >= 2) != a->kind->weight)
-            return cli_usage(cmd, "--order is %s for %s", a->kind->weight ? "kn or nk" : "nhwc or nchw",
-                             layout);
+            return cli_usage(cmd, "--order is %s for %s",
+                             a->kind->weight ? "kn or nk" : "nhwc or nchw", layout);
         a->order = (npk_rk_order)found;
     }
     if (c2 && a->kind->weight) return cli_usage(cmd, "--c2 applies to feature layouts");
@@ -550,7 +592,8 @@ static int shape_of(const layout_args *a, int ndim, const int64_t *d, npk_rk_fea
                     npk_rk_weight_shape *ws)
 {
     if (a->kind->weight) {
-        if (ndim != 2) return cli_fail("weights need a 2-D array (K x N, or N x K with --order nk)");
+        if (ndim != 2)
+            return cli_fail("weights need a 2-D array (K x N, or N x K with --order nk)");
         bool kn = a->order == NPK_RK_KN;
         *ws = (npk_rk_weight_shape){(size_t)(kn ? d[0] : d[1]), (size_t)(kn ? d[1] : d[0]),
                                     a->kind->c2_or_group, a->kind->esize};
@@ -558,14 +601,19 @@ static int shape_of(const layout_args *a, int ndim, const int64_t *d, npk_rk_fea
     }
     size_t n = 1, c, h, w;
     bool nchw = a->order == NPK_RK_NCHW;
-    if (ndim == 2 && !nchw) { h = (size_t)d[0], w = 1, c = (size_t)d[1]; }
-    else if (ndim == 3) {
-        if (nchw) c = (size_t)d[0], h = (size_t)d[1], w = (size_t)d[2];
-        else h = (size_t)d[0], w = (size_t)d[1], c = (size_t)d[2];
+    if (ndim == 2 && !nchw) {
+        h = (size_t)d[0], w = 1, c = (size_t)d[1];
+    } else if (ndim == 3) {
+        if (nchw)
+            c = (size_t)d[0], h = (size_t)d[1], w = (size_t)d[2];
+        else
+            h = (size_t)d[0], w = (size_t)d[1], c = (size_t)d[2];
     } else if (ndim == 4) {
         n = (size_t)d[0];
-        if (nchw) c = (size_t)d[1], h = (size_t)d[2], w = (size_t)d[3];
-        else h = (size_t)d[1], w = (size_t)d[2], c = (size_t)d[3];
+        if (nchw)
+            c = (size_t)d[1], h = (size_t)d[2], w = (size_t)d[3];
+        else
+            h = (size_t)d[1], w = (size_t)d[2], c = (size_t)d[3];
     } else {
         return cli_fail("feature maps need 2-D (M x K), 3-D or 4-D arrays");
     }
@@ -578,7 +626,8 @@ static int r_pack(int argc, char **argv)
     layout_args a;
     int rc = layout_options("rknpu pack", argc, argv, &a);
     if (rc) return rc;
-    if (a.shape) return cli_usage("rknpu pack", "--shape is for unpack (pack reads it from the .npy)");
+    if (a.shape)
+        return cli_usage("rknpu pack", "--shape is for unpack (pack reads it from the .npy)");
     npk_error err = {0};
     npk_tensor t, conv;
     if (npk_npy_load(a.in, &t, &err)) return cli_error(a.in, &err);
@@ -595,7 +644,8 @@ static int r_pack(int argc, char **argv)
     }
     npk_tensor_free(&t);
     size_t bytes = conv.nbytes;
-    npk_status st = a.kind->weight ? npk_rk_weight_check(&ws, &err) : npk_rk_feature_check(&fs, &err);
+    npk_status st =
+        a.kind->weight ? npk_rk_weight_check(&ws, &err) : npk_rk_feature_check(&fs, &err);
     if (!st && !a.kind->weight) {
         npk_rk_feature_native_count(&fs, &bytes);
         bytes *= fs.esize;
@@ -637,7 +687,8 @@ static int r_unpack(int argc, char **argv)
     npk_rk_weight_shape ws = {0};
     if ((rc = shape_of(&a, ndim, d, &fs, &ws))) return rc;
     npk_error err = {0};
-    npk_status st = a.kind->weight ? npk_rk_weight_check(&ws, &err) : npk_rk_feature_check(&fs, &err);
+    npk_status st =
+        a.kind->weight ? npk_rk_weight_check(&ws, &err) : npk_rk_feature_check(&fs, &err);
     if (st) return cli_error(NULL, &err);
     size_t need = ws.k * ws.n * ws.esize;
     if (!a.kind->weight) {

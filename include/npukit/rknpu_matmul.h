@@ -52,7 +52,7 @@ typedef struct npk_rk_matmul {
 } npk_rk_matmul;
 
 #define NPK_RK_MATMUL_ENTRIES 108
-#define NPK_RK_CBUF_BANKS 12
+#define NPK_RK_CBUF_BANKS     12
 #define NPK_RK_CBUF_BANK_SIZE 32768
 
 /* Descriptors: the values programmed into each block, in natural units

@@ -49,13 +49,13 @@ typedef struct npk_rk_plan_task {
 typedef struct npk_rk_plan {
     npk_rk_plan_opts opts;
     size_t count;
-    npk_rk_plan_task *tasks;  /* M-tile major: task i*tiles_n + j */
+    npk_rk_plan_task *tasks; /* M-tile major: task i*tiles_n + j */
     uint32_t tiles_m, tiles_n;
-    int cores;                /* cores used (fewer than asked when tasks are fewer) */
-    npk_rknpu_task *records;  /* one per task, for the task buffer */
-    npk_rknpu_submit submit;  /* task_obj_addr left 0: the device backend fills it */
-    uint64_t *regcmd;         /* the regcmd buffer as entries (host order) */
-    size_t regcmd_entries;    /* its length in entries (padding included) */
+    int cores;               /* cores used (fewer than asked when tasks are fewer) */
+    npk_rknpu_task *records; /* one per task, for the task buffer */
+    npk_rknpu_submit submit; /* task_obj_addr left 0: the device backend fills it */
+    uint64_t *regcmd;        /* the regcmd buffer as entries (host order) */
+    size_t regcmd_entries;   /* its length in entries (padding included) */
     uint32_t core_first[NPK_RKNPU_MAX_CORES], core_count[NPK_RKNPU_MAX_CORES];
     uint64_t core_work[NPK_RKNPU_MAX_CORES]; /* multiply-accumulates per core */
     uint64_t input_bytes, weight_bytes, output_bytes;

@@ -20,10 +20,10 @@ extern "C" {
 #endif
 
 /* Flags in the low byte of an op. */
-#define NPK_RK_OP_WRITE 0x0001u   /* register write to the block in the high byte */
-#define NPK_RK_OP_MARKER 0x0041u  /* must precede the operation-enable entry */
-#define NPK_RK_OP_ENABLE 0x0081u  /* operation enable: value = block mask */
-#define NPK_RK_TAIL_ENTRIES 4     /* next-address, amounts, marker, enable */
+#define NPK_RK_OP_WRITE     0x0001u /* register write to the block in the high byte */
+#define NPK_RK_OP_MARKER    0x0041u /* must precede the operation-enable entry */
+#define NPK_RK_OP_ENABLE    0x0081u /* operation enable: value = block mask */
+#define NPK_RK_TAIL_ENTRIES 4       /* next-address, amounts, marker, enable */
 
 typedef enum npk_rk_kind {
     NPK_RK_NOP,       /* a raw zero word */
@@ -47,13 +47,13 @@ typedef struct npk_rk_entry {
     uint64_t raw;
     uint16_t op;
     uint32_t value;
-    uint16_t offset;      /* register offset (bits 15:0) */
+    uint16_t offset; /* register offset (bits 15:0) */
     npk_rk_kind kind;
-    npk_rk_block block;   /* from the op (writes), else NPK_RKB_NONE */
-    npk_rk_reg reg;       /* the register written, NPK_RKR_NONE if unknown */
-    npk_rk_reg layout;    /* the register whose fields describe value (differs
-                             from reg for operation enable: GLOBAL_OPERATION_ENABLE) */
-    unsigned problems;    /* NPK_RK_BAD_* */
+    npk_rk_block block; /* from the op (writes), else NPK_RKB_NONE */
+    npk_rk_reg reg;     /* the register written, NPK_RKR_NONE if unknown */
+    npk_rk_reg layout;  /* the register whose fields describe value (differs
+                           from reg for operation enable: GLOBAL_OPERATION_ENABLE) */
+    unsigned problems;  /* NPK_RK_BAD_* */
 } npk_rk_entry;
 
 static inline uint64_t npk_rk_entry_encode(uint16_t op, uint32_t value, uint16_t offset)
@@ -77,8 +77,8 @@ const char *npk_rk_problem_text(unsigned problems);
 typedef enum npk_rk_encoding { NPK_RK_ENC_AUTO, NPK_RK_ENC_BINARY, NPK_RK_ENC_HEX } npk_rk_encoding;
 
 typedef struct npk_rk_stream {
-    uint64_t *entries;   /* raw words, host order */
-    uint64_t *src_off;   /* file offset of each entry (for messages) */
+    uint64_t *entries; /* raw words, host order */
+    uint64_t *src_off; /* file offset of each entry (for messages) */
     size_t count;
     npk_rk_encoding encoding; /* what was read: BINARY or HEX */
 } npk_rk_stream;
@@ -95,8 +95,8 @@ void npk_rk_stream_free(npk_rk_stream *s);
  * validate and count). `used` receives the encoding that was read. */
 typedef void (*npk_rk_entry_fn)(void *ctx, uint64_t raw, uint64_t file_offset);
 npk_status npk_rk_stream_walk(const uint8_t *buf, size_t len, npk_rk_encoding enc,
-                              npk_rk_entry_fn fn, void *ctx, size_t *count,
-                              npk_rk_encoding *used, npk_error *err);
+                              npk_rk_entry_fn fn, void *ctx, size_t *count, npk_rk_encoding *used,
+                              npk_error *err);
 
 /* Serialise entries: binary (8 bytes each, little-endian) or hex text
  * (16 lowercase digits and '\n' each, 17 bytes). */
@@ -106,10 +106,10 @@ void npk_rk_stream_to_hex(const uint64_t *e, size_t n, char *out);
 /* Facts about a stream, for summaries and checks. */
 typedef struct npk_rk_stream_stats {
     size_t entries, writes, nops, markers, op_enables, unknown_ops;
-    size_t unknown_regs;    /* writes to offsets not in the table */
-    size_t block_mismatch;  /* writes whose register is in another block */
-    size_t undocumented;    /* writes to the undocumented registers */
-    size_t chain_links;     /* PC_BASE_ADDRESS writes with a non-zero address */
+    size_t unknown_regs;     /* writes to offsets not in the table */
+    size_t block_mismatch;   /* writes whose register is in another block */
+    size_t undocumented;     /* writes to the undocumented registers */
+    size_t chain_links;      /* PC_BASE_ADDRESS writes with a non-zero address */
     unsigned blocks_written; /* bit per npk_rk_block */
     uint32_t enable_masks;   /* OR of all operation-enable values */
     size_t first_problem;    /* index of the first entry with problems, or SIZE_MAX */

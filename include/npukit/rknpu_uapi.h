@@ -16,27 +16,27 @@ extern "C" {
 #endif
 
 /* Job flags (rknpu_submit.flags). */
-#define NPK_RKNPU_JOB_SLAVE 0x0u
-#define NPK_RKNPU_JOB_PC 0x1u
-#define NPK_RKNPU_JOB_BLOCK 0x0u
-#define NPK_RKNPU_JOB_NONBLOCK 0x2u
-#define NPK_RKNPU_JOB_PINGPONG 0x4u
-#define NPK_RKNPU_JOB_FENCE_IN 0x8u
+#define NPK_RKNPU_JOB_SLAVE     0x0u
+#define NPK_RKNPU_JOB_PC        0x1u
+#define NPK_RKNPU_JOB_BLOCK     0x0u
+#define NPK_RKNPU_JOB_NONBLOCK  0x2u
+#define NPK_RKNPU_JOB_PINGPONG  0x4u
+#define NPK_RKNPU_JOB_FENCE_IN  0x8u
 #define NPK_RKNPU_JOB_FENCE_OUT 0x10u
 
 /* Core masks (rknpu_submit.core_mask). */
 #define NPK_RKNPU_CORE_AUTO 0x0u
-#define NPK_RKNPU_CORE0 0x1u
-#define NPK_RKNPU_CORE1 0x2u
-#define NPK_RKNPU_CORE2 0x4u
+#define NPK_RKNPU_CORE0     0x1u
+#define NPK_RKNPU_CORE1     0x2u
+#define NPK_RKNPU_CORE2     0x4u
 #define NPK_RKNPU_MAX_CORES 3
 
-#define NPK_RKNPU_INT_CLEAR 0x1FFFFu        /* all interrupt status bits */
-#define NPK_RKNPU_PC_DATA_EXTRA_AMOUNT 4u   /* tail entries the driver adds */
-#define NPK_RKNPU_PC_AMOUNT_SCALE 2u        /* RK3588: amounts in 128-bit units */
-#define NPK_RKNPU_MAX_SUBMIT_TASKS 4095u    /* task_number cap per submit */
-#define NPK_RKNPU_SUBCORE_SLOTS 5
-#define NPK_RKNPU_TIMEOUT_MS 6000u          /* what the public demo uses */
+#define NPK_RKNPU_INT_CLEAR            0x1FFFFu /* all interrupt status bits */
+#define NPK_RKNPU_PC_DATA_EXTRA_AMOUNT 4u       /* tail entries the driver adds */
+#define NPK_RKNPU_PC_AMOUNT_SCALE      2u       /* RK3588: amounts in 128-bit units */
+#define NPK_RKNPU_MAX_SUBMIT_TASKS     4095u    /* task_number cap per submit */
+#define NPK_RKNPU_SUBCORE_SLOTS        5
+#define NPK_RKNPU_TIMEOUT_MS           6000u /* what the public demo uses */
 
 #if defined(__GNUC__)
 #define NPK_RKNPU_PACKED __attribute__((packed))
@@ -54,7 +54,7 @@ typedef struct NPK_RKNPU_PACKED npk_rknpu_task {
     uint32_t int_status;
     uint32_t regcfg_amount; /* stream entries minus the 4-entry tail */
     uint32_t regcfg_offset;
-    uint64_t regcmd_addr;   /* NPU DMA address of the stream */
+    uint64_t regcmd_addr; /* NPU DMA address of the stream */
 } npk_rknpu_task;
 
 /* struct rknpu_subcore_task: the task range one core runs. */
@@ -80,7 +80,7 @@ typedef struct npk_rknpu_submit {
     npk_rknpu_subcore_task subcore_task[NPK_RKNPU_SUBCORE_SLOTS];
 } npk_rknpu_submit;
 
-#define NPK_RKNPU_TASK_SIZE 40
+#define NPK_RKNPU_TASK_SIZE   40
 #define NPK_RKNPU_SUBMIT_SIZE 104
 
 /* The driver's amounts. regcfg_amount for a stream of n entries (n - 4);

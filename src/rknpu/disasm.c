@@ -53,8 +53,7 @@ size_t npk_rk_disasm_entry(size_t index, const npk_rk_entry *e, char *buf, size_
     line l = {buf, len, 0};
     if (len) buf[0] = 0;
     const npk_rk_reg_info *ri = npk_rk_reg_get(e->reg);
-    const npk_rk_block_info *bi =
-        npk_rk_block_get(ri ? ri->block : e->block);
+    const npk_rk_block_info *bi = npk_rk_block_get(ri ? ri->block : e->block);
     add(&l, "%5zu  %016" PRIx64 "  %-8s ", index, e->raw, bi ? bi->name : "-");
     switch (e->kind) {
     case NPK_RK_NOP: add(&l, "-       (nop)"); break;
@@ -66,8 +65,10 @@ size_t npk_rk_disasm_entry(size_t index, const npk_rk_entry *e, char *buf, size_
         for (unsigned i = 0; lay && i < lay->field_count; i++) {
             npk_rk_field f = (npk_rk_field)(lay->first_field + i);
             uint32_t v = npk_rk_field_extract(f, e->value);
-            if (v < 1024) add(&l, " %s=%" PRIu32, npk_rk_field_get(f)->name, v);
-            else add(&l, " %s=0x%" PRIx32, npk_rk_field_get(f)->name, v);
+            if (v < 1024)
+                add(&l, " %s=%" PRIu32, npk_rk_field_get(f)->name, v);
+            else
+                add(&l, " %s=0x%" PRIx32, npk_rk_field_get(f)->name, v);
         }
         break;
     }

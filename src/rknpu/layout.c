@@ -13,11 +13,16 @@
 #if defined(__SSE2__)
 #include <emmintrin.h>
 #define LAYOUT_SSE2 1
-static inline __m128i ld16(const uint8_t *s) { return _mm_loadu_si128((const __m128i *)(const void *)s); }
+static inline __m128i ld16(const uint8_t *s)
+{
+    return _mm_loadu_si128((const __m128i *)(const void *)s);
+}
 static inline void st16(uint8_t *d, __m128i v, bool nt)
 {
-    if (nt) _mm_stream_si128((__m128i *)(void *)d, v);
-    else _mm_storeu_si128((__m128i *)(void *)d, v);
+    if (nt)
+        _mm_stream_si128((__m128i *)(void *)d, v);
+    else
+        _mm_storeu_si128((__m128i *)(void *)d, v);
 }
 #endif
 
@@ -108,8 +113,8 @@ static void nhwc_atom16(size_t hw, size_t c1n, size_t row, const uint8_t *plain,
             else
                 for (size_t p = p0; p < p1; p++)
                     for (size_t c1 = c0; c1 < c1e; c1++)
-                        st16((uint8_t *)plain + p * row + c1 * 16, ld16(native + c1 * plane + p * 16),
-                             nt);
+                        st16((uint8_t *)plain + p * row + c1 * 16,
+                             ld16(native + c1 * plane + p * 16), nt);
         }
     }
     if (nt) _mm_sfence();
@@ -158,8 +163,10 @@ static void nhwc_batch(const npk_rk_feature_shape *s, const uint8_t *plain, uint
                 for (size_t i = 0; i < C2; i++) {                                                  \
                     uint8_t *a = nat + (p * C2 + i) * sizeof(T);                                   \
                     uint8_t *b = plain + (i * hw + p) * sizeof(T);                                 \
-                    if (pack) memcpy(a, b, sizeof(T));                                             \
-                    else memcpy(b, a, sizeof(T));                                                  \
+                    if (pack)                                                                      \
+                        memcpy(a, b, sizeof(T));                                                   \
+                    else                                                                           \
+                        memcpy(b, a, sizeof(T));                                                   \
                 }                                                                                  \
         }                                                                                          \
     }
@@ -180,12 +187,17 @@ static void nchw_simd(size_t es, size_t c1n, size_t hw, uint8_t *plain, uint8_t 
 static void nchw_batch(const npk_rk_feature_shape *s, const uint8_t *plain, uint8_t *native,
                        bool pack)
 {
-    static void (*const kern[3][3])(uint8_t *, uint8_t *, size_t, bool) = {
-        {il_u8_4, il_u8_8, il_u8_16}, {il_u16_4, il_u16_8, il_u16_16}, {il_u32_4, il_u32_8, il_u32_16}};
+    static void (*const kern[3][3])(uint8_t *, uint8_t *, size_t,
+                                    bool) = {{il_u8_4, il_u8_8, il_u8_16},
+                                             {il_u16_4, il_u16_8, il_u16_16},
+                                             {il_u32_4, il_u32_8, il_u32_16}};
     size_t es = s->esize, c2 = s->c2, hw = s->h * s->w;
     size_t full = s->c / c2, rem = s->c % c2;
-    void (*k)(uint8_t *, uint8_t *, size_t, bool) =
-        kern[es == 1 ? 0 : es == 2 ? 1 : 2][c2 == 4 ? 0 : c2 == 8 ? 1 : 2];
+    void (*k)(uint8_t *, uint8_t *, size_t, bool) = kern[es == 1   ? 0
+                                                         : es == 2 ? 1
+                                                                   : 2][c2 == 4   ? 0
+                                                                        : c2 == 8 ? 1
+                                                                                  : 2];
 #ifdef LAYOUT_SSE2
     if (c2 * es == 16 && es != 4) { /* fp16 C2=8, int8 C2=16: register transposes */
         nchw_simd(es, full, hw, (uint8_t *)plain, native, pack);
@@ -201,8 +213,10 @@ static void nchw_batch(const npk_rk_feature_shape *s, const uint8_t *plain, uint
         uint8_t *atom = nat + p * c2 * es;
         for (size_t i = 0; i < rem; i++) {
             uint8_t *pl = (uint8_t *)plain + ((full * c2 + i) * hw + p) * es;
-            if (pack) memcpy(atom + i * es, pl, es);
-            else memcpy(pl, atom + i * es, es);
+            if (pack)
+                memcpy(atom + i * es, pl, es);
+            else
+                memcpy(pl, atom + i * es, es);
         }
         if (pack) memset(atom + rem * es, 0, (c2 - rem) * es);
     }
@@ -243,7 +257,7 @@ npk_status npk_rk_feature_unpack(const npk_rk_feature_shape *s, npk_rk_order to,
 
 /* ---- weights ---- */
 
-#define KB NPK_RK_WEIGHT_KBLOCK
+#define KB    NPK_RK_WEIGHT_KBLOCK
 #define KBAND 8
 
 npk_status npk_rk_weight_check(const npk_rk_weight_shape *s, npk_error *err)
@@ -254,8 +268,8 @@ npk_status npk_rk_weight_check(const npk_rk_weight_shape *s, npk_error *err)
         return npk_fail(err, NPK_E_ARG, "weight element size %zu: must be 1 or 2", s->esize);
     if (!s->k || !s->n || s->k % KB || s->n % s->group)
         return npk_fail(err, NPK_E_ARG,
-                        "weights K x N = %zu x %zu: K must be a multiple of 32 and N of %zu",
-                        s->k, s->n, s->group);
+                        "weights K x N = %zu x %zu: K must be a multiple of 32 and N of %zu", s->k,
+                        s->n, s->group);
     size_t t, f[] = {s->k, s->n, s->esize};
     if (!npk_prod_sz(f, 3, &t)) return npk_fail(err, NPK_E_LIMIT, "weights too large");
     return NPK_OK;
@@ -317,8 +331,10 @@ static inline void tr16x16_u8(const uint8_t *s, size_t ss, uint8_t *d, size_t ds
 
 static inline void tr_tile(size_t es, const uint8_t *s, size_t ss, uint8_t *d, size_t ds, bool nt)
 {
-    if (es == 2) tr8x8_u16(s, ss, d, ds, nt);
-    else tr16x16_u8(s, ss, d, ds, nt);
+    if (es == 2)
+        tr8x8_u16(s, ss, d, ds, nt);
+    else
+        tr16x16_u8(s, ss, d, ds, nt);
 }
 
 /* NCHW <-> NC1HWC2 for 16-byte atoms: C2 channel planes transpose with the
@@ -330,13 +346,17 @@ static void nchw_simd(size_t es, size_t c1n, size_t hw, uint8_t *plain, uint8_t 
     for (size_t c1 = 0; c1 < c1n; c1++) {
         uint8_t *pl = plain + c1 * t * ps, *nat = native + c1 * hw * 16;
         for (size_t p = 0; p < tail; p += t) {
-            if (pack) tr_tile(es, pl + p * es, ps, nat + p * 16, 16, nt);
-            else tr_tile(es, nat + p * 16, 16, pl + p * es, ps, false);
+            if (pack)
+                tr_tile(es, pl + p * es, ps, nat + p * 16, 16, nt);
+            else
+                tr_tile(es, nat + p * 16, 16, pl + p * es, ps, false);
         }
         for (size_t p = tail; p < hw; p++)
             for (size_t i = 0; i < t; i++) {
-                if (pack) memcpy(nat + p * 16 + i * es, pl + i * ps + p * es, es);
-                else memcpy(pl + i * ps + p * es, nat + p * 16 + i * es, es);
+                if (pack)
+                    memcpy(nat + p * 16 + i * es, pl + i * ps + p * es, es);
+                else
+                    memcpy(pl + i * ps + p * es, nat + p * 16 + i * es, es);
             }
     }
     if (nt) _mm_sfence();
@@ -410,9 +430,11 @@ static npk_status weight_convert(const npk_rk_weight_shape *s, npk_rk_order orde
                 for (size_t kb = kb0; kb < kb0 + KBAND && kb < kbs; kb++) {
                     uint8_t *bp = plain + kb * KB * ld + gi * g * es;
                     uint8_t *kp = packed + (gi * kbs + kb) * blk;
-                    if (pack) block_pack(es, g, kp, bp, ld, nt);
-                    else blocks_unpack(es, g, gi + step <= ng ? step : ng - gi, kp, kbs * blk, bp, ld,
-                                       nt);
+                    if (pack)
+                        block_pack(es, g, kp, bp, ld, nt);
+                    else
+                        blocks_unpack(es, g, gi + step <= ng ? step : ng - gi, kp, kbs * blk, bp,
+                                      ld, nt);
                 }
         if (nt) _mm_sfence();
 #else
@@ -430,8 +452,10 @@ static npk_status weight_convert(const npk_rk_weight_shape *s, npk_rk_order orde
                 uint8_t *b = packed + (gi * kbs + kb) * blk;
                 uint8_t *p = plain + gi * g * ld + kb * row;
                 for (size_t ni = 0; ni < g; ni++) {
-                    if (pack) copy_atom(b + ni * row, p + ni * ld, row);
-                    else copy_atom(p + ni * ld, b + ni * row, row);
+                    if (pack)
+                        copy_atom(b + ni * row, p + ni * ld, row);
+                    else
+                        copy_atom(p + ni * ld, b + ni * row, row);
                 }
             }
     } else {

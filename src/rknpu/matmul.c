@@ -25,15 +25,30 @@ bool npk_rk_dtype_parse(const char *name, npk_rk_dtype *dt)
     return false;
 }
 
-unsigned npk_rk_dtype_in_size(npk_rk_dtype dt) { return dt == NPK_RK_INT8 ? 1 : 2; }
+unsigned npk_rk_dtype_in_size(npk_rk_dtype dt)
+{
+    return dt == NPK_RK_INT8 ? 1 : 2;
+}
 
-unsigned npk_rk_dtype_out_size(npk_rk_dtype dt) { return dt == NPK_RK_FP16_FP16 ? 2 : 4; }
+unsigned npk_rk_dtype_out_size(npk_rk_dtype dt)
+{
+    return dt == NPK_RK_FP16_FP16 ? 2 : 4;
+}
 
-unsigned npk_rk_dtype_in_c2(npk_rk_dtype dt) { return 16 / npk_rk_dtype_in_size(dt); }
+unsigned npk_rk_dtype_in_c2(npk_rk_dtype dt)
+{
+    return 16 / npk_rk_dtype_in_size(dt);
+}
 
-unsigned npk_rk_dtype_out_c2(npk_rk_dtype dt) { return 16 / npk_rk_dtype_out_size(dt); }
+unsigned npk_rk_dtype_out_c2(npk_rk_dtype dt)
+{
+    return 16 / npk_rk_dtype_out_size(dt);
+}
 
-unsigned npk_rk_dtype_n_align(npk_rk_dtype dt) { return dt == NPK_RK_INT8 ? 32 : 16; }
+unsigned npk_rk_dtype_n_align(npk_rk_dtype dt)
+{
+    return dt == NPK_RK_INT8 ? 32 : 16;
+}
 
 static const char *fname(npk_rk_field f, char *buf, size_t len)
 {
@@ -50,13 +65,17 @@ static npk_status field_limit(npk_rk_field f, uint64_t x, int delta, const char 
     uint64_t v = x + (uint64_t)(int64_t)delta, max = npk_rk_field_max(f);
     if (v <= max) return NPK_OK;
     char b[96];
-    return npk_fail(err, NPK_E_LIMIT, "%s = %llu: %s = %llu overflows %s (%u bits, max %llu), so %s <= %llu",
-                    var, (unsigned long long)x, what, (unsigned long long)v, fname(f, b, sizeof b),
+    return npk_fail(err, NPK_E_LIMIT,
+                    "%s = %llu: %s = %llu overflows %s (%u bits, max %llu), so %s <= %llu", var,
+                    (unsigned long long)x, what, (unsigned long long)v, fname(f, b, sizeof b),
                     npk_rk_field_width(f), (unsigned long long)max, var,
                     (unsigned long long)(max - (uint64_t)(int64_t)delta));
 }
 
-static uint32_t ceil_div(uint64_t a, uint64_t b) { return (uint32_t)((a + b - 1) / b); }
+static uint32_t ceil_div(uint64_t a, uint64_t b)
+{
+    return (uint32_t)((a + b - 1) / b);
+}
 
 npk_status npk_rk_matmul_check(const npk_rk_matmul *mm, npk_error *err)
 {
@@ -91,15 +110,21 @@ npk_status npk_rk_matmul_check(const npk_rk_matmul *mm, npk_error *err)
                         (unsigned long long)fbytes, banks, NPK_RK_CBUF_BANKS - 1,
                         NPK_RK_CBUF_BANK_SIZE);
     npk_status st;
-    if ((st = field_limit(NPK_RKF_CNA_CONV_CON2_FEATURE_GRAINS, m, 1, "feature grains M+1", "M", err)) ||
-        (st = field_limit(NPK_RKF_CNA_DATA_SIZE0_DATAIN_HEIGHT, m, 0, "data-in height M", "M", err)) ||
-        (st = field_limit(NPK_RKF_DPU_DATA_CUBE_HEIGHT_HEIGHT, m, -1, "output height M-1", "M", err)) ||
-        (st = field_limit(NPK_RKF_CNA_DATA_SIZE1_DATAIN_CHANNEL_REAL, k, -1, "channels K-1", "K", err)) ||
+    if ((st = field_limit(NPK_RKF_CNA_CONV_CON2_FEATURE_GRAINS, m, 1, "feature grains M+1", "M",
+                          err)) ||
+        (st = field_limit(NPK_RKF_CNA_DATA_SIZE0_DATAIN_HEIGHT, m, 0, "data-in height M", "M",
+                          err)) ||
+        (st = field_limit(NPK_RKF_DPU_DATA_CUBE_HEIGHT_HEIGHT, m, -1, "output height M-1", "M",
+                          err)) ||
+        (st = field_limit(NPK_RKF_CNA_DATA_SIZE1_DATAIN_CHANNEL_REAL, k, -1, "channels K-1", "K",
+                          err)) ||
         (st = field_limit(NPK_RKF_CNA_DATA_SIZE1_DATAIN_CHANNEL, k, 0, "channels K", "K", err)) ||
-        (st = field_limit(NPK_RKF_CNA_WEIGHT_SIZE2_WEIGHT_KERNELS, n, 0, "weight kernels N", "N", err)) ||
-        (st = field_limit(NPK_RKF_DPU_DATA_CUBE_CHANNEL_CHANNEL, n, -1, "output channels N-1", "N", err)) ||
-        (st = field_limit(NPK_RKF_CORE_DATAOUT_SIZE_1_DATAOUT_CHANNEL, n, -1, "output channels N-1", "N",
-                          err)))
+        (st = field_limit(NPK_RKF_CNA_WEIGHT_SIZE2_WEIGHT_KERNELS, n, 0, "weight kernels N", "N",
+                          err)) ||
+        (st = field_limit(NPK_RKF_DPU_DATA_CUBE_CHANNEL_CHANNEL, n, -1, "output channels N-1", "N",
+                          err)) ||
+        (st = field_limit(NPK_RKF_CORE_DATAOUT_SIZE_1_DATAOUT_CHANNEL, n, -1, "output channels N-1",
+                          "N", err)))
         return st;
     return NPK_OK;
 }
@@ -153,7 +178,7 @@ npk_status npk_rk_matmul_descs(const npk_rk_matmul *mm, npk_rk_cna_desc *c, npk_
     memset(d, 0, sizeof *d);
     d->burst_len = 15;
     d->output_mode = 2;
-    d->out_precision = dt == NPK_RK_FP16     ? NPK_RK_PREC_FP32
+    d->out_precision = dt == NPK_RK_FP16   ? NPK_RK_PREC_FP32
                        : dt == NPK_RK_INT8 ? NPK_RK_PREC_INT32
                                            : NPK_RK_PREC_FP16;
     d->in_precision = d->proc_precision = p;

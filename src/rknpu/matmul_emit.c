@@ -65,8 +65,10 @@ static inline uint32_t F(emitter *e, npk_rk_field f, uint64_t v)
 {
     unsigned w = (unsigned)(fbits[f].hi - fbits[f].lo + 1);
     uint64_t max = (1ull << w) - 1;
-    if (e->pending == NPK_RKR_NONE) e->pending = fbits[f].reg;
-    else if (e->pending != fbits[f].reg) e->mixed = true;
+    if (e->pending == NPK_RKR_NONE)
+        e->pending = fbits[f].reg;
+    else if (e->pending != fbits[f].reg)
+        e->mixed = true;
     if (v > max) {
         if (e->bad == NPK_RKF_NONE) {
             e->bad = f;
@@ -202,7 +204,8 @@ npk_status npk_rk_descs_emit(const npk_rk_cna_desc *c, const npk_rk_core_desc *k
           F(E, NPK_RKF_DPU_DATA_FORMAT_IN_PRECISION, d->in_precision) |
           F(E, NPK_RKF_DPU_DATA_FORMAT_PROC_PRECISION, d->proc_precision));
     W(E, NPK_RKR_DPU_OFFSET_PEND, 0);
-    W(E, NPK_RKR_DPU_DST_BASE_ADDR, F(E, NPK_RKF_DPU_DST_BASE_ADDR_DST_BASE_ADDR, d->dst_base_addr));
+    W(E, NPK_RKR_DPU_DST_BASE_ADDR,
+      F(E, NPK_RKF_DPU_DST_BASE_ADDR_DST_BASE_ADDR, d->dst_base_addr));
     W(E, NPK_RKR_DPU_DST_SURF_STRIDE,
       F(E, NPK_RKF_DPU_DST_SURF_STRIDE_DST_SURF_STRIDE, d->dst_surf_stride));
     W(E, NPK_RKR_DPU_DATA_CUBE_WIDTH, F(E, NPK_RKF_DPU_DATA_CUBE_WIDTH_WIDTH, d->width_m1));
@@ -272,7 +275,6 @@ npk_status npk_rk_descs_emit(const npk_rk_cna_desc *c, const npk_rk_core_desc *k
                         (unsigned long)npk_rk_field_max(e.bad));
     }
     if (e.mixed || e.n != NPK_RK_MATMUL_ENTRIES)
-        return npk_fail(err, NPK_E_ARG, "internal: matmul stream layout broken (%zu entries)",
-                        e.n);
+        return npk_fail(err, NPK_E_ARG, "internal: matmul stream layout broken (%zu entries)", e.n);
     return NPK_OK;
 }

@@ -36,8 +36,10 @@ static void split_cores(npk_rk_plan *p, int cores)
             }
             load += w;
         }
-        if (used <= cores) hi = mid;
-        else lo = mid + 1;
+        if (used <= cores)
+            hi = mid;
+        else
+            lo = mid + 1;
     }
     /* Fill with bound `lo`, but leave at least one task for every later core. */
     int core = 0;
@@ -63,8 +65,8 @@ static void split_cores(npk_rk_plan *p, int cores)
 
 /* Tile counts: enough tiles for the limits, then (with several cores) more
  * until the task count divides evenly over the cores, if the shape allows. */
-static void choose_tiles(const npk_rk_plan_opts *o, uint32_t max_m, uint32_t max_n,
-                         uint32_t *tm, uint32_t *tn)
+static void choose_tiles(const npk_rk_plan_opts *o, uint32_t max_m, uint32_t max_n, uint32_t *tm,
+                         uint32_t *tn)
 {
     uint32_t mu = o->m == 1 ? 1 : o->m / 4, mstep = o->m == 1 ? 1 : 4;
     uint32_t na = npk_rk_dtype_n_align(o->dtype), nu = o->n / na;
@@ -102,7 +104,8 @@ static npk_status check_opts(const npk_rk_plan_opts *o, uint32_t *max_m, uint32_
                         o->k, (unsigned long long)o->k * b, NPK_RK_CBUF_BANK_SIZE,
                         NPK_RK_CBUF_BANK_SIZE / b, npk_rk_dtype_name(o->dtype));
     *max_n = npk_rk_matmul_max_n(o->dtype);
-    if (o->max_n && o->max_n < *max_n) *max_n = o->max_n - o->max_n % npk_rk_dtype_n_align(o->dtype);
+    if (o->max_n && o->max_n < *max_n)
+        *max_n = o->max_n - o->max_n % npk_rk_dtype_n_align(o->dtype);
     probe.n = o->n < *max_n ? o->n : *max_n;
     if (o->n % npk_rk_dtype_n_align(o->dtype)) probe.n = o->n; /* report misalignment */
     if (npk_rk_matmul_check(&probe, &e2)) return npk_fail(err, e2.status, "%s", e2.msg);
@@ -258,8 +261,10 @@ static const npk_rk_plan_task *row_of(const npk_rk_plan *p, uint32_t m)
     size_t lo = 0, hi = p->tiles_m;
     while (hi - lo > 1) {
         size_t mid = (lo + hi) / 2;
-        if (p->tasks[mid * p->tiles_n].m0 <= m) lo = mid;
-        else hi = mid;
+        if (p->tasks[mid * p->tiles_n].m0 <= m)
+            lo = mid;
+        else
+            hi = mid;
     }
     return &p->tasks[lo * p->tiles_n];
 }
@@ -293,8 +298,10 @@ static void tiles_convert(const npk_rk_plan *p, size_t cols, size_t es, size_t c
         const npk_rk_plan_task *t = &p->tasks[i];
         npk_rk_feature_shape s = {1, cols, t->mt, 1, c2, es};
         size_t off = (size_t)t->m0 * cols * es;
-        if (pack) npk_rk_feature_pack(&s, NPK_RK_NHWC, plain + off, native + off, NULL);
-        else npk_rk_feature_unpack(&s, NPK_RK_NHWC, native + off, plain + off, NULL);
+        if (pack)
+            npk_rk_feature_pack(&s, NPK_RK_NHWC, plain + off, native + off, NULL);
+        else
+            npk_rk_feature_unpack(&s, NPK_RK_NHWC, native + off, plain + off, NULL);
     }
 }
 

@@ -10,7 +10,7 @@ enum {
 #define NPK_RK_REG(b, off, name, undoc)                                                            \
     FIRST_##b##_##name, FIRSTX_##b##_##name = FIRST_##b##_##name - 1,
 #define NPK_RK_FLD(b, r, f, hi, lo) FLD_##b##_##r##_##f,
-#define NPK_RK_END(b, r) END_##b##_##r, ENDX_##b##_##r = END_##b##_##r - 1,
+#define NPK_RK_END(b, r)            END_##b##_##r, ENDX_##b##_##r = END_##b##_##r - 1,
 #include "npukit/rknpu_regtab.h"
 #undef NPK_RK_BLOCK
 #undef NPK_RK_REG
@@ -40,7 +40,7 @@ const npk_rk_reg_info npk_rk_reg_table[NPK_RKR_COUNT] = {
      undoc,                                                                                        \
      #name,                                                                                        \
      #b "_" #name,                                                                                 \
-     (npk_rk_field)FIRST_##b##_##name,                                                            \
+     (npk_rk_field)FIRST_##b##_##name,                                                             \
      (unsigned)(END_##b##_##name - FIRST_##b##_##name)},
 #define NPK_RK_FLD(b, r, f, hi, lo)
 #define NPK_RK_END(b, r)
@@ -64,7 +64,7 @@ const npk_rk_field_info npk_rk_field_table[NPK_RKF_COUNT] = {
 };
 
 #define blocks npk_rk_block_table
-#define regs npk_rk_reg_table
+#define regs   npk_rk_reg_table
 #define fields npk_rk_field_table
 
 /* The table is sorted by offset (blocks are in MMIO order), so bisect. */
@@ -73,8 +73,10 @@ npk_rk_reg npk_rk_reg_by_offset(uint16_t offset)
     size_t lo = 0, hi = NPK_RKR_COUNT;
     while (lo < hi) {
         size_t mid = (lo + hi) / 2;
-        if (regs[mid].offset < offset) lo = mid + 1;
-        else hi = mid;
+        if (regs[mid].offset < offset)
+            lo = mid + 1;
+        else
+            hi = mid;
     }
     return lo < NPK_RKR_COUNT && regs[lo].offset == offset ? (npk_rk_reg)lo : NPK_RKR_NONE;
 }

@@ -104,7 +104,10 @@ static int hexval(uint8_t c)
     return -1;
 }
 
-static bool is_space(uint8_t c) { return c == ' ' || c == '\t' || c == '\r'; }
+static bool is_space(uint8_t c)
+{
+    return c == ' ' || c == '\t' || c == '\r';
+}
 
 /* Parse one line [a, b) of hex text. Returns 1 with *v for an entry, 0 for a
  * blank or comment line, -1 (with *bad = offending position) otherwise. */
@@ -203,10 +206,11 @@ static npk_status walk_bin(const uint8_t *buf, size_t len, npk_rk_entry_fn fn, v
 }
 
 npk_status npk_rk_stream_walk(const uint8_t *buf, size_t len, npk_rk_encoding enc,
-                              npk_rk_entry_fn fn, void *ctx, size_t *count,
-                              npk_rk_encoding *used, npk_error *err)
+                              npk_rk_entry_fn fn, void *ctx, size_t *count, npk_rk_encoding *used,
+                              npk_error *err)
 {
-    if (enc == NPK_RK_ENC_AUTO) enc = npk_rk_is_hex_text(buf, len) ? NPK_RK_ENC_HEX : NPK_RK_ENC_BINARY;
+    if (enc == NPK_RK_ENC_AUTO)
+        enc = npk_rk_is_hex_text(buf, len) ? NPK_RK_ENC_HEX : NPK_RK_ENC_BINARY;
     if (used) *used = enc;
     size_t dummy;
     if (!count) count = &dummy;

@@ -63,7 +63,8 @@ static void sum_entry(void *ctx, uint64_t raw, uint64_t off)
     npk_rk_entry e;
     npk_rk_entry_decode(raw, &e);
     if (s->first_task_done) return;
-    if (e.kind == NPK_RK_OP_EN) s->first_task_done = true;
+    if (e.kind == NPK_RK_OP_EN)
+        s->first_task_done = true;
     else if (e.kind == NPK_RK_WRITE && e.reg != NPK_RKR_NONE && !e.problems) {
         s->set[e.reg] = true;
         s->val[e.reg] = e.value;
@@ -75,7 +76,10 @@ static uint32_t field(const sum_ctx *s, npk_rk_field f)
     return npk_rk_field_extract(f, s->val[npk_rk_field_get(f)->reg]);
 }
 
-static bool written(const sum_ctx *s, npk_rk_field f) { return s->set[npk_rk_field_get(f)->reg]; }
+static bool written(const sum_ctx *s, npk_rk_field f)
+{
+    return s->set[npk_rk_field_get(f)->reg];
+}
 
 static const char *prec_name(uint32_t p)
 {
@@ -97,7 +101,8 @@ static void block_list(unsigned mask, char *buf, size_t len)
     for (int b = 0; b < NPK_RKB_COUNT; b++)
         if (mask & (1u << b)) {
             size_t u = strlen(buf);
-            snprintf(buf + u, len - u, "%s%s", u ? " " : "", npk_rk_block_get((npk_rk_block)b)->name);
+            snprintf(buf + u, len - u, "%s%s", u ? " " : "",
+                     npk_rk_block_get((npk_rk_block)b)->name);
         }
 }
 
@@ -160,7 +165,8 @@ npk_status npk_rknpu_stream_summarize(const uint8_t *buf, size_t len, npk_summar
     if (t->chain_links) npk_sum_uint(out, "chain_links", t->chain_links);
     if (s.set[NPK_RKR_CNA_FEATURE_DATA_ADDR])
         npk_sum_hex(out, "input_addr", s.val[NPK_RKR_CNA_FEATURE_DATA_ADDR]);
-    if (s.set[NPK_RKR_CNA_DCOMP_ADDR0]) npk_sum_hex(out, "weight_addr", s.val[NPK_RKR_CNA_DCOMP_ADDR0]);
+    if (s.set[NPK_RKR_CNA_DCOMP_ADDR0])
+        npk_sum_hex(out, "weight_addr", s.val[NPK_RKR_CNA_DCOMP_ADDR0]);
     if (s.set[NPK_RKR_DPU_DST_BASE_ADDR])
         npk_sum_hex(out, "output_addr", s.val[NPK_RKR_DPU_DST_BASE_ADDR]);
     npk_sum_uint(out, "undocumented_writes", t->undocumented);

@@ -54,7 +54,11 @@ uint32_t npk_rknpu_chain_amount(size_t next_n)
 int npk_rknpu_subcore_slot(uint32_t core_mask, int core)
 {
     switch (core_mask) {
-    case 0x1: case 0x2: case 0x4: case 0x3: case 0x7: break;
+    case 0x1:
+    case 0x2:
+    case 0x4:
+    case 0x3:
+    case 0x7: break;
     default: return -1;
     }
     if (core < 0 || core >= NPK_RKNPU_MAX_CORES || !(core_mask & (1u << core))) return -1;

@@ -12,8 +12,8 @@
 #include "npukit/rknpu_stream.h"
 
 /* The DMA addresses the golden streams were generated with. */
-#define GOLD_IN 0x10000000u
-#define GOLD_WT 0x20000000u
+#define GOLD_IN  0x10000000u
+#define GOLD_WT  0x20000000u
 #define GOLD_OUT 0x30000000u
 
 typedef struct gold_case {
@@ -45,7 +45,9 @@ static inline int gold_cases(gold_case *out, int max)
         g->mm.m = mm_;
         g->mm.k = k;
         g->mm.n = nn;
-        g->mm.dtype = strcmp(dt, "int8") == 0 ? NPK_RK_INT8 : f16out ? NPK_RK_FP16_FP16 : NPK_RK_FP16;
+        g->mm.dtype = strcmp(dt, "int8") == 0 ? NPK_RK_INT8
+                      : f16out                ? NPK_RK_FP16_FP16
+                                              : NPK_RK_FP16;
         g->mm.input_addr = GOLD_IN;
         g->mm.weight_addr = GOLD_WT;
         g->mm.output_addr = GOLD_OUT;

@@ -69,13 +69,19 @@ static void test_index_functions(void **state)
 
 /* Store a unique tag at every plain position, pack, and read each sample's
  * native index back. */
-static uint32_t tag(size_t a, size_t b, size_t c) { return (uint32_t)(1 + a * 131071 + b * 257 + c); }
+static uint32_t tag(size_t a, size_t b, size_t c)
+{
+    return (uint32_t)(1 + a * 131071 + b * 257 + c);
+}
 
 static void put_elem(uint8_t *p, size_t es, uint32_t v)
 {
-    if (es == 1) *p = (uint8_t)v;
-    else if (es == 2) memcpy(p, &(uint16_t){(uint16_t)v}, 2);
-    else memcpy(p, &v, 4);
+    if (es == 1)
+        *p = (uint8_t)v;
+    else if (es == 2)
+        memcpy(p, &(uint16_t){(uint16_t)v}, 2);
+    else
+        memcpy(p, &v, 4);
 }
 
 static uint32_t get_elem(const uint8_t *p, size_t es)
@@ -91,7 +97,10 @@ static uint32_t get_elem(const uint8_t *p, size_t es)
     return v;
 }
 
-static uint32_t trunc_tag(uint32_t v, size_t es) { return es == 4 ? v : v & ((1u << (8 * es)) - 1); }
+static uint32_t trunc_tag(uint32_t v, size_t es)
+{
+    return es == 4 ? v : v & ((1u << (8 * es)) - 1);
+}
 
 static void test_bulk_against_samples(void **state)
 {
@@ -120,9 +129,10 @@ static void test_bulk_against_samples(void **state)
                                 put_elem(plain + p * es, es, tag(c, h, w));
                             }
                     npk_error err = {0};
-                    assert_int_equal(npk_rk_feature_pack(&sh, (npk_rk_order)order, plain, native, &err), NPK_OK);
-                    for (size_t j = i; j < n && s[j].kind == 0 && s[j].C == x->C && s[j].H == x->H &&
-                                       s[j].W == x->W && s[j].C2 == x->C2;
+                    assert_int_equal(
+                        npk_rk_feature_pack(&sh, (npk_rk_order)order, plain, native, &err), NPK_OK);
+                    for (size_t j = i; j < n && s[j].kind == 0 && s[j].C == x->C &&
+                                       s[j].H == x->H && s[j].W == x->W && s[j].C2 == x->C2;
                          j++) {
                         const sample *y = &s[j];
                         uint32_t want = trunc_tag(tag(y->c - 1, y->h - 1, y->w - 1), es);
@@ -145,7 +155,8 @@ static void test_bulk_against_samples(void **state)
                         put_elem(plain + (order == NPK_RK_KN ? k * N + nn : nn * K + k) * es, es,
                                  tag(k, nn, 0));
                 npk_error err = {0};
-                assert_int_equal(npk_rk_weight_pack(&sh, (npk_rk_order)order, plain, packed, &err), NPK_OK);
+                assert_int_equal(npk_rk_weight_pack(&sh, (npk_rk_order)order, plain, packed, &err),
+                                 NPK_OK);
                 for (size_t j = i; j < n && s[j].kind == x->kind && s[j].C == K; j++) {
                     const sample *y = &s[j];
                     assert_int_equal(get_elem(packed + y->idx * es, es),
@@ -167,8 +178,12 @@ static void test_round_trips_and_padding(void **state)
     uint64_t rng = 3;
     for (int iter = 0; iter < 300; iter++) {
         size_t es = (size_t)1 << (npk_rand(&rng) % 3), c2 = (size_t)4 << (npk_rand(&rng) % 3);
-        npk_rk_feature_shape sh = {1 + npk_rand(&rng) % 3, 1 + npk_rand(&rng) % 70,
-                                   1 + npk_rand(&rng) % 9, 1 + npk_rand(&rng) % 9, c2, es};
+        npk_rk_feature_shape sh = {1 + npk_rand(&rng) % 3,
+                                   1 + npk_rand(&rng) % 70,
+                                   1 + npk_rand(&rng) % 9,
+                                   1 + npk_rand(&rng) % 9,
+                                   c2,
+                                   es};
         int order = (int)(npk_rand(&rng) % 2);
         size_t plain_n = sh.n * sh.c * sh.h * sh.w * es, nat;
         assert_true(npk_rk_feature_native_count(&sh, &nat));
@@ -195,7 +210,8 @@ static void test_round_trips_and_padding(void **state)
     }
     for (int iter = 0; iter < 100; iter++) {
         size_t g = npk_rand(&rng) % 2 ? 16 : 32, es = npk_rand(&rng) % 2 ? 1 : 2;
-        npk_rk_weight_shape sh = {32 * (1 + npk_rand(&rng) % 6), g * (1 + npk_rand(&rng) % 5), g, es};
+        npk_rk_weight_shape sh = {32 * (1 + npk_rand(&rng) % 6), g * (1 + npk_rand(&rng) % 5), g,
+                                  es};
         int order = NPK_RK_KN + (int)(npk_rand(&rng) % 2);
         size_t bytes = sh.k * sh.n * es;
         uint8_t *a = malloc(bytes), *b = malloc(bytes), *p = malloc(bytes);

@@ -195,8 +195,13 @@ static void ref_stream(unsigned M, unsigned K, unsigned N, int dt, uint32_t in, 
 
 static void check_shape(unsigned m, unsigned k, unsigned n, int dt, uint64_t *rng)
 {
-    npk_rk_matmul mm = {m, k, n, (npk_rk_dtype)dt, (uint32_t)npk_rand(rng) & ~63u,
-                        (uint32_t)npk_rand(rng) & ~63u, (uint32_t)npk_rand(rng) & ~63u};
+    npk_rk_matmul mm = {m,
+                        k,
+                        n,
+                        (npk_rk_dtype)dt,
+                        (uint32_t)npk_rand(rng) & ~63u,
+                        (uint32_t)npk_rand(rng) & ~63u,
+                        (uint32_t)npk_rand(rng) & ~63u};
     uint64_t got[108], want[108];
     npk_error err = {0};
     npk_status st = npk_rk_matmul_stream(&mm, got, &err);
@@ -281,7 +286,7 @@ static void test_rejections(void **state)
         for (int e = 0; e < 108; e++) assert_int_equal(out[e], 0x5555); /* nothing written */
     }
     /* The limits next to each rejection are accepted. */
-    static const unsigned ok[][4] = {{1020, 32, 16, 0}, {1, 32, 8192, 0}, {4, 16384, 32, 2},
+    static const unsigned ok[][4] = {{1020, 32, 16, 0}, {1, 32, 8192, 0},  {4, 16384, 32, 2},
                                      {1, 16384, 16, 0}, {352, 512, 64, 0}, {4, 64, 16, 1}};
     for (size_t i = 0; i < sizeof ok / sizeof *ok; i++) {
         npk_rk_matmul mm = {ok[i][0], ok[i][1], ok[i][2], (npk_rk_dtype)ok[i][3], 0, 0, 0};
@@ -331,8 +336,8 @@ static void test_limits_helpers(void **state)
     assert_int_equal(npk_rk_matmul_max_n(NPK_RK_INT8), 8192);
     for (int dt = 0; dt < 3; dt++)
         for (uint32_t k = 32; k <= 16384; k += 32) {
-            npk_rk_matmul mm = {npk_rk_matmul_max_m(k, (npk_rk_dtype)dt), k, 32,
-                                (npk_rk_dtype)dt, 0, 0, 0};
+            npk_rk_matmul mm = {
+                npk_rk_matmul_max_m(k, (npk_rk_dtype)dt), k, 32, (npk_rk_dtype)dt, 0, 0, 0};
             npk_error err = {0};
             if (k * npk_rk_dtype_in_size((npk_rk_dtype)dt) > 32768) continue;
             if (npk_rk_matmul_check(&mm, &err)) fail_msg("max_m(%u): %s", k, err.msg);
@@ -358,8 +363,8 @@ static void test_dtype_names(void **state)
 int main(void)
 {
     const struct CMUnitTest tests[] = {
-        cmocka_unit_test(test_golden_streams),   cmocka_unit_test(test_golden_fields),
-        cmocka_unit_test(test_reference_model),  cmocka_unit_test(test_rejections),
+        cmocka_unit_test(test_golden_streams),     cmocka_unit_test(test_golden_fields),
+        cmocka_unit_test(test_reference_model),    cmocka_unit_test(test_rejections),
         cmocka_unit_test(test_emit_checks_fields), cmocka_unit_test(test_limits_helpers),
         cmocka_unit_test(test_dtype_names),
     };

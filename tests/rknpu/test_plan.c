@@ -91,8 +91,17 @@ static void test_single_task_plan(void **state)
     gold_case cases[16];
     int n = gold_cases(cases, 16);
     for (int i = 0; i < n; i++) {
-        npk_rk_plan_opts o = {cases[i].mm.m, cases[i].mm.k, cases[i].mm.n, cases[i].mm.dtype, 1,
-                              GOLD_IN, GOLD_WT, GOLD_OUT, 0x40000000, 0, 0};
+        npk_rk_plan_opts o = {cases[i].mm.m,
+                              cases[i].mm.k,
+                              cases[i].mm.n,
+                              cases[i].mm.dtype,
+                              1,
+                              GOLD_IN,
+                              GOLD_WT,
+                              GOLD_OUT,
+                              0x40000000,
+                              0,
+                              0};
         npk_rk_plan p;
         npk_error err = {0};
         if (npk_rk_plan_make(&o, &p, &err)) fail_msg("%s: %s", cases[i].name, err.msg);
@@ -192,7 +201,8 @@ static void check_plan(const npk_rk_plan_opts *o)
                          npk_rk_plan_input_offset(&p, tk->m0, 0));
         assert_int_equal(fld(s, NPK_RKF_CNA_DCOMP_ADDR0_DECOMPRESS_ADDR0) - o->weight_addr,
                          npk_rk_plan_weight_offset(&p, 0, tk->n0));
-        assert_int_equal(fld(s, NPK_RKF_CNA_WEIGHT_SIZE0_WEIGHT_BYTES), (uint64_t)o->k * tk->nt * b);
+        assert_int_equal(fld(s, NPK_RKF_CNA_WEIGHT_SIZE0_WEIGHT_BYTES),
+                         (uint64_t)o->k * tk->nt * b);
         /* Every generated stream decodes and re-encodes to itself. */
         for (int i = 0; i < 108; i++) {
             npk_rk_entry e;
@@ -261,21 +271,21 @@ static void test_plan_coverage(void **state)
         npk_rk_dtype dt;
         uint32_t max_m, max_n;
     } shapes[] = {
-        {400, 1024, 8208, NPK_RK_FP16, 0, 0},     /* tiles in M (CBUF) and N (DPU channel) */
-        {4096, 64, 256, NPK_RK_FP16_FP16, 0, 0},  /* M beyond FEATURE_GRAINS */
-        {1, 4096, 20000, NPK_RK_FP16, 0, 0},      /* M = 1, N beyond 8192 */
-        {1100, 4096, 96, NPK_RK_INT8, 0, 0},      /* int8, CBUF-bound M */
-        {68, 96, 80, NPK_RK_FP16, 12, 32},        /* forced small, uneven tiles */
-        {4, 32, 16, NPK_RK_FP16, 0, 0},           /* one task */
+        {400, 1024, 8208, NPK_RK_FP16, 0, 0},    /* tiles in M (CBUF) and N (DPU channel) */
+        {4096, 64, 256, NPK_RK_FP16_FP16, 0, 0}, /* M beyond FEATURE_GRAINS */
+        {1, 4096, 20000, NPK_RK_FP16, 0, 0},     /* M = 1, N beyond 8192 */
+        {1100, 4096, 96, NPK_RK_INT8, 0, 0},     /* int8, CBUF-bound M */
+        {68, 96, 80, NPK_RK_FP16, 12, 32},       /* forced small, uneven tiles */
+        {4, 32, 16, NPK_RK_FP16, 0, 0},          /* one task */
         {36, 64, 64, NPK_RK_INT8, 8, 32},
-        {16384, 16384, 16, NPK_RK_FP16, 0, 0},    /* K at its limit: 8-row tiles */
+        {16384, 16384, 16, NPK_RK_FP16, 0, 0}, /* K at its limit: 8-row tiles */
     };
     for (size_t i = 0; i < sizeof shapes / sizeof *shapes; i++)
         for (int cores = 1; cores <= 3; cores++) {
             if (shapes[i].m == 16384 && cores != 3) continue; /* 2048 tasks; once is enough */
-            npk_rk_plan_opts o = {shapes[i].m, shapes[i].k, shapes[i].n, shapes[i].dt, cores,
-                                  0x10000000, 0x20000000, 0x30000000, 0x40000000,
-                                  shapes[i].max_m, shapes[i].max_n};
+            npk_rk_plan_opts o = {shapes[i].m, shapes[i].k,     shapes[i].n,    shapes[i].dt,
+                                  cores,       0x10000000,      0x20000000,     0x30000000,
+                                  0x40000000,  shapes[i].max_m, shapes[i].max_n};
             check_plan(&o);
         }
 }
@@ -284,8 +294,8 @@ static void test_plan_balance_and_cores(void **state)
 {
     (void)state;
     /* 3 cores: the tile grid is chosen so tasks divide evenly. */
-    npk_rk_plan_opts o = {1024, 512, 256, NPK_RK_FP16, 3, 0x10000000, 0x20000000, 0x30000000,
-                          0x40000000, 0, 0};
+    npk_rk_plan_opts o = {1024,       512,        256,        NPK_RK_FP16, 3, 0x10000000,
+                          0x20000000, 0x30000000, 0x40000000, 0,           0};
     npk_rk_plan p;
     npk_error err = {0};
     assert_int_equal(npk_rk_plan_make(&o, &p, &err), NPK_OK);
@@ -336,8 +346,8 @@ static void test_plan_rejections(void **state)
         {66000, 4096, 16384, NPK_RK_FP16, 1, "32-bit DMA address space"},
     };
     for (size_t i = 0; i < sizeof bad / sizeof *bad; i++) {
-        npk_rk_plan_opts o = {bad[i].m, bad[i].k, bad[i].n, bad[i].dt, bad[i].cores,
-                              0, 0, 0, 0, 0, 0};
+        npk_rk_plan_opts o = {bad[i].m, bad[i].k, bad[i].n, bad[i].dt, bad[i].cores, 0, 0,
+                              0,        0,        0,        0};
         npk_rk_plan p;
         npk_error err = {0};
         if (npk_rk_plan_make(&o, &p, &err) == NPK_OK)
@@ -372,10 +382,12 @@ static void test_plan_buffers(void **state)
         npk_rk_plan_pack_weights(&p, w, wt);
         for (uint32_t m = 0; m < o.m; m++)
             for (uint32_t k = 0; k < o.k; k++)
-                assert_memory_equal(in + npk_rk_plan_input_offset(&p, m, k), a + (m * o.k + k) * b, b);
+                assert_memory_equal(in + npk_rk_plan_input_offset(&p, m, k), a + (m * o.k + k) * b,
+                                    b);
         for (uint32_t k = 0; k < o.k; k++)
             for (uint32_t n = 0; n < o.n; n++)
-                assert_memory_equal(wt + npk_rk_plan_weight_offset(&p, k, n), w + (k * o.n + n) * b, b);
+                assert_memory_equal(wt + npk_rk_plan_weight_offset(&p, k, n), w + (k * o.n + n) * b,
+                                    b);
         for (uint32_t m = 0; m < o.m; m++)
             for (uint32_t n = 0; n < o.n; n++)
                 for (size_t i = 0; i < ob; i++)

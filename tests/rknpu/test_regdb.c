@@ -94,11 +94,11 @@ static void test_blocks(void **state)
         uint32_t code;
         uint16_t base;
         int regs;
-    } want[] = {{"PC", 0x100, 0x0000, 12},      {"CNA", 0x200, 0x1000, 52},
-                {"CORE", 0x800, 0x3000, 9},     {"DPU", 0x1000, 0x4000, 53},
+    } want[] = {{"PC", 0x100, 0x0000, 12},        {"CNA", 0x200, 0x1000, 52},
+                {"CORE", 0x800, 0x3000, 9},       {"DPU", 0x1000, 0x4000, 53},
                 {"DPU_RDMA", 0x2000, 0x5000, 20}, {"PPU", 0x4000, 0x6000, 20},
                 {"PPU_RDMA", 0x8000, 0x7000, 10}, {"DDMA", 0x10000, 0x8000, 12},
-                {"SDMA", 0x20000, 0x9000, 12},  {"GLOBAL", 0x40000, 0xF000, 1}};
+                {"SDMA", 0x20000, 0x9000, 12},    {"GLOBAL", 0x40000, 0xF000, 1}};
     assert_int_equal(NPK_RKB_COUNT, 10);
     for (int b = 0; b < NPK_RKB_COUNT; b++) {
         const npk_rk_block_info *bi = npk_rk_block_get((npk_rk_block)b);

@@ -18,7 +18,8 @@ static void test_golden_decode(void **state)
         for (size_t e = 0; e < s.count; e++) {
             npk_rk_entry d;
             npk_rk_entry_decode(s.entries[e], &d);
-            if (d.problems) fail_msg("%s entry %zu: %s", cases[i].name, e, npk_rk_problem_text(d.problems));
+            if (d.problems)
+                fail_msg("%s entry %zu: %s", cases[i].name, e, npk_rk_problem_text(d.problems));
             assert_int_equal(npk_rk_entry_encode(d.op, d.value, d.offset), s.entries[e]);
             if (d.kind == NPK_RK_WRITE) {
                 writes++;
@@ -149,21 +150,22 @@ static void test_readers(void **state)
 
     /* Malformed hex: the offset points at the bad character. */
     const char *bad = "10010000000e4004\n020100000120123g\n";
-    assert_int_equal(npk_rk_stream_parse((const uint8_t *)bad, strlen(bad), NPK_RK_ENC_HEX, &s, &err),
-                     NPK_E_FORMAT);
+    assert_int_equal(
+        npk_rk_stream_parse((const uint8_t *)bad, strlen(bad), NPK_RK_ENC_HEX, &s, &err),
+        NPK_E_FORMAT);
     assert_true(err.has_offset);
     assert_int_equal(err.offset, 32);
     npk_error_clear(&err);
     const char *shortl = "10010000000e400\n";
-    assert_int_equal(npk_rk_stream_parse((const uint8_t *)shortl, strlen(shortl), NPK_RK_ENC_HEX, &s,
-                                         &err),
-                     NPK_E_FORMAT);
+    assert_int_equal(
+        npk_rk_stream_parse((const uint8_t *)shortl, strlen(shortl), NPK_RK_ENC_HEX, &s, &err),
+        NPK_E_FORMAT);
     npk_error_clear(&err);
     const char *longl = "10010000000e40040\n";
     assert_false(npk_rk_is_hex_text((const uint8_t *)longl, strlen(longl)));
-    assert_int_equal(npk_rk_stream_parse((const uint8_t *)longl, strlen(longl), NPK_RK_ENC_HEX, &s,
-                                         &err),
-                     NPK_E_FORMAT);
+    assert_int_equal(
+        npk_rk_stream_parse((const uint8_t *)longl, strlen(longl), NPK_RK_ENC_HEX, &s, &err),
+        NPK_E_FORMAT);
     assert_int_equal(err.offset, 16);
     npk_error_clear(&err);
     assert_int_equal(npk_rk_stream_parse((const uint8_t *)"# x\n\n", 5, NPK_RK_ENC_HEX, &s, &err),
