@@ -24,6 +24,16 @@ step "$npk" tensor info "$out/weights.safetensors"
 # --- end mgk ---
 
 # --- rknpu (Rockchip NPU streams) ---
+step "$npk" rknpu matmul -m 64 -k 512 -n 128 --dtype fp16 -o "$out/matmul_64x512x128.bin"
+step "$npk" rknpu matmul -m 4 -k 64 -n 64 --dtype int8 --format hex -o "$out/matmul_int8.txt"
+"$npk" rknpu disasm "$out/matmul_int8.txt" | sed -n '1,3p;105,108p'
+step "$npk" rknpu plan -m 400 -k 1024 -n 8208 --cores 3 -o "$out/rknpu_plan"
+cp "$out/rknpu_plan/regcmd.bin" "$out/rknpu_plan_regcmd.bin"
+step "$npk" tensor random --shape 64,512 --dtype f16 --seed 3 -o "$out/rknpu_a.npy"
+step "$npk" rknpu pack --layout feature-fp16 "$out/rknpu_a.npy" -o "$out/rknpu_a_nc1hwc2.bin"
+step "$npk" rknpu unpack --layout feature-fp16 --shape 64,512 "$out/rknpu_a_nc1hwc2.bin" -o "$out/rknpu_a_back.npy"
+cmp "$out/rknpu_a.npy" "$out/rknpu_a_back.npy" && echo "pack/unpack round trip: identical"
+rm -r "$out/rknpu_plan" "$out/rknpu_a_nc1hwc2.bin"
 # --- end rknpu ---
 
 # --- edgetpu (Coral Edge TPU) ---

@@ -1,0 +1,477 @@
+/* NC1HWC2 feature maps and packed matmul weights, both directions. The hot
+ * loops move whole atoms (C2 channels) or whole 32-channel weight rows with
+ * fixed-size copies; element-wise work is left to the transposing cases. */
+#include <string.h>
+
+#include "npukit/checked.h"
+#include "npukit/rknpu_layout.h"
+
+/* With SSE2 the large conversions write through non-temporal stores when
+ * the destination is aligned, like memcpy does for buffers past the cache
+ * (no read-for-ownership of the destination). Loops are ordered so that
+ * each stored run completes whole cache lines quickly. */
+#if defined(__SSE2__)
+#include <emmintrin.h>
+#define LAYOUT_SSE2 1
+static inline __m128i ld16(const uint8_t *s)
+{
+    return _mm_loadu_si128((const __m128i *)(const void *)s);
+}
+static inline void st16(uint8_t *d, __m128i v, bool nt)
+{
+    if (nt)
+        _mm_stream_si128((__m128i *)(void *)d, v);
+    else
+        _mm_storeu_si128((__m128i *)(void *)d, v);
+}
+#endif
+
+static inline bool aligned16(const void *p, size_t stride)
+{
+    return (uintptr_t)p % 16 == 0 && stride % 16 == 0;
+}
+
+/* ---- feature maps ---- */
+
+bool npk_rk_feature_native_count(const npk_rk_feature_shape *s, size_t *count)
+{
+    if (!s->c2) return false;
+    size_t c1 = s->c / s->c2 + (s->c % s->c2 != 0);
+    size_t f[] = {s->n, c1, s->h, s->w, s->c2};
+    return npk_prod_sz(f, 5, count);
+}
+
+npk_status npk_rk_feature_check(const npk_rk_feature_shape *s, npk_error *err)
+{
+    if (s->c2 != 4 && s->c2 != 8 && s->c2 != 16)
+        return npk_fail(err, NPK_E_ARG, "C2 = %zu: must be 4, 8 or 16", s->c2);
+    if (s->esize != 1 && s->esize != 2 && s->esize != 4)
+        return npk_fail(err, NPK_E_ARG, "element size %zu: must be 1, 2 or 4", s->esize);
+    size_t n, plain, f[] = {s->n, s->c, s->h, s->w, s->esize};
+    if (!npk_rk_feature_native_count(s, &n) || !npk_mul_sz(n, s->esize, &n) ||
+        !npk_prod_sz(f, 5, &plain))
+        return npk_fail(err, NPK_E_LIMIT, "feature map %zux%zux%zux%zu is too large", s->n, s->c,
+                        s->h, s->w);
+    return NPK_OK;
+}
+
+/* Copy one atom of `bytes` (fixed sizes become inline moves). */
+static inline void copy_atom(uint8_t *d, const uint8_t *s, size_t bytes)
+{
+    switch (bytes) {
+    case 16: memcpy(d, s, 16); break;
+    case 8: memcpy(d, s, 8); break;
+    case 32: memcpy(d, s, 32); break;
+    case 64: memcpy(d, s, 64); break;
+    default: memcpy(d, s, bytes); break;
+    }
+}
+
+/* NHWC <-> NC1HWC2 for one batch, in tiles of TP pixels x TC planes so that
+ * both sides move runs of TP (or TC) atoms: reads and writes stay within a
+ * few pages per tile instead of touching one page per plane per pixel. */
+#define TP 32
+#define TC 32
+
+static void nhwc_full_planes(size_t hw, size_t c1n, size_t atom, size_t row, const uint8_t *plain,
+                             uint8_t *native, bool pack)
+{
+    size_t plane = hw * atom;
+    for (size_t p0 = 0; p0 < hw; p0 += TP) {
+        size_t p1 = p0 + TP < hw ? p0 + TP : hw;
+        for (size_t c0 = 0; c0 < c1n; c0 += TC) {
+            size_t c1e = c0 + TC < c1n ? c0 + TC : c1n;
+            for (size_t c1 = c0; c1 < c1e; c1++) {
+                uint8_t *nat = native + c1 * plane;
+                const uint8_t *pl = plain + c1 * atom;
+                if (pack)
+                    for (size_t p = p0; p < p1; p++) copy_atom(nat + p * atom, pl + p * row, atom);
+                else
+                    for (size_t p = p0; p < p1; p++)
+                        copy_atom((uint8_t *)pl + p * row, nat + p * atom, atom);
+            }
+        }
+    }
+}
+
+#ifdef LAYOUT_SSE2
+/* 16-byte atoms (fp16 C2=8, int8 C2=16, fp32 C2=4) with streaming stores:
+ * packing writes each plane's run in order, unpacking each row's run. */
+static void nhwc_atom16(size_t hw, size_t c1n, size_t row, const uint8_t *plain, uint8_t *native,
+                        bool pack)
+{
+    size_t plane = hw * 16;
+    bool nt = pack ? aligned16(native, plane) : aligned16(plain, row);
+    for (size_t p0 = 0; p0 < hw; p0 += TP) {
+        size_t p1 = p0 + TP < hw ? p0 + TP : hw;
+        for (size_t c0 = 0; c0 < c1n; c0 += TC) {
+            size_t c1e = c0 + TC < c1n ? c0 + TC : c1n;
+            if (pack)
+                for (size_t c1 = c0; c1 < c1e; c1++)
+                    for (size_t p = p0; p < p1; p++)
+                        st16(native + c1 * plane + p * 16, ld16(plain + p * row + c1 * 16), nt);
+            else
+                for (size_t p = p0; p < p1; p++)
+                    for (size_t c1 = c0; c1 < c1e; c1++)
+                        st16((uint8_t *)plain + p * row + c1 * 16,
+                             ld16(native + c1 * plane + p * 16), nt);
+        }
+    }
+    if (nt) _mm_sfence();
+}
+#endif
+
+static void nhwc_batch(const npk_rk_feature_shape *s, const uint8_t *plain, uint8_t *native,
+                       bool pack)
+{
+    size_t es = s->esize, c2 = s->c2, hw = s->h * s->w;
+    size_t atom = c2 * es, full = s->c / c2, rem = s->c % c2;
+    size_t row = s->c * es, plane = hw * atom;
+    /* Fixed atom sizes let copy_atom become single moves. */
+    switch (atom) {
+#ifdef LAYOUT_SSE2
+    case 16: nhwc_atom16(hw, full, row, plain, native, pack); break;
+#else
+    case 16: nhwc_full_planes(hw, full, 16, row, plain, native, pack); break;
+#endif
+    case 8: nhwc_full_planes(hw, full, 8, row, plain, native, pack); break;
+    case 32: nhwc_full_planes(hw, full, 32, row, plain, native, pack); break;
+    case 64: nhwc_full_planes(hw, full, 64, row, plain, native, pack); break;
+    default: nhwc_full_planes(hw, full, atom, row, plain, native, pack); break;
+    }
+    if (!rem) return;
+    uint8_t *nat = native + full * plane; /* the last, zero-padded plane */
+    for (size_t p = 0; p < hw; p++) {
+        if (pack) {
+            memcpy(nat + p * atom, plain + p * row + full * atom, rem * es);
+            memset(nat + p * atom + rem * es, 0, atom - rem * es);
+        } else {
+            memcpy((uint8_t *)plain + p * row + full * atom, nat + p * atom, rem * es);
+        }
+    }
+}
+
+/* NCHW <-> NC1HWC2 for one full plane group: interleave C2 channel planes
+ * of hw elements into hw atoms. Constant C2 and element type let the
+ * compiler unroll and vectorise the interleave. */
+#define INTERLEAVE(NAME, T, C2)                                                                    \
+    static void NAME(uint8_t *plain, uint8_t *nat, size_t hw, bool pack)                           \
+    {                                                                                              \
+        for (size_t p0 = 0; p0 < hw; p0 += 256) {                                                  \
+            size_t p1 = p0 + 256 < hw ? p0 + 256 : hw;                                             \
+            for (size_t p = p0; p < p1; p++)                                                       \
+                for (size_t i = 0; i < C2; i++) {                                                  \
+                    uint8_t *a = nat + (p * C2 + i) * sizeof(T);                                   \
+                    uint8_t *b = plain + (i * hw + p) * sizeof(T);                                 \
+                    if (pack)                                                                      \
+                        memcpy(a, b, sizeof(T));                                                   \
+                    else                                                                           \
+                        memcpy(b, a, sizeof(T));                                                   \
+                }                                                                                  \
+        }                                                                                          \
+    }
+INTERLEAVE(il_u8_4, uint8_t, 4)
+INTERLEAVE(il_u8_8, uint8_t, 8)
+INTERLEAVE(il_u8_16, uint8_t, 16)
+INTERLEAVE(il_u16_4, uint16_t, 4)
+INTERLEAVE(il_u16_8, uint16_t, 8)
+INTERLEAVE(il_u16_16, uint16_t, 16)
+INTERLEAVE(il_u32_4, uint32_t, 4)
+INTERLEAVE(il_u32_8, uint32_t, 8)
+INTERLEAVE(il_u32_16, uint32_t, 16)
+
+#ifdef LAYOUT_SSE2
+static void nchw_simd(size_t es, size_t c1n, size_t hw, uint8_t *plain, uint8_t *native, bool pack);
+#endif
+
+static void nchw_batch(const npk_rk_feature_shape *s, const uint8_t *plain, uint8_t *native,
+                       bool pack)
+{
+    static void (*const kern[3][3])(uint8_t *, uint8_t *, size_t,
+                                    bool) = {{il_u8_4, il_u8_8, il_u8_16},
+                                             {il_u16_4, il_u16_8, il_u16_16},
+                                             {il_u32_4, il_u32_8, il_u32_16}};
+    size_t es = s->esize, c2 = s->c2, hw = s->h * s->w;
+    size_t full = s->c / c2, rem = s->c % c2;
+    void (*k)(uint8_t *, uint8_t *, size_t, bool) = kern[es == 1   ? 0
+                                                         : es == 2 ? 1
+                                                                   : 2][c2 == 4   ? 0
+                                                                        : c2 == 8 ? 1
+                                                                                  : 2];
+#ifdef LAYOUT_SSE2
+    if (c2 * es == 16 && es != 4) { /* fp16 C2=8, int8 C2=16: register transposes */
+        nchw_simd(es, full, hw, (uint8_t *)plain, native, pack);
+        full = 0;
+    }
+#endif
+    for (size_t c1 = 0; c1 < full; c1++)
+        k((uint8_t *)plain + c1 * c2 * hw * es, native + c1 * hw * c2 * es, hw, pack);
+    if (!rem) return;
+    full = s->c / c2;
+    uint8_t *nat = native + full * hw * c2 * es; /* the last, zero-padded plane */
+    for (size_t p = 0; p < hw; p++) {
+        uint8_t *atom = nat + p * c2 * es;
+        for (size_t i = 0; i < rem; i++) {
+            uint8_t *pl = (uint8_t *)plain + ((full * c2 + i) * hw + p) * es;
+            if (pack)
+                memcpy(atom + i * es, pl, es);
+            else
+                memcpy(pl, atom + i * es, es);
+        }
+        if (pack) memset(atom + rem * es, 0, (c2 - rem) * es);
+    }
+}
+
+static npk_status feature_convert(const npk_rk_feature_shape *s, npk_rk_order order,
+                                  const uint8_t *plain, uint8_t *native, bool pack, npk_error *err)
+{
+    npk_status st = npk_rk_feature_check(s, err);
+    if (st) return st;
+    if (order != NPK_RK_NHWC && order != NPK_RK_NCHW)
+        return npk_fail(err, NPK_E_ARG, "feature maps are NHWC or NCHW");
+    size_t native_batch, plain_batch = s->c * s->h * s->w * s->esize;
+    npk_rk_feature_shape one = *s;
+    one.n = 1;
+    npk_rk_feature_native_count(&one, &native_batch);
+    native_batch *= s->esize;
+    for (size_t b = 0; b < s->n; b++) {
+        if (order == NPK_RK_NHWC)
+            nhwc_batch(s, plain + b * plain_batch, native + b * native_batch, pack);
+        else
+            nchw_batch(s, plain + b * plain_batch, native + b * native_batch, pack);
+    }
+    return NPK_OK;
+}
+
+npk_status npk_rk_feature_pack(const npk_rk_feature_shape *s, npk_rk_order from, const void *src,
+                               void *dst, npk_error *err)
+{
+    return feature_convert(s, from, src, dst, true, err);
+}
+
+npk_status npk_rk_feature_unpack(const npk_rk_feature_shape *s, npk_rk_order to, const void *src,
+                                 void *dst, npk_error *err)
+{
+    return feature_convert(s, to, (const uint8_t *)dst, (uint8_t *)src, false, err);
+}
+
+/* ---- weights ---- */
+
+#define KB    NPK_RK_WEIGHT_KBLOCK
+#define KBAND 8
+
+npk_status npk_rk_weight_check(const npk_rk_weight_shape *s, npk_error *err)
+{
+    if (s->group != 16 && s->group != 32)
+        return npk_fail(err, NPK_E_ARG, "weight group %zu: must be 16 or 32", s->group);
+    if (s->esize != 1 && s->esize != 2)
+        return npk_fail(err, NPK_E_ARG, "weight element size %zu: must be 1 or 2", s->esize);
+    if (!s->k || !s->n || s->k % KB || s->n % s->group)
+        return npk_fail(err, NPK_E_ARG,
+                        "weights K x N = %zu x %zu: K must be a multiple of 32 and N of %zu", s->k,
+                        s->n, s->group);
+    size_t t, f[] = {s->k, s->n, s->esize};
+    if (!npk_prod_sz(f, 3, &t)) return npk_fail(err, NPK_E_LIMIT, "weights too large");
+    return NPK_OK;
+}
+
+/* One G x 32 block <-> the 32 x G sub-matrix of B[K][N] at (k0, n0): a
+ * transpose. With SSE2 it is built from 8x8 (16-bit) or 16x16 (8-bit)
+ * register transposes; otherwise a fixed-size tile the compiler unrolls. */
+#ifdef LAYOUT_SSE2
+/* 8 rows of 8 u16 at s (row stride ss bytes) -> 8 rows at d (stride ds). */
+static inline void tr8x8_u16(const uint8_t *s, size_t ss, uint8_t *d, size_t ds, bool nt)
+{
+    __m128i a[8], t[8], u[8];
+    for (int i = 0; i < 8; i++) a[i] = ld16(s + i * ss);
+    for (int i = 0; i < 4; i++) {
+        t[2 * i] = _mm_unpacklo_epi16(a[2 * i], a[2 * i + 1]);
+        t[2 * i + 1] = _mm_unpackhi_epi16(a[2 * i], a[2 * i + 1]);
+    }
+    for (int h = 0; h < 2; h++) { /* rows 0-3, then 4-7 */
+        u[4 * h + 0] = _mm_unpacklo_epi32(t[4 * h + 0], t[4 * h + 2]);
+        u[4 * h + 1] = _mm_unpackhi_epi32(t[4 * h + 0], t[4 * h + 2]);
+        u[4 * h + 2] = _mm_unpacklo_epi32(t[4 * h + 1], t[4 * h + 3]);
+        u[4 * h + 3] = _mm_unpackhi_epi32(t[4 * h + 1], t[4 * h + 3]);
+    }
+    for (int j = 0; j < 4; j++) {
+        st16(d + (2 * j) * ds, _mm_unpacklo_epi64(u[j], u[4 + j]), nt);
+        st16(d + (2 * j + 1) * ds, _mm_unpackhi_epi64(u[j], u[4 + j]), nt);
+    }
+}
+
+/* 16 rows of 16 bytes -> 16 rows. */
+static inline void tr16x16_u8(const uint8_t *s, size_t ss, uint8_t *d, size_t ds, bool nt)
+{
+    __m128i x[16], a[16], b[16], c[16];
+    for (int i = 0; i < 16; i++) x[i] = ld16(s + i * ss);
+    for (int i = 0; i < 8; i++) {
+        a[2 * i] = _mm_unpacklo_epi8(x[2 * i], x[2 * i + 1]);
+        a[2 * i + 1] = _mm_unpackhi_epi8(x[2 * i], x[2 * i + 1]);
+    }
+    for (int q = 0; q < 4; q++) { /* rows 4q..4q+3 */
+        __m128i *A = a + 4 * q, *B = b + 4 * q;
+        B[0] = _mm_unpacklo_epi16(A[0], A[2]);
+        B[1] = _mm_unpackhi_epi16(A[0], A[2]);
+        B[2] = _mm_unpacklo_epi16(A[1], A[3]);
+        B[3] = _mm_unpackhi_epi16(A[1], A[3]);
+    }
+    for (int h = 0; h < 2; h++) { /* rows 8h..8h+7 */
+        __m128i *B = b + 8 * h, *C = c + 8 * h;
+        for (int j = 0; j < 4; j++) {
+            C[2 * j] = _mm_unpacklo_epi32(B[j], B[4 + j]);
+            C[2 * j + 1] = _mm_unpackhi_epi32(B[j], B[4 + j]);
+        }
+    }
+    for (int j = 0; j < 8; j++) {
+        st16(d + (2 * j) * ds, _mm_unpacklo_epi64(c[j], c[8 + j]), nt);
+        st16(d + (2 * j + 1) * ds, _mm_unpackhi_epi64(c[j], c[8 + j]), nt);
+    }
+}
+
+static inline void tr_tile(size_t es, const uint8_t *s, size_t ss, uint8_t *d, size_t ds, bool nt)
+{
+    if (es == 2)
+        tr8x8_u16(s, ss, d, ds, nt);
+    else
+        tr16x16_u8(s, ss, d, ds, nt);
+}
+
+/* NCHW <-> NC1HWC2 for 16-byte atoms: C2 channel planes transpose with the
+ * pixels, t pixels at a time (t = C2); the few trailing pixels go one by one. */
+static void nchw_simd(size_t es, size_t c1n, size_t hw, uint8_t *plain, uint8_t *native, bool pack)
+{
+    size_t t = 16 / es, ps = hw * es, tail = hw - hw % t;
+    bool nt = pack && aligned16(native, 16);
+    for (size_t c1 = 0; c1 < c1n; c1++) {
+        uint8_t *pl = plain + c1 * t * ps, *nat = native + c1 * hw * 16;
+        for (size_t p = 0; p < tail; p += t) {
+            if (pack)
+                tr_tile(es, pl + p * es, ps, nat + p * 16, 16, nt);
+            else
+                tr_tile(es, nat + p * 16, 16, pl + p * es, ps, false);
+        }
+        for (size_t p = tail; p < hw; p++)
+            for (size_t i = 0; i < t; i++) {
+                if (pack)
+                    memcpy(nat + p * 16 + i * es, pl + i * ps + p * es, es);
+                else
+                    memcpy(pl + i * ps + p * es, nat + p * 16 + i * es, es);
+            }
+    }
+    if (nt) _mm_sfence();
+}
+
+/* Pack: block [G][32] at blk from B at b (row stride ld). Tiles go kernel
+ * rows first so each block row (one cache line or half) completes at once. */
+static void block_pack(size_t es, size_t g, uint8_t *blk, const uint8_t *b, size_t ld, bool nt)
+{
+    size_t t = es == 2 ? 8 : 16;
+    for (size_t nn = 0; nn < g; nn += t)
+        for (size_t kk = 0; kk < KB; kk += t)
+            tr_tile(es, b + kk * ld + nn * es, ld, blk + (nn * KB + kk) * es, KB * es, nt);
+}
+
+/* Unpack `nb` consecutive blocks (same K block, adjacent kernel groups) into
+ * B, a band of rows at a time, so each row's run is written contiguously. */
+static void blocks_unpack(size_t es, size_t g, size_t nb, const uint8_t *blk, size_t bstride,
+                          uint8_t *b, size_t ld, bool nt)
+{
+    size_t t = es == 2 ? 8 : 16;
+    for (size_t kk = 0; kk < KB; kk += t)
+        for (size_t j = 0; j < nb; j++)
+            for (size_t nn = 0; nn < g; nn += t)
+                tr_tile(es, blk + j * bstride + (nn * KB + kk) * es, KB * es,
+                        b + kk * ld + (j * g + nn) * es, ld, nt);
+}
+#else
+#define TRANSPOSE_BLOCK(NAME, T, G)                                                                \
+    static void NAME(uint8_t *blk, uint8_t *b, size_t ld, bool pack)                               \
+    {                                                                                              \
+        T tile[KB][G];                                                                             \
+        if (pack) {                                                                                \
+            for (size_t ki = 0; ki < KB; ki++) memcpy(tile[ki], b + ki * ld, sizeof tile[ki]);     \
+            T out[G][KB];                                                                          \
+            for (size_t ni = 0; ni < G; ni++)                                                      \
+                for (size_t ki = 0; ki < KB; ki++) out[ni][ki] = tile[ki][ni];                     \
+            memcpy(blk, out, sizeof out);                                                          \
+        } else {                                                                                   \
+            T in[G][KB];                                                                           \
+            memcpy(in, blk, sizeof in);                                                            \
+            for (size_t ki = 0; ki < KB; ki++)                                                     \
+                for (size_t ni = 0; ni < G; ni++) tile[ki][ni] = in[ni][ki];                       \
+            for (size_t ki = 0; ki < KB; ki++) memcpy(b + ki * ld, tile[ki], sizeof tile[ki]);     \
+        }                                                                                          \
+    }
+TRANSPOSE_BLOCK(block_u16_g16, uint16_t, 16)
+TRANSPOSE_BLOCK(block_u16_g32, uint16_t, 32)
+TRANSPOSE_BLOCK(block_u8_g16, uint8_t, 16)
+TRANSPOSE_BLOCK(block_u8_g32, uint8_t, 32)
+#endif
+
+static npk_status weight_convert(const npk_rk_weight_shape *s, npk_rk_order order, uint8_t *plain,
+                                 uint8_t *packed, bool pack, npk_error *err)
+{
+    npk_status st = npk_rk_weight_check(s, err);
+    if (st) return st;
+    size_t es = s->esize, g = s->group, kbs = s->k / KB;
+    size_t blk = g * KB * es;
+    if (order == NPK_RK_KN) {
+        size_t ld = s->n * es, ng = s->n / g;
+#ifdef LAYOUT_SSE2
+        bool nt = pack && aligned16(packed, 16);
+        /* Unpacking writes B rows: take enough groups for 64-byte runs. */
+        size_t step = pack ? 1 : (64 / (g * es) ? 64 / (g * es) : 1);
+        /* Bands of KBAND K-blocks: per group, the packed side is KBAND
+         * consecutive blocks and the B side a few hundred rows whose lines
+         * stay in L1 for the next group. */
+        for (size_t kb0 = 0; kb0 < kbs; kb0 += KBAND)
+            for (size_t gi = 0; gi < ng; gi += step)
+                for (size_t kb = kb0; kb < kb0 + KBAND && kb < kbs; kb++) {
+                    uint8_t *bp = plain + kb * KB * ld + gi * g * es;
+                    uint8_t *kp = packed + (gi * kbs + kb) * blk;
+                    if (pack)
+                        block_pack(es, g, kp, bp, ld, nt);
+                    else
+                        blocks_unpack(es, g, gi + step <= ng ? step : ng - gi, kp, kbs * blk, bp,
+                                      ld, nt);
+                }
+        if (nt) _mm_sfence();
+#else
+        void (*fn)(uint8_t *, uint8_t *, size_t, bool) =
+            es == 2 ? (g == 16 ? block_u16_g16 : block_u16_g32)
+                    : (g == 16 ? block_u8_g16 : block_u8_g32);
+        for (size_t kb = 0; kb < kbs; kb++)
+            for (size_t gi = 0; gi < ng; gi++)
+                fn(packed + (gi * kbs + kb) * blk, plain + kb * KB * ld + gi * g * es, ld, pack);
+#endif
+    } else if (order == NPK_RK_NK) {
+        size_t row = KB * es, ld = s->k * es;
+        for (size_t gi = 0; gi < s->n / g; gi++)
+            for (size_t kb = 0; kb < kbs; kb++) {
+                uint8_t *b = packed + (gi * kbs + kb) * blk;
+                uint8_t *p = plain + gi * g * ld + kb * row;
+                for (size_t ni = 0; ni < g; ni++) {
+                    if (pack)
+                        copy_atom(b + ni * row, p + ni * ld, row);
+                    else
+                        copy_atom(p + ni * ld, b + ni * row, row);
+                }
+            }
+    } else {
+        return npk_fail(err, NPK_E_ARG, "weights are KN or NK");
+    }
+    return NPK_OK;
+}
+
+npk_status npk_rk_weight_pack(const npk_rk_weight_shape *s, npk_rk_order from, const void *src,
+                              void *dst, npk_error *err)
+{
+    return weight_convert(s, from, (uint8_t *)src, dst, true, err);
+}
+
+npk_status npk_rk_weight_unpack(const npk_rk_weight_shape *s, npk_rk_order to, const void *src,
+                                void *dst, npk_error *err)
+{
+    return weight_convert(s, to, dst, (uint8_t *)src, false, err);
+}
