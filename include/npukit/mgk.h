@@ -229,6 +229,11 @@ npk_status npk_mgk_nmhw_decode(const npk_mgk_wshape *s, const uint8_t *block, si
  * index); the block is then unchanged. */
 npk_status npk_mgk_nmhw_encode(const npk_mgk_wshape *s, const int8_t *oihw, uint8_t *block,
                                size_t block_len, npk_error *err);
+/* The codec path in use ("sse2+ssse3", "sse2" or "portable"); force the
+ * portable path (1) or restore automatic selection (0), for tests and
+ * benchmarks. */
+const char *npk_mgk_codec_path(void);
+void npk_mgk_codec_force_portable(int on);
 /* Decode / re-encode one layer of a parsed model. */
 npk_status npk_mgk_layer_wshape(const npk_mgk_conv *c, unsigned flags, npk_mgk_wshape *s,
                                 npk_error *err);
