@@ -411,8 +411,10 @@ static ALWAYS_INLINE void decode_rows(const walk *w, const uint8_t *group, uint8
         if (rows == 2 && w->simd) {
             dec2(tile, co, planes, bits, flip, ext, rb + t * LANES, rb + (T + t) * LANES);
         } else {
-            row_decode(tile, co, planes, bits, flip, ext, v);
-            for (int g = 0; g < 4; g++) npk_st64le(rb + t * LANES + 8 * g, v[g]);
+            for (int r = 0; r < rows; r++) {
+                row_decode(tile, co + r, planes, bits, flip, ext, v);
+                for (int g = 0; g < 4; g++) npk_st64le(rb + (r * T + t) * LANES + 8 * g, v[g]);
+            }
         }
     }
     if (T == 1) {
