@@ -20,6 +20,7 @@ static void usage(FILE *out)
 
 int main(int argc, char **argv)
 {
+    npk_protect_inputs_until_exit(true); /* an input is never overwritten */
     if (argc < 2) {
         usage(stderr);
         return CLI_FAIL;
@@ -51,5 +52,9 @@ int main(int argc, char **argv)
     }
     const cli_command *c = cli_find_command(a);
     if (!c) return cli_fail("unknown command '%s' (see 'npukit --help')", a);
+    if (argc >= 3 && (strcmp(argv[2], "--help") == 0 || strcmp(argv[2], "-h") == 0)) {
+        c->help(stdout);
+        return CLI_OK;
+    }
     return c->run(argc - 1, argv + 1);
 }

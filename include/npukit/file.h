@@ -10,6 +10,7 @@
 #ifndef NPUKIT_FILE_H
 #define NPUKIT_FILE_H
 
+#include <stdbool.h>
 #include <stddef.h>
 #include <stdint.h>
 
@@ -36,6 +37,10 @@ typedef struct npk_mapped {
 /* Map `path` read-only. "-" reads standard input into memory. */
 npk_status npk_map_file(const char *path, npk_mapped *m, npk_error *err);
 void npk_unmap_file(npk_mapped *m);
+
+/* Keep every file mapped from now on protected even after it is unmapped, for
+ * the rest of the process (the CLI turns this on: an input is never replaced). */
+void npk_protect_inputs_until_exit(bool on);
 
 /* Also refuse outputs onto this path (for inputs read without npk_map_file). */
 npk_status npk_protect_path(const char *path, npk_error *err);

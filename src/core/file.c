@@ -12,13 +12,17 @@
 
 /* ---- registry of open inputs (dev, ino), so outputs never replace them ---- */
 
-#define MAX_PROTECTED 256
+#define MAX_PROTECTED 1024
 
 static pthread_mutex_t reg_lock = PTHREAD_MUTEX_INITIALIZER;
 static struct {
     uint64_t dev, ino;
     int refs;
 } reg[MAX_PROTECTED];
+
+static int sticky; /* keep inputs protected after they are unmapped */
+
+void npk_protect_inputs_until_exit(bool on) { sticky = on; }
 
 static int reg_add(uint64_t dev, uint64_t ino)
 {
@@ -168,7 +172,7 @@ void npk_unmap_file(npk_mapped *m)
     if (!m) return;
     if (m->map_base) munmap(m->map_base, m->map_len);
     free(m->heap);
-    if (m->registered) reg_del(m->dev, m->ino);
+    if (m->registered && !sticky) reg_del(m->dev, m->ino);
     memset(m, 0, sizeof *m);
 }
 

@@ -204,7 +204,9 @@ npk_status npk_npy_parse(const uint8_t *buf, size_t len, npk_tensor *t, npk_erro
                            "npy header: missing 'descr', 'fortran_order' or 'shape'");
 
     size_t count, nbytes;
-    if ((st = npk_shape_size(dt, tmp.ndim, tmp.shape, &count, &nbytes, err))) return st;
+    npk_error serr = {0};
+    if ((st = npk_shape_size(dt, tmp.ndim, tmp.shape, &count, &nbytes, &serr)))
+        return npk_fail_at(err, st, hstart, "npy: %s", serr.msg);
     size_t dstart = hstart + hlen;
     if (len - dstart != nbytes)
         return npk_fail_at(err, NPK_E_FORMAT, dstart,

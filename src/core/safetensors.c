@@ -166,7 +166,11 @@ npk_status npk_st_parse(const uint8_t *buf, size_t len, npk_tensor_set *s, npk_e
             goto fail;
         }
         size_t cnt, nbytes;
-        if ((st = npk_shape_size(dt, ndim, shape, &cnt, &nbytes, err))) goto fail;
+        npk_error serr = {0};
+        if ((st = npk_shape_size(dt, ndim, shape, &cnt, &nbytes, &serr))) {
+            npk_fail_at(err, st, 8, "safetensors: tensor '%s': %s", name, serr.msg);
+            goto fail;
+        }
         if (e - b != nbytes) {
             st = npk_fail_at(err, NPK_E_FORMAT, 8,
                              "safetensors: tensor '%s' spans %llu bytes, its shape needs %zu",

@@ -88,13 +88,26 @@ const char *npk_tmpdir(void)
     return tmpdir;
 }
 
+/* Paths handed out stay valid until exit (tests keep many at once). */
+static char *tmp_paths[4096];
+static int tmp_count;
+
+static void free_tmp_paths(void)
+{
+    for (int i = 0; i < tmp_count; i++) free(tmp_paths[i]);
+    tmp_count = 0;
+}
+
 const char *npk_tmp(const char *name)
 {
-    static char bufs[8][1024];
-    static int k;
-    char *b = bufs[k++ & 7];
-    snprintf(b, 1024, "%s/%s", npk_tmpdir(), name);
-    return b;
+    char b[1024];
+    snprintf(b, sizeof b, "%s/%s", npk_tmpdir(), name);
+    for (int i = 0; i < tmp_count; i++)
+        if (!strcmp(tmp_paths[i], b)) return tmp_paths[i];
+    if (tmp_count == 0) atexit(free_tmp_paths);
+    if (tmp_count >= 4096) abort();
+    tmp_paths[tmp_count] = strdup(b);
+    return tmp_paths[tmp_count++];
 }
 
 uint8_t *npk_slurp(const char *path, size_t *len)

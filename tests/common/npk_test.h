@@ -27,7 +27,7 @@ void npk_fixture_map(const char *rel, npk_mapped *m);
 
 /* A fresh temporary directory for this test program (removed at exit). */
 const char *npk_tmpdir(void);
-/* "<tmpdir>/<name>" in a static rotating buffer. */
+/* "<tmpdir>/<name>"; the string stays valid until exit. */
 const char *npk_tmp(const char *name);
 /* Read a whole file into a malloc'd buffer; NULL if it does not exist. */
 uint8_t *npk_slurp(const char *path, size_t *len);
