@@ -130,6 +130,17 @@ static void print_text(const char *path, const npk_mgk_model *m, bool records, b
         printf("  #%-3zu 0x%llx %4llu B  %-40.*s %.*s%s\n", i, (unsigned long long)r->offset,
                (unsigned long long)r->size, (int)r->kernel.len, r->kernel.s, (int)r->name.len,
                r->name.s, r->known_kind ? "" : "  (unknown kind: skipped)");
+        if (!records) continue;
+        printf("       inputs:");
+        for (uint32_t k = 0; k < r->ninputs; k++)
+            printf(" %.*s (%.*s %.*s, id %d)", (int)r->inputs[k].name.len, r->inputs[k].name.s,
+                   (int)r->inputs[k].format.len, r->inputs[k].format.s,
+                   (int)r->inputs[k].type.len, r->inputs[k].type.s, r->inputs[k].id);
+        printf("; output id %d\n       body 0x%llx, %llu bytes:", r->out_id,
+               (unsigned long long)r->body_offset, (unsigned long long)r->body_size);
+        for (uint64_t k = 0; k < r->body_size && k < 32; k++)
+            printf(" %02x", m->data[r->body_offset + k]);
+        printf("%s\n", r->body_size > 32 ? " ..." : "");
     }
     printf("convolution layers: %zu (offsets relative to the weight region)\n", m->nconvs);
     printf("  %-4s %-30s %-11s %-5s %-4s %-26s %-24s %s\n", "id", "kernel", "cin->cout", "KHxKW",

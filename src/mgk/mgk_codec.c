@@ -22,6 +22,13 @@
 #else
 #define ALWAYS_INLINE inline
 #endif
+#if defined(__clang__)
+#define UNROLL8 _Pragma("clang loop unroll(full)")
+#elif defined(__GNUC__)
+#define UNROLL8 _Pragma("GCC unroll 8")
+#else
+#define UNROLL8
+#endif
 
 /* 8 two-bit fields (16 bits) -> one field in the low bits of each byte. */
 static ALWAYS_INLINE uint64_t spread16(uint64_t x)
@@ -314,8 +321,90 @@ static ALWAYS_INLINE void taps_out_t(uint8_t *dst, const uint8_t *rb, int cim, i
     for (int ci = 0; ci < cim; ci++)
         for (int t = 0; t < T; t++) dst[ci * T + t] = rb[t * LANES + ci];
 }
+#if defined(__SSE2__)
+/* 16x16 byte transpose by four rounds of unpacks; row c of the result
+ * ends up in v[bitrev4[c]]. Used for kernels of 6 to 16 taps. */
+#define SSE2_TAPS_MIN 6
+#define SSE2_TAPS_MAX 16
+static const uint8_t bitrev4[16] = {0, 8, 4, 12, 2, 10, 6, 14, 1, 9, 5, 13, 3, 11, 7, 15};
+
+static ALWAYS_INLINE void transpose16(__m128i v[16])
+{
+    __m128i t[16];
+    UNROLL8
+    for (int i = 0; i < 8; i++) {
+        t[i] = _mm_unpacklo_epi8(v[2 * i], v[2 * i + 1]);
+        t[i + 8] = _mm_unpackhi_epi8(v[2 * i], v[2 * i + 1]);
+    }
+    UNROLL8
+    for (int i = 0; i < 8; i++) {
+        v[i] = _mm_unpacklo_epi16(t[2 * i], t[2 * i + 1]);
+        v[i + 8] = _mm_unpackhi_epi16(t[2 * i], t[2 * i + 1]);
+    }
+    UNROLL8
+    for (int i = 0; i < 8; i++) {
+        t[i] = _mm_unpacklo_epi32(v[2 * i], v[2 * i + 1]);
+        t[i + 8] = _mm_unpackhi_epi32(v[2 * i], v[2 * i + 1]);
+    }
+    UNROLL8
+    for (int i = 0; i < 8; i++) {
+        v[i] = _mm_unpacklo_epi64(t[2 * i], t[2 * i + 1]);
+        v[i + 8] = _mm_unpackhi_epi64(t[2 * i], t[2 * i + 1]);
+    }
+}
+
+/* Full rows: 16-byte stores per input lane, in order, so each one's tail is
+ * overwritten by the next; the last ones go through a buffer to stay inside. */
+static void taps_out_sse2(uint8_t *dst, const uint8_t *rb, int T)
+{
+    for (int h = 0; h < 2; h++) {
+        __m128i v[16];
+        for (int t = 0; t < 16; t++)
+            v[t] = t < T ? _mm_loadu_si128((const __m128i *)(rb + t * LANES + 16 * h))
+                         : _mm_setzero_si128();
+        transpose16(v);
+        for (int c = 0; c < 16; c++) {
+            int ci = 16 * h + c;
+            if (ci * T + 16 <= LANES * T) {
+                _mm_storeu_si128((__m128i *)(dst + ci * T), v[bitrev4[c]]);
+            } else {
+                uint8_t tmp[16];
+                _mm_storeu_si128((__m128i *)tmp, v[bitrev4[c]]);
+                memcpy(dst + ci * T, tmp, (size_t)T);
+            }
+        }
+    }
+}
+
+static void taps_in_sse2(uint8_t *rb, const uint8_t *src, int T)
+{
+    for (int h = 0; h < 2; h++) {
+        __m128i v[16];
+        for (int c = 0; c < 16; c++) {
+            int ci = 16 * h + c;
+            if (ci * T + 16 <= LANES * T) {
+                v[c] = _mm_loadu_si128((const __m128i *)(src + ci * T));
+            } else {
+                uint8_t tmp[16] = {0};
+                memcpy(tmp, src + ci * T, (size_t)T);
+                v[c] = _mm_loadu_si128((const __m128i *)tmp);
+            }
+        }
+        transpose16(v);
+        for (int t = 0; t < T; t++)
+            _mm_storeu_si128((__m128i *)(rb + t * LANES + 16 * h), v[bitrev4[t]]);
+    }
+}
+#endif
+
 static void taps_out(const walk *w, uint8_t *dst, const uint8_t *rb, int cim, int T)
 {
+#if defined(__SSE2__)
+    if (w->simd && cim == LANES && T >= SSE2_TAPS_MIN && T <= SSE2_TAPS_MAX) {
+        taps_out_sse2(dst, rb, T);
+        return;
+    }
+#endif
 #if defined(MGK_HAVE_SSSE3_PATH)
     if (w->mask_out && cim == LANES) {
         taps_out_ssse3(dst, rb, T, w->mask_out);
@@ -338,6 +427,12 @@ static ALWAYS_INLINE void taps_in_t(uint8_t *rb, const uint8_t *src, int cim, in
 }
 static void taps_in(const walk *w, uint8_t *rb, const uint8_t *src, int cim, int T)
 {
+#if defined(__SSE2__)
+    if (w->simd && cim == LANES && T >= SSE2_TAPS_MIN && T <= SSE2_TAPS_MAX) {
+        taps_in_sse2(rb, src, T);
+        return;
+    }
+#endif
 #if defined(MGK_HAVE_SSSE3_PATH)
     if (w->mask_in && cim == LANES) {
         taps_in_ssse3(rb, src, T, w->mask_in);
@@ -374,7 +469,7 @@ static npk_status walk_init(const npk_mgk_wshape *s, walk *w, npk_error *err)
     w->simd = simd_level();
     w->mask_out = w->mask_in = NULL;
 #if defined(MGK_HAVE_SSSE3_PATH)
-    if (w->simd == 2 && w->taps > 1 && w->taps <= MAX_SHUF_TAPS) {
+    if (w->simd == 2 && w->taps > 1 && w->taps < SSE2_TAPS_MIN) {
         size_t n = (size_t)w->taps * (size_t)w->taps * 16;
         w->mask_out = malloc(2 * n);
         if (w->mask_out) {
@@ -428,16 +523,24 @@ static ALWAYS_INLINE void decode_rows(const walk *w, const uint8_t *group, uint8
 
 static ALWAYS_INLINE void encode_rows(const walk *w, uint8_t *group, const uint8_t *s0,
                                       const uint8_t *s1, int co, int rows, int cim, int planes,
-                                      uint64_t flip, uint64_t low)
+                                      int bits, uint64_t flip, uint64_t low, uint64_t ext)
 {
     const size_t tile_bytes = (size_t)planes * PLANE;
     const int T = w->taps;
     uint8_t *rb = w->rowbuf;
-    if (T == 1 && rows == 2 && cim == LANES && w->simd) {
+    const bool pair = rows == 2 && w->simd;
+    if (T == 1 && pair && cim == LANES) {
         enc2(group, co, planes, flip, low, s0, s1);
         return;
     }
-    if (cim < LANES) memset(rb, 0, (size_t)T * 2 * LANES);
+    if (pair && cim < LANES) {
+        /* Start from the current values so padding lanes re-encode to their own bytes. */
+        for (int t = 0; t < T; t++)
+            dec2(group + (size_t)w->tapmap[t] * tile_bytes, co, planes, bits, flip, ext,
+                 rb + t * LANES, rb + (T + t) * LANES);
+    } else if (cim < LANES) {
+        memset(rb, 0, (size_t)T * 2 * LANES);
+    }
     if (T == 1) {
         memcpy(rb, s0, (size_t)cim);
         if (rows == 2) memcpy(rb + LANES, s1, (size_t)cim);
@@ -448,7 +551,7 @@ static ALWAYS_INLINE void encode_rows(const walk *w, uint8_t *group, const uint8
     uint64_t keep = cim == LANES ? ~0ull : (1ull << (2 * cim)) - 1;
     for (int t = 0; t < T; t++) {
         uint8_t *tile = group + (size_t)w->tapmap[t] * tile_bytes;
-        if (rows == 2 && cim == LANES && w->simd) {
+        if (pair) {
             enc2(tile, co, planes, flip, low, rb + t * LANES, rb + (T + t) * LANES);
             continue;
         }
@@ -481,7 +584,7 @@ static ALWAYS_INLINE void decode_all(const walk *w, const uint8_t *block, int8_t
 }
 
 static ALWAYS_INLINE void encode_all(const walk *w, const int8_t *oihw, uint8_t *block, int planes,
-                                     uint64_t flip, uint64_t low)
+                                     int bits, uint64_t flip, uint64_t low, uint64_t ext)
 {
     const size_t tile_bytes = (size_t)planes * PLANE;
     const size_t T = (size_t)w->taps, cin = (size_t)w->cin;
@@ -494,7 +597,7 @@ static ALWAYS_INLINE void encode_all(const walk *w, const int8_t *oihw, uint8_t 
             for (int co = 0; co < co_end; co += 2) {
                 int rows = co + 1 < co_end ? 2 : 1;
                 const uint8_t *s0 = in + ((size_t)(LANES * n + co) * cin + (size_t)LANES * m) * T;
-                encode_rows(w, group, s0, s0 + cin * T, co, rows, cim, planes, flip, low);
+                encode_rows(w, group, s0, s0 + cin * T, co, rows, cim, planes, bits, flip, low, ext);
             }
         }
     }
@@ -560,10 +663,10 @@ npk_status npk_mgk_nmhw_encode(const npk_mgk_wshape *s, const int8_t *oihw, uint
     if ((st = walk_init(s, &w, err))) return st;
     wconst k = make_const(s->bits);
     switch (s->bits) {
-    case 8: encode_all(&w, oihw, block, 4, 0x8080808080808080ull, ~0ull); break;
-    case 6: encode_all(&w, oihw, block, 3, k.flip, k.low); break;
-    case 4: encode_all(&w, oihw, block, 2, k.flip, k.low); break;
-    default: encode_all(&w, oihw, block, 1, k.flip, k.low); break;
+    case 8: encode_all(&w, oihw, block, 4, 8, 0x8080808080808080ull, ~0ull, 0); break;
+    case 6: encode_all(&w, oihw, block, 3, 6, k.flip, k.low, k.ext); break;
+    case 4: encode_all(&w, oihw, block, 2, 4, k.flip, k.low, k.ext); break;
+    default: encode_all(&w, oihw, block, 1, 2, k.flip, k.low, k.ext); break;
     }
     walk_free(&w);
     return NPK_OK;
