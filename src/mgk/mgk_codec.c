@@ -630,15 +630,17 @@ npk_status npk_mgk_nmhw_decode(const npk_mgk_wshape *s, const uint8_t *block, si
  * chunks so the common (valid) case vectorises. */
 static size_t first_out_of_range(const int8_t *v, size_t n, int lo, int hi)
 {
-    const uint8_t span = (uint8_t)(hi - lo);
-    for (size_t i = 0; i < n; i += 4096) {
-        size_t end = n - i < 4096 ? n : i + 4096;
+    enum { CHUNK = 4096 };
+    const uint8_t span = (uint8_t)(hi - lo), ulo = (uint8_t)lo;
+    size_t i = 0;
+    for (; i + CHUNK <= n; i += CHUNK) { /* constant trip count: vectorised at -O2 */
+        const uint8_t *p = (const uint8_t *)v + i;
         uint8_t bad = 0;
-        for (size_t k = i; k < end; k++) bad |= (uint8_t)((uint8_t)(v[k] - lo) > span);
-        if (!bad) continue;
-        for (size_t k = i; k < end; k++)
-            if (v[k] < lo || v[k] > hi) return k;
+        for (int k = 0; k < CHUNK; k++) bad |= (uint8_t)((uint8_t)(p[k] - ulo) > span);
+        if (bad) break;
     }
+    for (; i < n; i++)
+        if (v[i] < lo || v[i] > hi) return i;
     return n;
 }
 

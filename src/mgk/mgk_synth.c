@@ -231,14 +231,13 @@ static void end_record(obuf *b, size_t start)
     ob_u64(b, (uint64_t)(b->n + 8 - start)); /* the record's own length */
 }
 
-static void put_conv(obuf *b, const npk_mgk_synth_layer *l, const lplace *p, int idx, int in_id)
+/* One convolution record; `name` receives the name of its output tensor. */
+static void put_conv(obuf *b, const npk_mgk_synth_layer *l, const lplace *p, int idx,
+                     const char *in_name, char name[48])
 {
     size_t start = b->n;
-    char name[48], in_name[48];
-    snprintf(name, sizeof name, "layer_%d_QuantizeFeature", idx);
-    if (idx == 0) snprintf(in_name, sizeof in_name, "input");
-    else snprintf(in_name, sizeof in_name, "layer_%d_QuantizeFeature", idx - 1);
-    put_header(b, name, in_name, in_id, in_id + 1, "Convolution/base_i8/2/0/0");
+    snprintf(name, 48, "layer_%d_QuantizeFeature", idx);
+    put_header(b, name, in_name, idx, idx + 1, "Convolution/base_i8/2/0/0");
     ob_grow(b, 30); /* unknown head */
     ob_i32(b, l->kh * l->kw > 1 ? 2 : 1);
     ob_i32(b, l->cin);
@@ -275,10 +274,11 @@ static void put_conv(obuf *b, const npk_mgk_synth_layer *l, const lplace *p, int
     end_record(b, start);
 }
 
-static void put_other(obuf *b, const char *name, const char *kernel, int in_id)
+static void put_other(obuf *b, const char *name, const char *in_name, const char *kernel,
+                      int in_id)
 {
     size_t start = b->n;
-    put_header(b, name, in_id == 0 ? "input_nhwc" : "tensor", in_id, in_id + 1, kernel);
+    put_header(b, name, in_name, in_id, in_id + 1, kernel);
     ob_i32(b, 1);
     ob_i32(b, 32);
     ob_i32(b, 0);
@@ -344,11 +344,16 @@ npk_status npk_mgk_synth(const npk_mgk_synth_spec *spec, uint8_t **out, size_t *
     uint64_t model_off = b.n;
     int tid = 0;
     if (spec->extra_records) {
-        put_other(&b, "__FormatConvert__0", "FormatConvert/format_cvt_ubit8/2/0/0/", tid);
+        put_other(&b, "__FormatConvert__0", "input", "FormatConvert/format_cvt_ubit8/2/0/0/", tid);
         tid++;
     }
-    for (size_t i = 0; i < spec->nlayers; i++, tid++) put_conv(&b, &spec->layers[i], &pl[i], (int)i, tid);
-    if (spec->extra_records) put_other(&b, "custom_op_out", "Synthetic/npukit_unknown/0/", tid);
+    char prev[48] = "input", name[48];
+    if (spec->extra_records) snprintf(prev, sizeof prev, "__FormatConvert__0");
+    for (size_t i = 0; i < spec->nlayers; i++, tid++) { /* tensor ids follow record indices */
+        put_conv(&b, &spec->layers[i], &pl[i], tid, prev, name);
+        memcpy(prev, name, sizeof prev);
+    }
+    if (spec->extra_records) put_other(&b, "custom_op_out", prev, "Synthetic/npukit_unknown/0/", tid);
     free(pl);
     uint64_t model_size = b.n - model_off;
     static const char strtab[] = "\0model\0.mlstrtab\0.verstr\0.version";

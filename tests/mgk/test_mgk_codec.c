@@ -225,6 +225,23 @@ static void test_range_and_shape_errors(void **state)
         free(copy);
         free(w);
     }
+    /* A bad value inside a long run (the checker works in chunks) is found exactly. */
+    npk_mgk_wshape big = {2, 3, 3, 3, 4, 64, 70, 0};
+    size_t bbytes, bcount;
+    assert_int_equal(npk_mgk_wshape_check(&big, &bbytes, &bcount, &err), NPK_OK);
+    uint8_t *bblk = calloc(1, bbytes);
+    int8_t *bw = calloc(1, bcount);
+    bw[5000] = -9;
+    npk_error be = {0};
+    assert_int_equal(npk_mgk_nmhw_encode(&big, bw, bblk, bbytes, &be), NPK_E_ARG);
+    assert_non_null(strstr(be.msg, "value -9 at index 5000"));
+    bw[5000] = 0;
+    bw[bcount - 1] = 8;
+    assert_int_equal(npk_mgk_nmhw_encode(&big, bw, bblk, bbytes, &be), NPK_E_ARG);
+    bw[bcount - 1] = 7;
+    assert_int_equal(npk_mgk_nmhw_encode(&big, bw, bblk, bbytes, &be), NPK_OK);
+    free(bblk);
+    free(bw);
     npk_mgk_wshape bad = {1, 1, 1, 1, 5, 2, 2, 0};
     assert_int_equal(npk_mgk_wshape_check(&bad, NULL, NULL, &err), NPK_E_UNSUPPORTED);
     npk_mgk_wshape wide = {1, 1, 1, 1, 8, 33, 2, 0}; /* 33 channels need 2 groups */
