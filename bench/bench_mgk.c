@@ -60,9 +60,11 @@ out:
 
 void bench_mgk(npk_bench *b)
 {
-    npk_bench_note(b, "codec path: %s; bytes = encoded NMHWSOIB2 weight bytes (1 per 8-bit "
-                      "weight); goal for 8-bit: >= 1 GB/s, shown as the equivalent memcpy ratio "
-                      "of this run", npk_mgk_codec_path());
+    npk_bench_note(b,
+                   "codec path: %s; bytes = encoded NMHWSOIB2 weight bytes (1 per 8-bit "
+                   "weight); goal for 8-bit: >= 1 GB/s, shown as the equivalent memcpy ratio "
+                   "of this run",
+                   npk_mgk_codec_path());
     run(b, "8-bit 1x1 1024x1024", (npk_mgk_wshape){32, 32, 1, 1, 8, 1024, 1024, 0}, true);
     run(b, "8-bit 3x3 352x352", (npk_mgk_wshape){11, 11, 3, 3, 8, 352, 352, 0}, true);
     run(b, "8-bit 1x5 1000x250", (npk_mgk_wshape){32, 8, 1, 5, 8, 1000, 250, 0}, true);

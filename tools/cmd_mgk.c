@@ -33,7 +33,8 @@ static const cli_subcommand subs[] = {
      "re-encode every layer whose layer_<id>.weight is in IN (same shape, integer values in\n"
      "      the layer's bit width) into a new file; every other byte stays unchanged",
      m_replace},
-    {"synth", "-o OUT.mgk [--layer CIN,COUT,KH,KW,BITS]... [--seed N] [--extra-records] [--garbage]",
+    {"synth",
+     "-o OUT.mgk [--layer CIN,COUT,KH,KW,BITS]... [--seed N] [--extra-records] [--garbage]",
      "generate a small synthetic MGK test file (default: one 16->8 3x3 8-bit layer). For tests\n"
      "      and demos only: not a vendor compiler, the file does not run on a device",
      m_synth},
@@ -134,8 +135,8 @@ static void print_text(const char *path, const npk_mgk_model *m, bool records, b
         printf("       inputs:");
         for (uint32_t k = 0; k < r->ninputs; k++)
             printf(" %.*s (%.*s %.*s, id %d)", (int)r->inputs[k].name.len, r->inputs[k].name.s,
-                   (int)r->inputs[k].format.len, r->inputs[k].format.s,
-                   (int)r->inputs[k].type.len, r->inputs[k].type.s, r->inputs[k].id);
+                   (int)r->inputs[k].format.len, r->inputs[k].format.s, (int)r->inputs[k].type.len,
+                   r->inputs[k].type.s, r->inputs[k].id);
         printf("; output id %d\n       body 0x%llx, %llu bytes:", r->out_id,
                (unsigned long long)r->body_offset, (unsigned long long)r->body_size);
         for (uint64_t k = 0; k < r->body_size && k < 32; k++)
@@ -343,8 +344,7 @@ static void print_json(const npk_mgk_model *m, bool records, bool symbols)
     }
     cJSON *uk = cJSON_AddArrayToObject(o, "unknown_records");
     for (size_t i = 0; i < m->nrecords; i++)
-        if (!m->records[i].known_kind)
-            cJSON_AddItemToArray(uk, record_json(m, &m->records[i], i));
+        if (!m->records[i].known_kind) cJSON_AddItemToArray(uk, record_json(m, &m->records[i], i));
     if (records) {
         cJSON *rs = cJSON_AddArrayToObject(o, "record_list");
         for (size_t i = 0; i < m->nrecords; i++)
@@ -371,10 +371,14 @@ static int m_info(int argc, char **argv)
     int c;
     cli_getopt_reset();
     while ((c = getopt_long(argc, argv, "", opts, NULL)) != -1) {
-        if (c == 'j') json = true;
-        else if (c == 'r') records = true;
-        else if (c == 's') symbols = true;
-        else return cli_bad_option("mgk info", argv);
+        if (c == 'j')
+            json = true;
+        else if (c == 'r')
+            records = true;
+        else if (c == 's')
+            symbols = true;
+        else
+            return cli_bad_option("mgk info", argv);
     }
     if (optind + 1 != argc) return cli_usage("mgk info", "expected one FILE");
     if (json && !cli_json_available()) return cli_no_json();
@@ -383,7 +387,8 @@ static int m_info(int argc, char **argv)
     int rc = load(argv[optind], &map, &m);
     if (rc) return rc;
 #ifdef NPK_HAVE_CJSON
-    if (json) print_json(&m, records, symbols);
+    if (json)
+        print_json(&m, records, symbols);
     else
 #endif
         print_text(argv[optind], &m, records, symbols);
@@ -402,7 +407,8 @@ static void print_layer(const npk_mgk_model *m, const npk_mgk_conv *c, const npk
     printf("  output %.*s (id %d); inputs:", (int)r->name.len, r->name.s, r->out_id);
     for (uint32_t i = 0; i < r->ninputs; i++)
         printf(" %.*s (id %d)", (int)r->inputs[i].name.len, r->inputs[i].name.s, r->inputs[i].id);
-    printf("\n  cin %d, cout %d, pads [%s]", c->cin, c->cout, shape_str(c->pads, c->npads, buf, 96));
+    printf("\n  cin %d, cout %d, pads [%s]", c->cin, c->cout,
+           shape_str(c->pads, c->npads, buf, 96));
     printf(", kernel [%s]", shape_str(c->kernel, c->nkernel, buf, sizeof buf));
     printf(", stride [%s]", shape_str(c->stride, c->nstride, buf, sizeof buf));
     printf(", dilation [%s], act %d\n", shape_str(c->dilation, c->ndilation, buf, sizeof buf),
@@ -430,8 +436,9 @@ static void print_layer(const npk_mgk_model *m, const npk_mgk_conv *c, const npk
             for (int ci = 0; ci < c->in_channels; ci++) {
                 printf("  w[%d][%d]:", co, ci);
                 for (int t = 0; t < taps; t++)
-                    printf(" %d", w[((size_t)co * (size_t)c->in_channels + (size_t)ci) * (size_t)taps +
-                                    (size_t)t]);
+                    printf(" %d",
+                           w[((size_t)co * (size_t)c->in_channels + (size_t)ci) * (size_t)taps +
+                             (size_t)t]);
                 printf("\n");
             }
     }
@@ -440,15 +447,17 @@ static void print_layer(const npk_mgk_model *m, const npk_mgk_conv *c, const npk
 static int m_layer(int argc, char **argv)
 {
     bool json = false, weights = false;
-    static const struct option opts[] = {{"json", no_argument, NULL, 'j'},
-                                         {"weights", no_argument, NULL, 'w'},
-                                         {0, 0, 0, 0}};
+    static const struct option opts[] = {
+        {"json", no_argument, NULL, 'j'}, {"weights", no_argument, NULL, 'w'}, {0, 0, 0, 0}};
     int c;
     cli_getopt_reset();
     while ((c = getopt_long(argc, argv, "", opts, NULL)) != -1) {
-        if (c == 'j') json = true;
-        else if (c == 'w') weights = true;
-        else return cli_bad_option("mgk layer", argv);
+        if (c == 'j')
+            json = true;
+        else if (c == 'w')
+            weights = true;
+        else
+            return cli_bad_option("mgk layer", argv);
     }
     int64_t id;
     if (optind + 2 != argc) return cli_usage("mgk layer", "expected FILE and ID");
@@ -469,8 +478,8 @@ static int m_layer(int argc, char **argv)
     } else if (cv->requant_ok && npk_mgk_requant_read(&m, cv, &rq, &err)) {
         rc = cli_error(path, &err);
     } else if (weights && cv->usable) {
-        size_t n = (size_t)cv->out_channels * (size_t)cv->in_channels * (size_t)cv->kh *
-                   (size_t)cv->kw;
+        size_t n =
+            (size_t)cv->out_channels * (size_t)cv->in_channels * (size_t)cv->kh * (size_t)cv->kw;
         w = malloc(n ? n : 1);
         if (!w || npk_mgk_decode_layer(&m, cv, 0, w, &err)) rc = cli_error(path, &err);
     }
@@ -517,8 +526,10 @@ static int m_extract(int argc, char **argv)
     int c;
     cli_getopt_reset();
     while ((c = getopt_long(argc, argv, "o:", opts, NULL)) != -1) {
-        if (c == 'o') out = optarg;
-        else return cli_bad_option("mgk extract", argv);
+        if (c == 'o')
+            out = optarg;
+        else
+            return cli_bad_option("mgk extract", argv);
     }
     if (!out) return cli_usage("mgk extract", "missing -o OUT.safetensors");
     if (optind + 1 != argc) return cli_usage("mgk extract", "expected one FILE");
@@ -557,11 +568,15 @@ static int m_replace(int argc, char **argv)
     int c;
     cli_getopt_reset();
     while ((c = getopt_long(argc, argv, "o:w:", opts, NULL)) != -1) {
-        if (c == 'o') out = optarg;
-        else if (c == 'w') weights = optarg;
-        else return cli_bad_option("mgk replace", argv);
+        if (c == 'o')
+            out = optarg;
+        else if (c == 'w')
+            weights = optarg;
+        else
+            return cli_bad_option("mgk replace", argv);
     }
-    if (!out || !weights) return cli_usage("mgk replace", "need --weights IN.safetensors and -o OUT");
+    if (!out || !weights)
+        return cli_usage("mgk replace", "need --weights IN.safetensors and -o OUT");
     if (optind + 1 != argc) return cli_usage("mgk replace", "expected one FILE");
     if (!npk_safetensors_available())
         return cli_fail("mgk replace: this build has no safetensors support (needs libcjson)");
@@ -583,8 +598,9 @@ static int m_replace(int argc, char **argv)
     else if (npk_write_file(out, buf, len, &err))
         rc = cli_error(out, &err);
     else
-        fprintf(stderr, "npukit: %s: %zu layer(s) re-encoded, %zu byte(s) changed, %zu tensor(s) "
-                        "ignored\n",
+        fprintf(stderr,
+                "npukit: %s: %zu layer(s) re-encoded, %zu byte(s) changed, %zu tensor(s) "
+                "ignored\n",
                 out, stats.layers, stats.bytes_changed, stats.ignored);
     free(buf);
     npk_set_free(&set);
@@ -619,12 +635,10 @@ static int m_synth(int argc, char **argv)
     npk_mgk_synth_layer layers[64];
     size_t nl = 0;
     npk_mgk_synth_spec spec = {layers, 0, 1, false, false};
-    static const struct option opts[] = {{"output", required_argument, NULL, 'o'},
-                                         {"layer", required_argument, NULL, 'l'},
-                                         {"seed", required_argument, NULL, 's'},
-                                         {"extra-records", no_argument, NULL, 'x'},
-                                         {"garbage", no_argument, NULL, 'g'},
-                                         {0, 0, 0, 0}};
+    static const struct option opts[] = {
+        {"output", required_argument, NULL, 'o'}, {"layer", required_argument, NULL, 'l'},
+        {"seed", required_argument, NULL, 's'},   {"extra-records", no_argument, NULL, 'x'},
+        {"garbage", no_argument, NULL, 'g'},      {0, 0, 0, 0}};
     int c;
     cli_getopt_reset();
     while ((c = getopt_long(argc, argv, "o:", opts, NULL)) != -1) {
@@ -634,7 +648,8 @@ static int m_synth(int argc, char **argv)
             if (nl == sizeof layers / sizeof layers[0])
                 return cli_usage("mgk synth", "at most %zu layers", nl);
             if (parse_layer(optarg, &layers[nl]))
-                return cli_usage("mgk synth", "bad --layer '%s' (want CIN,COUT,KH,KW,BITS)", optarg);
+                return cli_usage("mgk synth", "bad --layer '%s' (want CIN,COUT,KH,KW,BITS)",
+                                 optarg);
             nl++;
             break;
         case 's':

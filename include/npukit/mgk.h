@@ -20,16 +20,16 @@
 extern "C" {
 #endif
 
-#define NPK_MGK_FOOTER_SIZE 80
-#define NPK_MGK_MAX_SECTIONS 64      /* payload section-table entries */
-#define NPK_MGK_MAX_SEGMENTS 64      /* segment records */
+#define NPK_MGK_FOOTER_SIZE      80
+#define NPK_MGK_MAX_SECTIONS     64 /* payload section-table entries */
+#define NPK_MGK_MAX_SEGMENTS     64 /* segment records */
 #define NPK_MGK_MAX_ELF_SECTIONS 4096
-#define NPK_MGK_MAX_SYMBOLS (1u << 20)
-#define NPK_MGK_MAX_RECORDS 65536    /* records in the `model` blob */
-#define NPK_MGK_MAX_VEC 4096         /* items in one blob vector */
-#define NPK_MGK_MAX_STR 4096         /* bytes in one blob string */
-#define NPK_MGK_MAX_WARNINGS 32
-#define NPK_MGK_WARNING_MAX 200
+#define NPK_MGK_MAX_SYMBOLS      (1u << 20)
+#define NPK_MGK_MAX_RECORDS      65536 /* records in the `model` blob */
+#define NPK_MGK_MAX_VEC          4096  /* items in one blob vector */
+#define NPK_MGK_MAX_STR          4096  /* bytes in one blob string */
+#define NPK_MGK_MAX_WARNINGS     32
+#define NPK_MGK_WARNING_MAX      200
 
 /* A string inside the input buffer (not NUL-terminated). */
 typedef struct npk_mgk_str {
@@ -118,11 +118,11 @@ typedef struct npk_mgk_record {
     npk_mgk_str *out_formats, *out_types;
     uint32_t nout;
     int32_t out_id;
-    npk_mgk_str kernel;  /* kernel id, e.g. "Convolution/base_i8/2/0/0" */
-    npk_mgk_str kind;    /* kernel id up to the first '/' */
-    bool known_kind;     /* kind is one the documentation lists */
+    npk_mgk_str kernel;              /* kernel id, e.g. "Convolution/base_i8/2/0/0" */
+    npk_mgk_str kind;                /* kernel id up to the first '/' */
+    bool known_kind;                 /* kind is one the documentation lists */
     uint64_t body_offset, body_size; /* kind-specific bytes (raw) */
-    int conv;            /* index into npk_mgk_model.convs, or -1 */
+    int conv;                        /* index into npk_mgk_model.convs, or -1 */
 } npk_mgk_record;
 
 typedef struct npk_mgk_conv {
@@ -136,10 +136,10 @@ typedef struct npk_mgk_conv {
     uint32_t npads, nkernel, nstride, ndilation;
     int32_t unknown_b[2];
     uint8_t unknown_c[3];
-    int32_t act; /* 3 or -1 in the fixture; plausibly an activation kind (unverified) */
+    int32_t act;        /* 3 or -1 in the fixture; plausibly an activation kind (unverified) */
     npk_mgk_str layout; /* channel layout string ("BGRA") */
     uint8_t zero_points[5];
-    int32_t unknown_d; /* 6 in every fixture record */
+    int32_t unknown_d;        /* 6 in every fixture record */
     int32_t weight_shape[7];  /* [N_OFP, M_IFP, KH, KW, S, 32, 32] */
     int32_t requant_shape[5]; /* [N_OFP, M_BT, 1, 1, 32] */
     int32_t third_shape[8];
@@ -155,7 +155,7 @@ typedef struct npk_mgk_conv {
     char problem[160]; /* why not, or a note (e.g. all lanes used) */
     int bits, planes, n_ofp, m_ifp, kh, kw, m_bt;
     int out_channels, in_channels; /* used for unpadding */
-    bool unpadded; /* false when Cin/Cout do not fit the shape (all lanes used) */
+    bool unpadded;                 /* false when Cin/Cout do not fit the shape (all lanes used) */
     uint64_t weight_offset, weight_bytes, requant_offset, requant_bytes;
 } npk_mgk_conv;
 
@@ -208,8 +208,8 @@ const npk_mgk_bitwidth *npk_mgk_bitwidth_by_bits(int bits);
 const npk_mgk_bitwidth *npk_mgk_bitwidth_by_planes(int planes);
 
 /* Codec flags. */
-#define NPK_MGK_ALL_LANES 1u    /* ignore cout/cin: use all 32*N x 32*M lanes */
-#define NPK_MGK_NATIVE_3X3 2u   /* 3x3 taps with the middle row stored reversed (unverified) */
+#define NPK_MGK_ALL_LANES  1u /* ignore cout/cin: use all 32*N x 32*M lanes */
+#define NPK_MGK_NATIVE_3X3 2u /* 3x3 taps with the middle row stored reversed (unverified) */
 
 typedef struct npk_mgk_wshape {
     int n_ofp, m_ifp, kh, kw, bits;
@@ -266,8 +266,8 @@ typedef struct npk_mgk_requant {
  * (n_ofp * rows * 128 bytes), keeping the first `channels` lanes. */
 npk_status npk_mgk_requant_parse(const uint8_t *table, size_t len, int n_ofp, int rows,
                                  int channels, npk_mgk_requant *rq, npk_error *err);
-npk_status npk_mgk_requant_read(const npk_mgk_model *m, const npk_mgk_conv *c,
-                                npk_mgk_requant *rq, npk_error *err);
+npk_status npk_mgk_requant_read(const npk_mgk_model *m, const npk_mgk_conv *c, npk_mgk_requant *rq,
+                                npk_error *err);
 void npk_mgk_requant_free(npk_mgk_requant *rq);
 
 /* ---- export and weight replacement ---- */

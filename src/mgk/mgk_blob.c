@@ -13,7 +13,7 @@
 #include "npukit/checked.h"
 #include "mgk_internal.h"
 
-#define TRAILER 8
+#define TRAILER    8
 #define MIN_RECORD 16
 
 npk_status mgk_read_str(npk_cursor *c, npk_mgk_str *s, npk_error *err)
@@ -43,8 +43,8 @@ npk_status mgk_read_ivec(npk_cursor *c, int32_t *v, uint32_t cap, uint32_t *n, n
     npk_status st = mgk_read_count(c, n, 4, err);
     if (st) return st;
     if (*n > cap)
-        return npk_fail_at(err, NPK_E_FORMAT, at, "vector of %u integers, expected at most %u",
-                           *n, cap);
+        return npk_fail_at(err, NPK_E_FORMAT, at, "vector of %u integers, expected at most %u", *n,
+                           cap);
     for (uint32_t i = 0; i < *n; i++)
         if ((st = npk_cur_i32le(c, &v[i], err))) return st;
     return NPK_OK;
@@ -62,7 +62,9 @@ static npk_status read_ref_strs(npk_cursor *c, npk_mgk_tensor_ref *refs, uint32_
         return npk_fail_at(err, NPK_E_FORMAT, at, "record header: %u items where %u expected", k,
                            n);
     for (uint32_t i = 0; i < n; i++) {
-        npk_mgk_str *dst = field == 0 ? &refs[i].format : field == 1 ? &refs[i].type : &refs[i].name;
+        npk_mgk_str *dst = field == 0   ? &refs[i].format
+                           : field == 1 ? &refs[i].type
+                                        : &refs[i].name;
         if ((st = mgk_read_str(c, dst, err))) return st;
     }
     return NPK_OK;
@@ -359,8 +361,8 @@ npk_status mgk_find_unassigned(npk_mgk_model *m, npk_error *err)
     for (size_t i = 0; i <= nu; i++) {
         uint64_t begin = i < nu ? used[i].offset : m->region_size;
         if (i < nu && begin < at)
-            mgk_warn(m, m->region_offset + begin,
-                     "weight-region ranges overlap at region+0x%llx", (unsigned long long)begin);
+            mgk_warn(m, m->region_offset + begin, "weight-region ranges overlap at region+0x%llx",
+                     (unsigned long long)begin);
         if (begin > at) {
             npk_mgk_range *r = &m->unassigned[m->nunassigned++];
             r->offset = at;

@@ -13,8 +13,8 @@
 #include "npukit/checked.h"
 #include "mgk_internal.h"
 
-#define PLANE 256
-#define LANES 32
+#define PLANE   256
+#define LANES   32
 #define MAX_DIM 4096
 
 #if defined(__GNUC__)
@@ -53,9 +53,9 @@ static ALWAYS_INLINE uint64_t compress16(uint64_t x)
 /* Per-bit-width constants for the byte-parallel code <-> value mapping. */
 typedef struct wconst {
     int planes, bits;
-    uint64_t flip;  /* code_offset in every byte: code ^ flip is the b-bit two's complement */
-    uint64_t low;   /* 2^bits - 1 in every byte */
-    uint64_t ext;   /* bits above the value's width, for sign extension */
+    uint64_t flip; /* code_offset in every byte: code ^ flip is the b-bit two's complement */
+    uint64_t low;  /* 2^bits - 1 in every byte */
+    uint64_t ext;  /* bits above the value's width, for sign extension */
 } wconst;
 
 static wconst make_const(int bits)
@@ -88,8 +88,8 @@ static ALWAYS_INLINE void row_decode(const uint8_t *tile, int co, int planes, in
 
 /* Encode 4 words of values into out lane co of one tile; only the fields
  * selected by `keep` (2 bits per input lane) are written. */
-static ALWAYS_INLINE void row_encode(uint8_t *tile, int co, int planes, uint64_t flip,
-                                     uint64_t low, const uint64_t in[4], uint64_t keep)
+static ALWAYS_INLINE void row_encode(uint8_t *tile, int co, int planes, uint64_t flip, uint64_t low,
+                                     const uint64_t in[4], uint64_t keep)
 {
     uint64_t c[4];
     for (int g = 0; g < 4; g++) c[g] = (in[g] ^ flip) & low;
@@ -106,7 +106,8 @@ npk_status npk_mgk_wshape_check(const npk_mgk_wshape *s, size_t *block_bytes, si
                                 npk_error *err)
 {
     const npk_mgk_bitwidth *bw = npk_mgk_bitwidth_by_bits(s->bits);
-    if (!bw) return npk_fail(err, NPK_E_UNSUPPORTED, "%d-bit weights: expected 2, 4, 6 or 8", s->bits);
+    if (!bw)
+        return npk_fail(err, NPK_E_UNSUPPORTED, "%d-bit weights: expected 2, 4, 6 or 8", s->bits);
     if (s->n_ofp < 1 || s->m_ifp < 1 || s->kh < 1 || s->kw < 1 || s->n_ofp > MAX_DIM ||
         s->m_ifp > MAX_DIM || s->kh > MAX_DIM || s->kw > MAX_DIM)
         return npk_fail(err, NPK_E_ARG, "weight shape [%d, %d, %d, %d] out of range", s->n_ofp,
@@ -194,7 +195,8 @@ static ALWAYS_INLINE void enc2(uint8_t *tile, int co, int planes, uint64_t flip6
                                const uint8_t *s0, const uint8_t *s1)
 {
     __m128i flip = _mm_set1_epi8((char)(flip64 & 0xFF)), low = _mm_set1_epi8((char)(low64 & 0xFF));
-#define CODES(p) transpose_fields(_mm_and_si128(_mm_xor_si128(_mm_loadu_si128((const __m128i *)(p)), flip), low))
+#define CODES(p)                                                                                   \
+    transpose_fields(_mm_and_si128(_mm_xor_si128(_mm_loadu_si128((const __m128i *)(p)), flip), low))
     __m128i t0 = CODES(s0), t1 = CODES(s0 + 16), t2 = CODES(s1), t3 = CODES(s1 + 16);
 #undef CODES
     for (int s = 0; s < planes; s++)
@@ -226,7 +228,7 @@ static ALWAYS_INLINE void enc2(uint8_t *tile, int co, int planes, uint64_t flip,
  * each 16-byte output chunk is the OR of one shuffle per tap. */
 #if (defined(__x86_64__) || defined(__i386__)) && defined(__GNUC__) && defined(__SSE2__)
 #define MGK_HAVE_SSSE3_PATH 1
-#define MAX_SHUF_TAPS 16
+#define MAX_SHUF_TAPS       16
 #include <tmmintrin.h>
 
 static int cpu_has_ssse3(void)
@@ -254,11 +256,14 @@ __attribute__((target("ssse3"))) static void taps_out_ssse3(uint8_t *dst, const 
 {
     for (int h = 0; h < 2; h++) {
         __m128i src[MAX_SHUF_TAPS];
-        for (int t = 0; t < T; t++) src[t] = _mm_loadu_si128((const __m128i *)(rb + t * LANES + 16 * h));
+        for (int t = 0; t < T; t++)
+            src[t] = _mm_loadu_si128((const __m128i *)(rb + t * LANES + 16 * h));
         for (int k = 0; k < T; k++) {
             __m128i acc = _mm_setzero_si128();
             for (int t = 0; t < T; t++)
-                acc = _mm_or_si128(acc, _mm_shuffle_epi8(src[t], _mm_loadu_si128((const __m128i *)(mask + (k * T + t) * 16))));
+                acc = _mm_or_si128(
+                    acc, _mm_shuffle_epi8(
+                             src[t], _mm_loadu_si128((const __m128i *)(mask + (k * T + t) * 16))));
             _mm_storeu_si128((__m128i *)(dst + 16 * h * T + 16 * k), acc);
         }
     }
@@ -269,11 +274,15 @@ __attribute__((target("ssse3"))) static void taps_in_ssse3(uint8_t *rb, const ui
 {
     for (int h = 0; h < 2; h++) {
         __m128i chunk[MAX_SHUF_TAPS];
-        for (int k = 0; k < T; k++) chunk[k] = _mm_loadu_si128((const __m128i *)(src + 16 * h * T + 16 * k));
+        for (int k = 0; k < T; k++)
+            chunk[k] = _mm_loadu_si128((const __m128i *)(src + 16 * h * T + 16 * k));
         for (int t = 0; t < T; t++) {
             __m128i acc = _mm_setzero_si128();
             for (int k = 0; k < T; k++)
-                acc = _mm_or_si128(acc, _mm_shuffle_epi8(chunk[k], _mm_loadu_si128((const __m128i *)(mask + (t * T + k) * 16))));
+                acc = _mm_or_si128(
+                    acc,
+                    _mm_shuffle_epi8(chunk[k],
+                                     _mm_loadu_si128((const __m128i *)(mask + (t * T + k) * 16))));
             _mm_storeu_si128((__m128i *)(rb + t * LANES + 16 * h), acc);
         }
     }
@@ -282,7 +291,10 @@ __attribute__((target("ssse3"))) static void taps_in_ssse3(uint8_t *rb, const ui
 
 static int force_portable;
 
-void npk_mgk_codec_force_portable(int on) { force_portable = on; }
+void npk_mgk_codec_force_portable(int on)
+{
+    force_portable = on;
+}
 
 /* 0: portable, 1: SSE2, 2: SSE2 + SSSE3 tap shuffles. */
 static int simd_level(void)
@@ -305,12 +317,11 @@ const char *npk_mgk_codec_path(void)
     return names[simd_level()];
 }
 
-
 typedef struct walk {
     int n_ofp, m_ifp, taps, cout, cin;
-    int *tapmap;     /* logical tap (kh*KW+kw) -> stored tap */
-    uint8_t *rowbuf; /* 2 rows x taps x 32 bytes */
-    int simd;        /* simd_level() */
+    int *tapmap;                 /* logical tap (kh*KW+kw) -> stored tap */
+    uint8_t *rowbuf;             /* 2 rows x taps x 32 bytes */
+    int simd;                    /* simd_level() */
     uint8_t *mask_out, *mask_in; /* tap shuffles (SSSE3), or NULL */
 } walk;
 
@@ -563,8 +574,8 @@ static ALWAYS_INLINE void encode_rows(const walk *w, uint8_t *group, const uint8
     }
 }
 
-static ALWAYS_INLINE void decode_all(const walk *w, const uint8_t *block, int8_t *oihw,
-                                     int planes, int bits, uint64_t flip, uint64_t ext)
+static ALWAYS_INLINE void decode_all(const walk *w, const uint8_t *block, int8_t *oihw, int planes,
+                                     int bits, uint64_t flip, uint64_t ext)
 {
     const size_t tile_bytes = (size_t)planes * PLANE;
     const size_t T = (size_t)w->taps, cin = (size_t)w->cin;
@@ -597,7 +608,8 @@ static ALWAYS_INLINE void encode_all(const walk *w, const int8_t *oihw, uint8_t 
             for (int co = 0; co < co_end; co += 2) {
                 int rows = co + 1 < co_end ? 2 : 1;
                 const uint8_t *s0 = in + ((size_t)(LANES * n + co) * cin + (size_t)LANES * m) * T;
-                encode_rows(w, group, s0, s0 + cin * T, co, rows, cim, planes, bits, flip, low, ext);
+                encode_rows(w, group, s0, s0 + cin * T, co, rows, cim, planes, bits, flip, low,
+                            ext);
             }
         }
     }
@@ -651,15 +663,15 @@ npk_status npk_mgk_nmhw_encode(const npk_mgk_wshape *s, const int8_t *oihw, uint
     npk_status st = npk_mgk_wshape_check(s, &need, &count, err);
     if (st) return st;
     if (block_len < need)
-        return npk_fail(err, NPK_E_ARG, "weight block of %zu bytes, the shape needs %zu",
-                        block_len, need);
+        return npk_fail(err, NPK_E_ARG, "weight block of %zu bytes, the shape needs %zu", block_len,
+                        need);
     if (s->bits < 8) {
         int lo = -(1 << (s->bits - 1)), hi = (1 << (s->bits - 1)) - 1;
         size_t bad = first_out_of_range(oihw, count, lo, hi);
         if (bad < count)
             return npk_fail(err, NPK_E_ARG,
-                            "value %d at index %zu is outside the %d-bit range [%d, %d]",
-                            oihw[bad], bad, s->bits, lo, hi);
+                            "value %d at index %zu is outside the %d-bit range [%d, %d]", oihw[bad],
+                            bad, s->bits, lo, hi);
     }
     walk w;
     if ((st = walk_init(s, &w, err))) return st;

@@ -13,8 +13,8 @@
 
 #define SECT_ENTRY_MIN 24
 #define SEG_RECORD_MIN 0x30
-#define VERSION_ENTRY 16
-#define MAX_VERSIONS 4096
+#define VERSION_ENTRY  16
+#define MAX_VERSIONS   4096
 
 void mgk_warn(npk_mgk_model *m, uint64_t offset, const char *fmt, ...)
 {
@@ -234,9 +234,9 @@ static void cross_check(npk_mgk_model *m)
     for (size_t i = 0; i + 1 < m->nsections; i++)
         if (order[i]->offset + order[i]->size != order[i + 1]->offset)
             mgk_warn(m, order[i + 1]->entry_offset,
-                     "section %u ends at 0x%llx but section %u starts at 0x%llx",
-                     order[i]->index, (unsigned long long)(order[i]->offset + order[i]->size),
-                     order[i + 1]->index, (unsigned long long)order[i + 1]->offset);
+                     "section %u ends at 0x%llx but section %u starts at 0x%llx", order[i]->index,
+                     (unsigned long long)(order[i]->offset + order[i]->size), order[i + 1]->index,
+                     (unsigned long long)order[i + 1]->offset);
     const npk_mgk_section *last = order[m->nsections - 1];
     if (last->offset + last->size != m->segtab_offset)
         mgk_warn(m, m->footer_offset + 0x20, "segment records at 0x%llx do not follow section %u",
@@ -252,15 +252,14 @@ static void cross_check(npk_mgk_model *m)
 npk_status mgk_parse_container(npk_mgk_model *m, npk_error *err)
 {
     if (m->size < 52 + NPK_MGK_FOOTER_SIZE)
-        return npk_fail_at(err, NPK_E_FORMAT, 0, "too short for an MGK file (%zu bytes)",
-                           m->size);
+        return npk_fail_at(err, NPK_E_FORMAT, 0, "too short for an MGK file (%zu bytes)", m->size);
     m->footer_offset = m->size - NPK_MGK_FOOTER_SIZE;
     if (memcmp(m->data + m->footer_offset, "IMGK", 4) != 0)
         return npk_fail_at(err, NPK_E_FORMAT, m->footer_offset, "no IMGK footer");
     m->sec_model = m->sec_strtab = m->sec_verstr = m->sec_version = -1;
     npk_status st;
-    if ((st = read_footer(m, err)) || (st = read_sections(m, err)) ||
-        (st = read_segment(m, err)) || (st = read_versions(m, err)))
+    if ((st = read_footer(m, err)) || (st = read_sections(m, err)) || (st = read_segment(m, err)) ||
+        (st = read_versions(m, err)))
         return st;
     cross_check(m);
     return NPK_OK;

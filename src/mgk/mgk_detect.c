@@ -8,7 +8,11 @@
 
 bool npk_mgk_probe(const uint8_t *buf, size_t len)
 {
-    return len >= 52 + NPK_MGK_FOOTER_SIZE && memcmp(buf, "\x7f" "ELF", 4) == 0 &&
+    return len >= 52 + NPK_MGK_FOOTER_SIZE &&
+           memcmp(buf,
+                  "\x7f"
+                  "ELF",
+                  4) == 0 &&
            memcmp(buf + len - NPK_MGK_FOOTER_SIZE, "IMGK", 4) == 0;
 }
 

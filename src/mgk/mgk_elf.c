@@ -8,15 +8,15 @@
 #include "npukit/checked.h"
 #include "mgk_internal.h"
 
-#define EHDR_SIZE 52
-#define SHDR_SIZE 40
-#define PHDR_SIZE 32
-#define SYM_SIZE 16
-#define EM_MIPS 8
+#define EHDR_SIZE  52
+#define SHDR_SIZE  40
+#define PHDR_SIZE  32
+#define SYM_SIZE   16
+#define EM_MIPS    8
 #define SHT_STRTAB 3
 #define SHT_NOBITS 8
 #define SHT_DYNSYM 11
-#define PT_LOAD 1
+#define PT_LOAD    1
 
 /* A NUL-terminated name at `off` inside section `sec`. */
 static npk_status sec_cstr(const uint8_t *buf, const npk_mgk_elf_section *sec, uint32_t off,
@@ -115,8 +115,8 @@ static npk_status parse_dynsym(const uint8_t *buf, npk_mgk_elf *e, npk_error *er
         }
     if (!sym) return NPK_OK;
     if (sym->entsize != SYM_SIZE)
-        return npk_fail_at(err, NPK_E_FORMAT, sym->offset, "ELF: .dynsym entry size %u, expected 16",
-                           sym->entsize);
+        return npk_fail_at(err, NPK_E_FORMAT, sym->offset,
+                           "ELF: .dynsym entry size %u, expected 16", sym->entsize);
     if (sym->link >= e->nsections || e->sections[sym->link].type != SHT_STRTAB)
         return npk_fail_at(err, NPK_E_FORMAT, sym->offset, "ELF: .dynsym links to no string table");
     const npk_mgk_elf_section *str = &e->sections[sym->link];
@@ -148,7 +148,10 @@ static npk_status parse_dynsym(const uint8_t *buf, npk_mgk_elf *e, npk_error *er
 npk_status mgk_parse_elf(const uint8_t *buf, size_t len, npk_mgk_elf *e, npk_error *err)
 {
     memset(e, 0, sizeof *e);
-    if (len < EHDR_SIZE || memcmp(buf, "\x7f" "ELF", 4) != 0)
+    if (len < EHDR_SIZE || memcmp(buf,
+                                  "\x7f"
+                                  "ELF",
+                                  4) != 0)
         return npk_fail_at(err, NPK_E_FORMAT, 0, "not an ELF image");
     if (buf[4] != 1 || buf[5] != 1)
         return npk_fail_at(err, NPK_E_UNSUPPORTED, 4,

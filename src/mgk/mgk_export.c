@@ -91,17 +91,41 @@ static int64_t int_at(const npk_tensor *t, size_t i)
     switch (t->dtype) {
     case NPK_I8: return *(const int8_t *)p;
     case NPK_U8: return *p;
-    case NPK_I16: { int16_t v; memcpy(&v, p, 2); return v; }
-    case NPK_U16: { uint16_t v; memcpy(&v, p, 2); return v; }
-    case NPK_I32: { int32_t v; memcpy(&v, p, 4); return v; }
-    case NPK_U32: { uint32_t v; memcpy(&v, p, 4); return v; }
-    case NPK_I64: { int64_t v; memcpy(&v, p, 8); return v; }
-    default: { uint64_t v; memcpy(&v, p, 8); return v > INT64_MAX ? INT64_MAX : (int64_t)v; }
+    case NPK_I16: {
+        int16_t v;
+        memcpy(&v, p, 2);
+        return v;
+    }
+    case NPK_U16: {
+        uint16_t v;
+        memcpy(&v, p, 2);
+        return v;
+    }
+    case NPK_I32: {
+        int32_t v;
+        memcpy(&v, p, 4);
+        return v;
+    }
+    case NPK_U32: {
+        uint32_t v;
+        memcpy(&v, p, 4);
+        return v;
+    }
+    case NPK_I64: {
+        int64_t v;
+        memcpy(&v, p, 8);
+        return v;
+    }
+    default: {
+        uint64_t v;
+        memcpy(&v, p, 8);
+        return v > INT64_MAX ? INT64_MAX : (int64_t)v;
+    }
     }
 }
 
-static npk_status replace_layer(const npk_mgk_model *m, const npk_mgk_conv *c,
-                                const npk_tensor *t, uint8_t *file, npk_error *err)
+static npk_status replace_layer(const npk_mgk_model *m, const npk_mgk_conv *c, const npk_tensor *t,
+                                uint8_t *file, npk_error *err)
 {
     if (!c->usable)
         return npk_fail(err, NPK_E_UNSUPPORTED, "%s: layer %d cannot be encoded: %s", t->name,
@@ -113,8 +137,8 @@ static npk_status replace_layer(const npk_mgk_model *m, const npk_mgk_conv *c,
                         (long long)want[0], (long long)want[1], (long long)want[2],
                         (long long)want[3]);
     if (!is_integer_dtype(t->dtype))
-        return npk_fail(err, NPK_E_ARG, "%s: dtype %s; quantised weights must be integers",
-                        t->name, npk_dtype_name(t->dtype));
+        return npk_fail(err, NPK_E_ARG, "%s: dtype %s; quantised weights must be integers", t->name,
+                        npk_dtype_name(t->dtype));
     size_t n = npk_tensor_count(t);
     int8_t *v = malloc(n ? n : 1);
     if (!v) return npk_fail(err, NPK_E_NOMEM, "out of memory");
@@ -128,8 +152,8 @@ static npk_status replace_layer(const npk_mgk_model *m, const npk_mgk_conv *c,
             return npk_fail(err, NPK_E_ARG,
                             "%s: value %lld at [%zu, %zu, %zu, %zu] is outside the %d-bit range "
                             "[%lld, %lld] of layer %d",
-                            t->name, (long long)x, co, ci, tap / (size_t)c->kw,
-                            tap % (size_t)c->kw, c->bits, (long long)lo, (long long)hi, c->id);
+                            t->name, (long long)x, co, ci, tap / (size_t)c->kw, tap % (size_t)c->kw,
+                            c->bits, (long long)lo, (long long)hi, c->id);
         }
         v[i] = (int8_t)x;
     }
@@ -159,8 +183,8 @@ npk_status npk_mgk_replace(const npk_mgk_model *m, const npk_tensor_set *w, uint
         }
         const npk_mgk_conv *c = npk_mgk_find_layer(m, id);
         if (!c) {
-            st = npk_fail(err, NPK_E_NOTFOUND, "%s: the model has no convolution layer %d",
-                          t->name, id);
+            st = npk_fail(err, NPK_E_NOTFOUND, "%s: the model has no convolution layer %d", t->name,
+                          id);
             break;
         }
         if (!(st = replace_layer(m, c, t, file, err))) local.layers++;

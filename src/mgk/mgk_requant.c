@@ -30,9 +30,12 @@ static npk_mgk_rq_form classify_two_rows(const int32_t *row1, int n)
     for (int i = 0; i < n; i++) {
         uint32_t u = (uint32_t)row1[i];
         uint32_t exp = (u >> 23) & 0xFF;
-        if (u == 0) zeros++;
-        else if (row1[i] > 0 && row1[i] < (1 << 23)) ints++;
-        else if (exp != 0 && exp != 0xFF) floats++;
+        if (u == 0)
+            zeros++;
+        else if (row1[i] > 0 && row1[i] < (1 << 23))
+            ints++;
+        else if (exp != 0 && exp != 0xFF)
+            floats++;
     }
     if (ints && ints + zeros == n) return NPK_MGK_RQ_PACKED;
     if (floats && floats + zeros == n) return NPK_MGK_RQ_FLOAT;
@@ -43,8 +46,7 @@ npk_status npk_mgk_requant_parse(const uint8_t *table, size_t len, int n_ofp, in
                                  int channels, npk_mgk_requant *rq, npk_error *err)
 {
     memset(rq, 0, sizeof *rq);
-    if (n_ofp < 1 || n_ofp > 4096 || rows < 1 || rows > 64 || channels < 1 ||
-        channels > 32 * n_ofp)
+    if (n_ofp < 1 || n_ofp > 4096 || rows < 1 || rows > 64 || channels < 1 || channels > 32 * n_ofp)
         return npk_fail(err, NPK_E_ARG, "requant table: %d groups, %d rows, %d channels", n_ofp,
                         rows, channels);
     size_t need = (size_t)n_ofp * (size_t)rows * 128;
@@ -86,8 +88,8 @@ npk_status npk_mgk_requant_parse(const uint8_t *table, size_t len, int n_ofp, in
     return NPK_OK;
 }
 
-npk_status npk_mgk_requant_read(const npk_mgk_model *m, const npk_mgk_conv *c,
-                                npk_mgk_requant *rq, npk_error *err)
+npk_status npk_mgk_requant_read(const npk_mgk_model *m, const npk_mgk_conv *c, npk_mgk_requant *rq,
+                                npk_error *err)
 {
     memset(rq, 0, sizeof *rq);
     if (!c->requant_ok)

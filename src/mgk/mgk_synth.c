@@ -11,9 +11,9 @@
 #include "npukit/bytes.h"
 #include "mgk_internal.h"
 
-#define MAX_SYNTH_LAYERS 256
+#define MAX_SYNTH_LAYERS   256
 #define MAX_SYNTH_CHANNELS 4096
-#define MAX_SYNTH_KERNEL 16
+#define MAX_SYNTH_KERNEL   16
 
 typedef struct obuf {
     uint8_t *p;
@@ -45,7 +45,10 @@ static void ob_bytes(obuf *b, const void *d, size_t n)
     uint8_t *p = ob_grow(b, n);
     if (p && n) memcpy(p, d, n);
 }
-static void ob_u8(obuf *b, uint8_t v) { ob_bytes(b, &v, 1); }
+static void ob_u8(obuf *b, uint8_t v)
+{
+    ob_bytes(b, &v, 1);
+}
 static void ob_u16(obuf *b, uint16_t v)
 {
     uint8_t *p = ob_grow(b, 2);
@@ -56,7 +59,10 @@ static void ob_u32(obuf *b, uint32_t v)
     uint8_t *p = ob_grow(b, 4);
     if (p) npk_st32le(p, v);
 }
-static void ob_i32(obuf *b, int32_t v) { ob_u32(b, (uint32_t)v); }
+static void ob_i32(obuf *b, int32_t v)
+{
+    ob_u32(b, (uint32_t)v);
+}
 static void ob_u64(obuf *b, uint64_t v)
 {
     uint8_t *p = ob_grow(b, 8);
@@ -147,7 +153,10 @@ static void build_elf(obuf *b)
     put_shdr(b, 23, 3, 0, (uint32_t)sstr, sizeof shstr, 0, 0, 1, 0);
     if (b->oom) return;
     uint8_t *eh = b->p;
-    memcpy(eh, "\x7f" "ELF\x01\x01\x01\x00\x03", 9);
+    memcpy(eh,
+           "\x7f"
+           "ELF\x01\x01\x01\x00\x03",
+           9);
     npk_st16le(eh + 16, 3); /* ET_DYN */
     npk_st16le(eh + 18, 8); /* EM_MIPS */
     npk_st32le(eh + 20, 1);
@@ -181,7 +190,8 @@ static npk_status fill_layer(const npk_mgk_synth_layer *l, uint8_t *region, lpla
 {
     npk_mgk_wshape s = {p->n, p->m, l->kh, l->kw, l->bits, l->cout, l->cin, 0};
     uint8_t *blk = region + p->woff;
-    for (uint64_t i = 0; i < p->wbytes; i++) blk[i] = (uint8_t)(rnd(seed) >> 56); /* padding lanes too */
+    for (uint64_t i = 0; i < p->wbytes; i++)
+        blk[i] = (uint8_t)(rnd(seed) >> 56); /* padding lanes too */
     size_t count = (size_t)l->cout * (size_t)l->cin * (size_t)l->kh * (size_t)l->kw;
     int8_t *v = (int8_t *)l->weights;
     int8_t *own = NULL;
@@ -274,8 +284,7 @@ static void put_conv(obuf *b, const npk_mgk_synth_layer *l, const lplace *p, int
     end_record(b, start);
 }
 
-static void put_other(obuf *b, const char *name, const char *in_name, const char *kernel,
-                      int in_id)
+static void put_other(obuf *b, const char *name, const char *in_name, const char *kernel, int in_id)
 {
     size_t start = b->n;
     put_header(b, name, in_name, in_id, in_id + 1, kernel);
@@ -306,8 +315,7 @@ static npk_status check_spec(const npk_mgk_synth_spec *spec, npk_error *err)
     return NPK_OK;
 }
 
-npk_status npk_mgk_synth(const npk_mgk_synth_spec *spec, uint8_t **out, size_t *len,
-                         npk_error *err)
+npk_status npk_mgk_synth(const npk_mgk_synth_spec *spec, uint8_t **out, size_t *len, npk_error *err)
 {
     npk_status st = check_spec(spec, err);
     if (st) return st;
@@ -322,8 +330,8 @@ npk_status npk_mgk_synth(const npk_mgk_synth_spec *spec, uint8_t **out, size_t *
         p->m = (l->cin + 31) / 32;
         p->s = l->bits / 2;
         p->woff = at;
-        p->wbytes = (uint64_t)p->n * (uint64_t)p->m * (uint64_t)(l->kh * l->kw) *
-                    (uint64_t)p->s * 256u;
+        p->wbytes =
+            (uint64_t)p->n * (uint64_t)p->m * (uint64_t)(l->kh * l->kw) * (uint64_t)p->s * 256u;
         p->roff = (p->woff + p->wbytes + 127) & ~(uint64_t)127;
         p->rbytes = (uint64_t)p->n * 256u;
         at = (p->roff + p->rbytes + 127) & ~(uint64_t)127;
@@ -353,11 +361,14 @@ npk_status npk_mgk_synth(const npk_mgk_synth_spec *spec, uint8_t **out, size_t *
         put_conv(&b, &spec->layers[i], &pl[i], tid, prev, name);
         memcpy(prev, name, sizeof prev);
     }
-    if (spec->extra_records) put_other(&b, "custom_op_out", prev, "Synthetic/npukit_unknown/0/", tid);
+    if (spec->extra_records)
+        put_other(&b, "custom_op_out", prev, "Synthetic/npukit_unknown/0/", tid);
     free(pl);
     uint64_t model_size = b.n - model_off;
     static const char strtab[] = "\0model\0.mlstrtab\0.verstr\0.version";
-    static const char verstr[] = "\0" "0.0.0\0" "npukit-synth";
+    static const char verstr[] = "\0"
+                                 "0.0.0\0"
+                                 "npukit-synth";
     uint64_t strtab_off = b.n;
     ob_bytes(&b, strtab, sizeof strtab);
     uint64_t verstr_off = b.n;
@@ -367,8 +378,10 @@ npk_status npk_mgk_synth(const npk_mgk_synth_spec *spec, uint8_t **out, size_t *
     const uint64_t tags[4][2] = {{1, verstr_off}, {3, 1}, {4, 7}, {0, 1}};
     for (int i = 0; i < 4; i++) {
         ob_u8(&b, (uint8_t)tags[i][0]);
-        if (spec->garbage) ob_bytes(&b, junk, 7);
-        else ob_grow(&b, 7);
+        if (spec->garbage)
+            ob_bytes(&b, junk, 7);
+        else
+            ob_grow(&b, 7);
         ob_u64(&b, tags[i][1]);
     }
     uint64_t seg_off = b.n;
@@ -389,8 +402,10 @@ npk_status npk_mgk_synth(const npk_mgk_synth_spec *spec, uint8_t **out, size_t *
         ob_u8(&b, (uint8_t)secs[i][0]);
         ob_u8(&b, (uint8_t)secs[i][1]);
         ob_u8(&b, (uint8_t)secs[i][2]);
-        if (spec->garbage) ob_bytes(&b, junk + 2, 5);
-        else ob_grow(&b, 5);
+        if (spec->garbage)
+            ob_bytes(&b, junk + 2, 5);
+        else
+            ob_grow(&b, 5);
         ob_u64(&b, secs[i][3]);
         ob_u64(&b, secs[i][4]);
     }
@@ -407,13 +422,17 @@ npk_status npk_mgk_synth(const npk_mgk_synth_spec *spec, uint8_t **out, size_t *
     ob_u16(&b, 56);
     ob_u16(&b, 1);
     static const uint8_t stack[7] = {0xD0, 0x58, 0xF4, 0x7F, 0, 0, 0};
-    if (spec->garbage) ob_bytes(&b, stack, 6);
-    else ob_grow(&b, 6);
+    if (spec->garbage)
+        ob_bytes(&b, stack, 6);
+    else
+        ob_grow(&b, 6);
     ob_u64(&b, region_off);
     ob_u64(&b, region_size);
     ob_u16(&b, 2);
-    if (spec->garbage) ob_bytes(&b, stack + 1, 6);
-    else ob_grow(&b, 6);
+    if (spec->garbage)
+        ob_bytes(&b, stack + 1, 6);
+    else
+        ob_grow(&b, 6);
     if (b.oom) {
         free(b.p);
         return npk_fail(err, NPK_E_NOMEM, "out of memory");

@@ -13,11 +13,11 @@
 /* The value of (co, ci, kh, kw) of tile group (n, m), straight from the
  * description: tile t = ((n*M + m)*KH + kh)*KW + kw, plane s at (t*S + s)*256,
  * byte (co>>3)*64 + (co&7)*8 + (ci>>2), field ci&3 at bits 2f+1:2f. */
-static int ref_value(const uint8_t *blk, int M, int KH, int KW, int S, int n, int m, int kh,
-                     int kw, int co, int ci)
+static int ref_value(const uint8_t *blk, int M, int KH, int KW, int S, int n, int m, int kh, int kw,
+                     int co, int ci)
 {
-    size_t t = (((size_t)n * (size_t)M + (size_t)m) * (size_t)KH + (size_t)kh) * (size_t)KW +
-               (size_t)kw;
+    size_t t =
+        (((size_t)n * (size_t)M + (size_t)m) * (size_t)KH + (size_t)kh) * (size_t)KW + (size_t)kw;
     int code = 0;
     for (int s = 0; s < S; s++) {
         uint8_t byte = blk[(t * (size_t)S + (size_t)s) * 256 + (size_t)((co >> 3) * 64) +
@@ -28,7 +28,10 @@ static int ref_value(const uint8_t *blk, int M, int KH, int KW, int S, int n, in
 }
 
 /* Stored tap of a logical 3x3 tap under the native (middle row reversed) order. */
-static int native_tap(int kh, int kw) { return 3 * kh + (kh == 1 ? 2 - kw : kw); }
+static int native_tap(int kh, int kw)
+{
+    return 3 * kh + (kh == 1 ? 2 - kw : kw);
+}
 
 static void random_bytes(uint8_t *p, size_t n, uint64_t *st)
 {
@@ -40,9 +43,9 @@ typedef struct shape_case {
 } shape_case;
 
 static const shape_case shapes[] = {
-    {2, 2, 1, 1},   {32, 32, 1, 1},  {33, 70, 1, 1},  {64, 128, 1, 3},  {7, 5, 3, 3},
-    {40, 33, 3, 3}, {96, 64, 1, 5},  {65, 31, 2, 2},  {1, 1, 5, 5},     {31, 97, 1, 7},
-    {128, 40, 3, 1}, {3, 130, 4, 4},
+    {2, 2, 1, 1}, {32, 32, 1, 1}, {33, 70, 1, 1},  {64, 128, 1, 3},
+    {7, 5, 3, 3}, {40, 33, 3, 3}, {96, 64, 1, 5},  {65, 31, 2, 2},
+    {1, 1, 5, 5}, {31, 97, 1, 7}, {128, 40, 3, 1}, {3, 130, 4, 4},
 };
 
 static void check_case(const shape_case *c, int bits, unsigned flags, uint64_t seed)
@@ -98,8 +101,10 @@ static void check_case(const shape_case *c, int bits, unsigned flags, uint64_t s
                 for (int co = 0; co < 32; co++)
                     for (int ci = 0; ci < 32; ci++) {
                         if (32 * n + co < c->cout && 32 * m + ci < c->cin) continue;
-                        int a = ref_value(blk, M, c->kh, c->kw, S, n, m, t / c->kw, t % c->kw, co, ci);
-                        int b = ref_value(orig, M, c->kh, c->kw, S, n, m, t / c->kw, t % c->kw, co, ci);
+                        int a =
+                            ref_value(blk, M, c->kh, c->kw, S, n, m, t / c->kw, t % c->kw, co, ci);
+                        int b =
+                            ref_value(orig, M, c->kh, c->kw, S, n, m, t / c->kw, t % c->kw, co, ci);
                         if (a != b) fail_msg("padding lane (%d, %d) of tile %d changed", co, ci, t);
                     }
     /* All lanes: 32N x 32M values, real ones equal to the unpadded decode. */
@@ -216,7 +221,7 @@ static void test_range_and_shape_errors(void **state)
         npk_error e = {0};
         assert_int_equal(npk_mgk_nmhw_encode(&s, w, blk, bb, &e), NPK_E_ARG);
         assert_non_null(strstr(e.msg, "outside"));
-        assert_memory_equal(blk, copy, bb); /* unchanged on error */
+        assert_memory_equal(blk, copy, bb);              /* unchanged on error */
         w[count - 1] = (int8_t)(-(1 << (bits - 1)) - 1); /* one below the minimum */
         assert_int_equal(npk_mgk_nmhw_encode(&s, w, blk, bb, NULL), NPK_E_ARG);
         w[count - 1] = (int8_t)(-(1 << (bits - 1)));

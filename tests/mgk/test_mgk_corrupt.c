@@ -105,48 +105,129 @@ static void test_cut_middle(void **state)
 }
 
 #define F(o) (buf + ref.footer_offset + (o))
-static void p_no_imgk(uint8_t *buf) { F(0)[3] = 'X'; }
-static void p_sectab_far(uint8_t *buf) { npk_st64le(F(0x18), 0xFFFFFFFFFFFFFFF0ull); }
-static void p_segtab_far(uint8_t *buf) { npk_st64le(F(0x20), ref.footer_offset); }
-static void p_nsect0(uint8_t *buf) { npk_st16le(F(0x2C), 0); }
-static void p_nsect65(uint8_t *buf) { npk_st16le(F(0x2C), 65); }
-static void p_entsize(uint8_t *buf) { npk_st16le(F(0x2A), 23); }
-static void p_nseg0(uint8_t *buf) { npk_st16le(F(0x30), 0); }
-static void p_segsize(uint8_t *buf) { npk_st16le(F(0x2E), 47); }
-static void p_footer_size(uint8_t *buf) { npk_st16le(F(0x28), 81); }
-static void p_footer_region(uint8_t *buf) { npk_st64le(F(0x40), 5); }
+static void p_no_imgk(uint8_t *buf)
+{
+    F(0)[3] = 'X';
+}
+static void p_sectab_far(uint8_t *buf)
+{
+    npk_st64le(F(0x18), 0xFFFFFFFFFFFFFFF0ull);
+}
+static void p_segtab_far(uint8_t *buf)
+{
+    npk_st64le(F(0x20), ref.footer_offset);
+}
+static void p_nsect0(uint8_t *buf)
+{
+    npk_st16le(F(0x2C), 0);
+}
+static void p_nsect65(uint8_t *buf)
+{
+    npk_st16le(F(0x2C), 65);
+}
+static void p_entsize(uint8_t *buf)
+{
+    npk_st16le(F(0x2A), 23);
+}
+static void p_nseg0(uint8_t *buf)
+{
+    npk_st16le(F(0x30), 0);
+}
+static void p_segsize(uint8_t *buf)
+{
+    npk_st16le(F(0x2E), 47);
+}
+static void p_footer_size(uint8_t *buf)
+{
+    npk_st16le(F(0x28), 81);
+}
+static void p_footer_region(uint8_t *buf)
+{
+    npk_st64le(F(0x40), 5);
+}
 #define S(i, o) (buf + ref.sectab_offset + 24 * (i) + (o))
-static void p_model_far(uint8_t *buf) { npk_st64le(S(0, 8), orig_len); }
-static void p_model_wrap(uint8_t *buf) { npk_st64le(S(0, 8), ~0ull); }
-static void p_model_big(uint8_t *buf) { npk_st64le(S(0, 16), orig_len); }
+static void p_model_far(uint8_t *buf)
+{
+    npk_st64le(S(0, 8), orig_len);
+}
+static void p_model_wrap(uint8_t *buf)
+{
+    npk_st64le(S(0, 8), ~0ull);
+}
+static void p_model_big(uint8_t *buf)
+{
+    npk_st64le(S(0, 16), orig_len);
+}
 static void p_model_short(uint8_t *buf)
 {
     npk_st64le(S(0, 16), ref.sections[ref.sec_model].size - 1);
 }
-static void p_no_model(uint8_t *buf) { *S(0, 0) = 9; }
-static void p_strtab_name(uint8_t *buf) { *S(1, 2) = 3; } /* no longer names .mlstrtab */
-static void p_version_value(uint8_t *buf) { npk_st64le(buf + ref.versions[1].entry_offset + 8, 999); }
+static void p_no_model(uint8_t *buf)
+{
+    *S(0, 0) = 9;
+}
+static void p_strtab_name(uint8_t *buf)
+{
+    *S(1, 2) = 3;
+} /* no longer names .mlstrtab */
+static void p_version_value(uint8_t *buf)
+{
+    npk_st64le(buf + ref.versions[1].entry_offset + 8, 999);
+}
 #define G(o) (buf + ref.segtab_offset + (o))
-static void p_region_big(uint8_t *buf) { npk_st64le(G(0x28), orig_len); }
-static void p_region_wrap(uint8_t *buf) { npk_st64le(G(0x18), ~0ull - 4); }
-static void p_region_shift(uint8_t *buf) { npk_st64le(G(0x18), ref.region_offset + 4); }
-static void p_elf_class(uint8_t *buf) { buf[4] = 2; }
-static void p_elf_machine(uint8_t *buf) { buf[18] = 3; }
-static void p_elf_shoff(uint8_t *buf) { npk_st32le(buf + 32, (uint32_t)orig_len); }
-static void p_elf_shentsize(uint8_t *buf) { npk_st16le(buf + 46, 48); }
-static void p_elf_shnum(uint8_t *buf) { npk_st16le(buf + 48, 5000); }
-static void p_elf_phoff(uint8_t *buf) { npk_st32le(buf + 28, 0xFFFFFF00u); }
+static void p_region_big(uint8_t *buf)
+{
+    npk_st64le(G(0x28), orig_len);
+}
+static void p_region_wrap(uint8_t *buf)
+{
+    npk_st64le(G(0x18), ~0ull - 4);
+}
+static void p_region_shift(uint8_t *buf)
+{
+    npk_st64le(G(0x18), ref.region_offset + 4);
+}
+static void p_elf_class(uint8_t *buf)
+{
+    buf[4] = 2;
+}
+static void p_elf_machine(uint8_t *buf)
+{
+    buf[18] = 3;
+}
+static void p_elf_shoff(uint8_t *buf)
+{
+    npk_st32le(buf + 32, (uint32_t)orig_len);
+}
+static void p_elf_shentsize(uint8_t *buf)
+{
+    npk_st16le(buf + 46, 48);
+}
+static void p_elf_shnum(uint8_t *buf)
+{
+    npk_st16le(buf + 48, 5000);
+}
+static void p_elf_phoff(uint8_t *buf)
+{
+    npk_st32le(buf + 28, 0xFFFFFF00u);
+}
 static void p_elf_section(uint8_t *buf) /* .dynsym (section 2) size past the end */
 {
     npk_st32le(buf + ref.elf.shoff + 2 * 40 + 20, (uint32_t)orig_len);
 }
-static void p_elf_dynsym_link(uint8_t *buf) { npk_st32le(buf + ref.elf.shoff + 2 * 40 + 24, 77); }
+static void p_elf_dynsym_link(uint8_t *buf)
+{
+    npk_st32le(buf + ref.elf.shoff + 2 * 40 + 24, 77);
+}
 static void p_elf_symname(uint8_t *buf) /* symbol 1's name beyond .dynstr */
 {
     uint32_t dynsym = npk_ld32le(buf + ref.elf.shoff + 2 * 40 + 16);
     npk_st32le(buf + dynsym + 16, 0x10000);
 }
-static void p_elf_shstrndx(uint8_t *buf) { npk_st16le(buf + 50, 9); }
+static void p_elf_shstrndx(uint8_t *buf)
+{
+    npk_st16le(buf + 50, 9);
+}
 
 static void test_header_corruption(void **state)
 {
@@ -207,10 +288,16 @@ static void test_cross_check_warnings(void **state)
 }
 
 /* The record of layer `i` (conv index) and positions inside it. */
-static const npk_mgk_record *conv_rec(size_t i) { return npk_mgk_conv_record(&ref, &ref.convs[i]); }
+static const npk_mgk_record *conv_rec(size_t i)
+{
+    return npk_mgk_conv_record(&ref, &ref.convs[i]);
+}
 
 static uint8_t *patched;
-static void p_apply(uint8_t *buf) { memcpy(buf, patched, orig_len); }
+static void p_apply(uint8_t *buf)
+{
+    memcpy(buf, patched, orig_len);
+}
 
 static void patch_and_expect(uint64_t off, const void *bytes, size_t n, npk_status want,
                              long long at, const char *what)
@@ -259,7 +346,8 @@ static void test_unusable_layers(void **state)
 {
     (void)state;
     static const struct {
-        int field; /* index into weight_shape (0..6), 7 = weight count, 8 = weight offset, 9 = requant count */
+        int field; /* index into weight_shape (0..6), 7 = weight count, 8 = weight offset, 9 =
+                      requant count */
         int64_t value;
         bool usable, requant_ok;
         const char *needle;
@@ -280,10 +368,14 @@ static void test_unusable_layers(void **state)
     for (size_t i = 0; i < sizeof cases / sizeof cases[0]; i++) {
         uint8_t *buf = malloc(orig_len);
         memcpy(buf, orig, orig_len);
-        if (cases[i].field < 7) npk_st32le(buf + ws + 4 * cases[i].field, (uint32_t)cases[i].value);
-        else if (cases[i].field == 7) npk_st32le(buf + counts, (uint32_t)cases[i].value);
-        else if (cases[i].field == 8) npk_st64le(buf + offsets, (uint64_t)cases[i].value);
-        else npk_st32le(buf + counts + 4, (uint32_t)cases[i].value);
+        if (cases[i].field < 7)
+            npk_st32le(buf + ws + 4 * cases[i].field, (uint32_t)cases[i].value);
+        else if (cases[i].field == 7)
+            npk_st32le(buf + counts, (uint32_t)cases[i].value);
+        else if (cases[i].field == 8)
+            npk_st64le(buf + offsets, (uint64_t)cases[i].value);
+        else
+            npk_st32le(buf + counts + 4, (uint32_t)cases[i].value);
         npk_mgk_model m;
         npk_error err = {0};
         assert_int_equal(npk_mgk_parse(buf, orig_len, &m, &err), NPK_OK);
@@ -344,9 +436,9 @@ static void test_random_flips(void **state)
 int main(void)
 {
     const struct CMUnitTest tests[] = {
-        cmocka_unit_test(test_every_truncation),   cmocka_unit_test(test_cut_middle),
-        cmocka_unit_test(test_header_corruption),  cmocka_unit_test(test_cross_check_warnings),
-        cmocka_unit_test(test_blob_corruption),    cmocka_unit_test(test_unusable_layers),
+        cmocka_unit_test(test_every_truncation),  cmocka_unit_test(test_cut_middle),
+        cmocka_unit_test(test_header_corruption), cmocka_unit_test(test_cross_check_warnings),
+        cmocka_unit_test(test_blob_corruption),   cmocka_unit_test(test_unusable_layers),
         cmocka_unit_test(test_random_flips),
     };
     return cmocka_run_group_tests(tests, setup, teardown);

@@ -82,7 +82,8 @@ static void test_container(void **state)
         assert_int_equal(s->name_inferred, i == 0);
     }
     /* The layout checks all hold on this file: no warnings. */
-    for (size_t i = 0; i < model.nwarnings; i++) fprintf(stderr, "warning: %s\n", model.warnings[i].msg);
+    for (size_t i = 0; i < model.nwarnings; i++)
+        fprintf(stderr, "warning: %s\n", model.warnings[i].msg);
     assert_int_equal(model.nwarnings, 0);
     assert_int_equal(model.region_offset, model.elf.sh_end);
     assert_int_equal(model.region_offset + model.region_size, section("model")->offset);
@@ -96,9 +97,8 @@ static void test_versions(void **state)
         uint8_t tag;
         uint64_t value;
         const char *str;
-    } want[] = {{1, 0x9E93B, NULL},       {3, 1, "0.5.0"},    {4, 7, "77cfc40"},
-                {5, 15, "0.2.5.2.ALPHA"}, {6, 29, "de83629"}, {9, 37, "8e4be86"},
-                {0, 1, NULL}};
+    } want[] = {{1, 0x9E93B, NULL}, {3, 1, "0.5.0"},    {4, 7, "77cfc40"}, {5, 15, "0.2.5.2.ALPHA"},
+                {6, 29, "de83629"}, {9, 37, "8e4be86"}, {0, 1, NULL}};
     assert_int_equal(model.nversions, 7);
     for (int i = 0; i < 7; i++) {
         const npk_mgk_version *v = &model.versions[i];
@@ -144,8 +144,8 @@ static void test_elf(void **state)
     static const struct {
         const char *name;
         uint32_t off, size;
-    } secs[] = {{".dynsym", 0x12FC, 0x21A0},  {".dynstr", 0x349C, 0x8DD0},
-                {".text", 0xE6D0, 0x5DB00},   {".rodata", 0x6C640, 0x72F0},
+    } secs[] = {{".dynsym", 0x12FC, 0x21A0},    {".dynstr", 0x349C, 0x8DD0},
+                {".text", 0xE6D0, 0x5DB00},     {".rodata", 0x6C640, 0x72F0},
                 {".eh_frame", 0x744C4, 0x2738}, {".data.rel.ro", 0x772E8, 0xAA0},
                 {".got", 0x77D90, 0x80C}};
     for (size_t i = 0; i < sizeof secs / sizeof secs[0]; i++) {
@@ -214,9 +214,9 @@ static void test_records(void **state)
     static const struct {
         const char *kind;
         int count;
-    } kinds[] = {{"FormatConvert", 28}, {"Convolution", 13}, {"Reshape", 6},
-                 {"Concat", 5},         {"Gru", 2},          {"Normalize", 3},
-                 {"Add", 2},            {"UpSample", 2},     {"Permute", 1}};
+    } kinds[] = {
+        {"FormatConvert", 28}, {"Convolution", 13}, {"Reshape", 6},  {"Concat", 5}, {"Gru", 2},
+        {"Normalize", 3},      {"Add", 2},          {"UpSample", 2}, {"Permute", 1}};
     for (size_t k = 0; k < sizeof kinds / sizeof kinds[0]; k++) {
         int n = 0;
         for (size_t i = 0; i < model.nrecords; i++)
@@ -299,8 +299,8 @@ static void test_unassigned(void **state)
 {
     (void)state;
     NEED_FIXTURE();
-    static const npk_mgk_range want[] = {{0x500, 0x200, true},   {0x3880, 0x80, false},
-                                         {0xB780, 15552, false}, {0xFD40, 8128, false},
+    static const npk_mgk_range want[] = {{0x500, 0x200, true},    {0x3880, 0x80, false},
+                                         {0xB780, 15552, false},  {0xFD40, 8128, false},
                                          {0x12200, 0x100, false}, {0x20880, 0x80, true}};
     assert_int_equal(model.nunassigned, 6);
     for (int i = 0; i < 6; i++) {
@@ -339,8 +339,10 @@ static void test_weights_1x1_float_out(void **state)
     for (int co = 0; co < 32; co++)
         for (int ci = 0; ci < 32; ci++) {
             int v = w[co * 32 + ci];
-            if (co >= 2) assert_int_equal(v, -128); /* padded outputs: code 0 */
-            else if (ci >= 2) assert_int_equal(v, 0); /* padded inputs of real outputs */
+            if (co >= 2)
+                assert_int_equal(v, -128); /* padded outputs: code 0 */
+            else if (ci >= 2)
+                assert_int_equal(v, 0); /* padded inputs of real outputs */
         }
     free(w);
 }
@@ -404,7 +406,8 @@ static void check_rq(uint64_t roff, npk_mgk_rq_form form, int rows)
     const uint8_t *t = map.data + model.region_offset + roff;
     for (int r = 0; r < rows; r++)
         for (int ch = 0; ch < rq.channels; ch++)
-            assert_int_equal(rq.ints[r * rq.channels + ch], (int32_t)npk_ld32le(t + 128 * r + 4 * ch));
+            assert_int_equal(rq.ints[r * rq.channels + ch],
+                             (int32_t)npk_ld32le(t + 128 * r + 4 * ch));
     npk_mgk_requant_free(&rq);
 }
 
@@ -532,7 +535,7 @@ static void test_replace_changes_only_the_layer(void **state)
     assert_int_equal(npk_tensor_alloc(&t, name, NPK_I8, 4, shape, &err), NPK_OK);
     memcpy(t.data, w, n);
     int8_t *v = t.data;
-    v[0] = -7;                      /* w[0][0][0][0]: was 10 */
+    v[0] = -7;                          /* w[0][0][0][0]: was 10 */
     v[(1 * 128 + 127) * 5 + 4] ^= 0x55; /* w[1][127][0][4] */
     v[(1 * 128 + 70) * 5 + 2] = 127;    /* an all-zero input channel */
     assert_int_equal(npk_set_add(&set, &t, &err), NPK_OK);
@@ -561,7 +564,8 @@ static void test_replace_changes_only_the_layer(void **state)
         if (model.convs[i].id == c->id) continue;
         size_t k;
         int8_t *a = decode(&model.convs[i], NPK_MGK_ALL_LANES, &k), *b = malloc(k);
-        assert_int_equal(npk_mgk_decode_layer(&m2, &m2.convs[i], NPK_MGK_ALL_LANES, b, &err), NPK_OK);
+        assert_int_equal(npk_mgk_decode_layer(&m2, &m2.convs[i], NPK_MGK_ALL_LANES, b, &err),
+                         NPK_OK);
         assert_memory_equal(a, b, k);
         free(a);
         free(b);
@@ -617,7 +621,8 @@ static void test_garbage_tolerance(void **state)
     memset(buf + f + 0x4A, 0xEE, 6);
     memset(buf + f + 0x04, 0xEE, 4);
     for (int i = 0; i < 4; i++) memset(buf + model.sectab_offset + 24 * i + 3, 0xEE, 5);
-    for (size_t i = 0; i < model.nversions; i++) memset(buf + model.versions[i].entry_offset + 1, 0xEE, 7);
+    for (size_t i = 0; i < model.nversions; i++)
+        memset(buf + model.versions[i].entry_offset + 1, 0xEE, 7);
     npk_mgk_model m2;
     npk_error err = {0};
     assert_int_equal(npk_mgk_parse(buf, map.size, &m2, &err), NPK_OK);

@@ -211,8 +211,8 @@ static void test_requant_forms(void **state)
     /* Two groups (N_OFP = 2), two rows: int multipliers -> packed. */
     for (int g = 0; g < 2; g++)
         for (int i = 0; i < 32; i++) {
-            t[g * 256 + i * 4] = (uint8_t)(g * 32 + i);         /* bias = channel */
-            t[g * 256 + 128 + i * 4] = (uint8_t)(100 + g);      /* mult 100 / 101 */
+            t[g * 256 + i * 4] = (uint8_t)(g * 32 + i);    /* bias = channel */
+            t[g * 256 + 128 + i * 4] = (uint8_t)(100 + g); /* mult 100 / 101 */
         }
     assert_int_equal(npk_mgk_requant_parse(t, sizeof t, 2, 2, 40, &rq, &err), NPK_OK);
     assert_int_equal(rq.form, NPK_MGK_RQ_PACKED);
