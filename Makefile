@@ -33,6 +33,11 @@ asan-check: deps
 	cmake --build build-asan -j $(JOBS)
 	cd build-asan && ASAN_OPTIONS=detect_leaks=1 ctest --output-on-failure -j $(JOBS)
 
+# Build for the boards (aarch64, mipsel, big-endian mips) and test under qemu-user.
+cross-check:
+	@scripts/deps.sh cross
+	scripts/cross-check.sh
+
 install: build
 	cmake --install $(BUILD) $(if $(PREFIX),--prefix $(PREFIX))
 

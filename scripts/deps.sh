@@ -11,7 +11,7 @@ goal=${1:-build}
 build="cmake make gcc pkg-config libcjson-dev libspng-dev libusb-1.0-0-dev"
 check="$build libcmocka-dev python3 python3-numpy python3-flatbuffers flatbuffers-compiler valgrind"
 bench="libopenblas-dev"
-cross="$build qemu-user gcc-aarch64-linux-gnu gcc-mips-linux-gnu gcc-mipsel-linux-gnu libc6-dev-arm64-cross libc6-dev-mips-cross libc6-dev-mipsel-cross libcmocka-dev"
+cross="$build qemu-user gcc-aarch64-linux-gnu gcc-mips-linux-gnu gcc-mipsel-linux-gnu libc6-dev-arm64-cross libc6-dev-mips-cross libc6-dev-mipsel-cross libcmocka-dev libcmocka-dev:arm64 libcmocka-dev:mipsel dpkg-dev"
 fuzz="$build clang lld libclang-rt-14-dev"
 
 case $goal in
@@ -30,14 +30,32 @@ for p in $pkgs; do
 done
 [ -z "$missing" ] && exit 0
 
+# Cross goal: multiarch for the boards' libraries, and Debian source packages
+# (cmocka for big-endian MIPS, which has no Debian port).
+cross_setup() {
+    dpkg --add-architecture arm64
+    dpkg --add-architecture mipsel
+    if ! grep -rqs '^Types:.*deb-src' /etc/apt/sources.list.d/ && ! grep -qs '^deb-src' /etc/apt/sources.list; then
+        cat > /etc/apt/sources.list.d/npukit-debian-src.sources <<SRC
+Types: deb-src
+URIs: http://deb.debian.org/debian
+Suites: bookworm
+Components: main
+Signed-By: /usr/share/keyrings/debian-archive-keyring.gpg
+SRC
+    fi
+}
+
 if [ "$(id -u)" = 0 ]; then
     echo "npukit: installing:$missing"
     export DEBIAN_FRONTEND=noninteractive
+    [ "$goal" = cross ] && cross_setup
     apt-get update -qq
     # shellcheck disable=SC2086
     apt-get install -y -qq --no-install-recommends $missing
 else
     echo "npukit: missing Debian packages. Run as root:" >&2
+    [ "$goal" = cross ] && echo "  dpkg --add-architecture arm64; dpkg --add-architecture mipsel; (enable deb-src); apt-get update" >&2
     echo "  apt-get install -y$missing" >&2
     exit 1
 fi

@@ -1,6 +1,7 @@
 #include <errno.h>
 #include <fcntl.h>
 #include <pthread.h>
+#include <stdint.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -8,6 +9,7 @@
 #include <sys/stat.h>
 #include <unistd.h>
 
+#include "npukit/checked.h"
 #include "npukit/file.h"
 
 /* ---- registry of open inputs (dev, ino), so outputs never replace them ---- */
@@ -86,7 +88,8 @@ static npk_status read_all(int fd, const char *path, npk_mapped *m, npk_error *e
     if (!buf) return npk_fail(err, NPK_E_NOMEM, "%s: out of memory", path);
     for (;;) {
         if (len == cap) {
-            if (cap >= NPK_MAX_INPUT_SIZE) {
+            uint64_t grown = (uint64_t)cap * 2;
+            if (cap > SIZE_MAX / 2 || grown > NPK_MAX_INPUT_SIZE) {
                 free(buf);
                 return npk_fail(err, NPK_E_LIMIT, "%s: input larger than 4 GiB", path);
             }
@@ -136,7 +139,9 @@ npk_status npk_map_file(const char *path, npk_mapped *m, npk_error *err)
     }
     npk_status rc = NPK_OK;
     if (S_ISREG(st.st_mode)) {
-        if ((uint64_t)st.st_size > NPK_MAX_INPUT_SIZE) {
+        size_t fsize;
+        if ((uint64_t)st.st_size > NPK_MAX_INPUT_SIZE ||
+            !npk_u64_to_sz((uint64_t)st.st_size, &fsize)) {
             close(fd);
             return npk_fail(err, NPK_E_LIMIT, "file of %lld bytes exceeds the 4 GiB input limit",
                             (long long)st.st_size);
@@ -145,14 +150,14 @@ npk_status npk_map_file(const char *path, npk_mapped *m, npk_error *err)
             m->data = empty_input;
             m->size = 0;
         } else {
-            void *p = mmap(NULL, (size_t)st.st_size, PROT_READ, MAP_PRIVATE, fd, 0);
+            void *p = mmap(NULL, fsize, PROT_READ, MAP_PRIVATE, fd, 0);
             if (p == MAP_FAILED) {
                 rc = read_all(fd, path, m, err);
             } else {
                 m->map_base = p;
-                m->map_len = (size_t)st.st_size;
+                m->map_len = fsize;
                 m->data = p;
-                m->size = (size_t)st.st_size;
+                m->size = fsize;
             }
         }
     } else {

@@ -4,11 +4,14 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <spawn.h>
 #include <sys/stat.h>
 #include <sys/wait.h>
 #include <unistd.h>
 
 #include "npk_test.h"
+
+extern char **environ;
 
 const char *npk_fixture_dir(void)
 {
@@ -169,17 +172,20 @@ npk_run npk_run_argv(char *const argv[])
     snprintf(errp, sizeof errp, "%s", npk_tmp(".run.err"));
     fflush(stdout);
     fflush(stderr);
-    pid_t pid = fork();
-    if (pid == 0) {
-        int o = open(outp, O_WRONLY | O_CREAT | O_TRUNC, 0600);
-        int e = open(errp, O_WRONLY | O_CREAT | O_TRUNC, 0600);
-        int in = open("/dev/null", O_RDONLY);
-        if (o < 0 || e < 0 || in < 0) _exit(126);
-        dup2(o, 1);
-        dup2(e, 2);
-        dup2(in, 0);
-        execv(argv[0], argv);
-        _exit(127);
+    /* posix_spawn rather than fork: it also works under qemu-user (cross tests). */
+    posix_spawn_file_actions_t fa;
+    posix_spawn_file_actions_init(&fa);
+    posix_spawn_file_actions_addopen(&fa, 0, "/dev/null", O_RDONLY, 0);
+    posix_spawn_file_actions_addopen(&fa, 1, outp, O_WRONLY | O_CREAT | O_TRUNC, 0600);
+    posix_spawn_file_actions_addopen(&fa, 2, errp, O_WRONLY | O_CREAT | O_TRUNC, 0600);
+    pid_t pid;
+    int rc = posix_spawn(&pid, argv[0], &fa, NULL, argv, environ);
+    posix_spawn_file_actions_destroy(&fa);
+    if (rc != 0) {
+        r.status = 127;
+        r.out = strdup("");
+        r.err = strdup(strerror(rc));
+        return r;
     }
     int st;
     while (waitpid(pid, &st, 0) < 0 && errno == EINTR) {
