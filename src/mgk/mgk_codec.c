@@ -410,6 +410,7 @@ static void taps_in_sse2(uint8_t *rb, const uint8_t *src, int T)
 
 static void taps_out(const walk *w, uint8_t *dst, const uint8_t *rb, int cim, int T)
 {
+    (void)w; /* only the SIMD paths need it */
 #if defined(__SSE2__)
     if (w->simd && cim == LANES && T >= SSE2_TAPS_MIN && T <= SSE2_TAPS_MAX) {
         taps_out_sse2(dst, rb, T);
@@ -438,6 +439,7 @@ static ALWAYS_INLINE void taps_in_t(uint8_t *rb, const uint8_t *src, int cim, in
 }
 static void taps_in(const walk *w, uint8_t *rb, const uint8_t *src, int cim, int T)
 {
+    (void)w; /* only the SIMD paths need it */
 #if defined(__SSE2__)
     if (w->simd && cim == LANES && T >= SSE2_TAPS_MIN && T <= SSE2_TAPS_MAX) {
         taps_in_sse2(rb, src, T);

@@ -47,6 +47,10 @@ print(struct.unpack_from("<b", b, 8 + n + t["data_offsets"][0] + int(idx))[0])
 EOF
 }
 
+# Builds without libcjson (e.g. the cross builds) have no --json and no safetensors.
+json=0
+"$npk" --version | grep -q 'features:.*json' && json=1
+
 # ---- synthetic file ----
 "$npk" mgk synth --layer 24,40,3,3,4 --layer 40,6,1,5,8 --extra-records --garbage --seed 3 -o "$tmp/s.mgk"
 "$npk" info "$tmp/s.mgk" >"$tmp/info.txt"
@@ -55,6 +59,27 @@ grep -q 'weight_bits: 4,8' "$tmp/info.txt" || fail "npukit info weight_bits"
 grep -q 'versions: 0.0.0 npukit-synth' "$tmp/info.txt" || fail "npukit info versions"
 "$npk" mgk info "$tmp/s.mgk" >"$tmp/minfo.txt"
 grep -q 'unknown kind: skipped' "$tmp/minfo.txt" || fail "unknown record not reported"
+"$npk" mgk layer "$tmp/s.mgk" 1 --weights >"$tmp/layer.txt"
+grep -q 'requant form: float' "$tmp/layer.txt" || fail "mgk layer requant form"
+expect2 "$npk" mgk layer "$tmp/s.mgk" 0
+expect2 "$npk" mgk info
+head -c 4000 "$tmp/s.mgk" >"$tmp/trunc.mgk"
+expect2 "$npk" mgk info "$tmp/trunc.mgk"
+size=$(wc -c <"$tmp/s.mgk")
+head -c $((size - 80)) "$tmp/s.mgk" >"$tmp/cut.mgk"
+printf 'IMGK\001\001\001\001' >>"$tmp/cut.mgk"
+head -c 72 /dev/zero >>"$tmp/cut.mgk"
+expect2 "$npk" mgk info "$tmp/cut.mgk"
+grep -q 'offset 0x' "$tmp/err" || fail "no offset in: $(cat "$tmp/err")"
+expect2 "$npk" mgk synth --layer 1,2,3 -o "$tmp/x.mgk"
+expect2 "$npk" mgk synth --layer 8,8,1,1,3 -o "$tmp/x.mgk"
+[ ! -e "$tmp/x.mgk" ] || fail "synth wrote a file on error"
+if [ "$json" = 0 ]; then
+    expect2 "$npk" mgk info --json "$tmp/s.mgk"
+    expect2 "$npk" mgk extract "$tmp/s.mgk" -o "$tmp/x.safetensors"
+    echo "SKIPPED: JSON and safetensors parts (build without libcjson)"
+    exit 0
+fi
 "$npk" mgk info --json --records "$tmp/s.mgk" >"$tmp/s.json"
 "$py" - "$tmp/s.json" <<'EOF'
 import json, sys
@@ -73,8 +98,6 @@ assert len(j["record_list"]) == 4 and j["record_list"][0]["kind"] == "FormatConv
 assert j["versions"] == ["0.0.0", "npukit-synth"]
 assert j["warnings"] == []
 EOF
-"$npk" mgk layer "$tmp/s.mgk" 1 --weights >"$tmp/layer.txt"
-grep -q 'requant form: float' "$tmp/layer.txt" || fail "mgk layer requant form"
 "$npk" mgk extract "$tmp/s.mgk" -o "$tmp/s.safetensors"
 "$npk" mgk replace "$tmp/s.mgk" --weights "$tmp/s.safetensors" -o "$tmp/s2.mgk" 2>/dev/null
 cmp "$tmp/s.mgk" "$tmp/s2.mgk" || fail "synthetic extract -> replace not identical"
@@ -95,20 +118,8 @@ cp "$tmp/s.mgk" "$tmp/keep.mgk"
 expect2 "$npk" mgk replace "$tmp/s.mgk" --weights "$tmp/s.safetensors" -o "$tmp/s.mgk"
 cmp "$tmp/s.mgk" "$tmp/keep.mgk" || fail "input was overwritten"
 expect2 "$npk" mgk replace "$tmp/s.mgk" --weights "$tmp/s.safetensors" -o "$tmp/s.safetensors"
-head -c 4000 "$tmp/s.mgk" >"$tmp/trunc.mgk"
-expect2 "$npk" mgk info "$tmp/trunc.mgk"
 expect2 "$npk" mgk extract "$tmp/trunc.mgk" -o "$tmp/x.safetensors"
-size=$(wc -c <"$tmp/s.mgk")
-head -c $((size - 80)) "$tmp/s.mgk" >"$tmp/cut.mgk"
-printf 'IMGK\001\001\001\001' >>"$tmp/cut.mgk"
-head -c 72 /dev/zero >>"$tmp/cut.mgk"
-expect2 "$npk" mgk info "$tmp/cut.mgk"
-grep -q 'offset 0x' "$tmp/err" || fail "no offset in: $(cat "$tmp/err")"
-expect2 "$npk" mgk synth --layer 1,2,3 -o "$tmp/x.mgk"
-expect2 "$npk" mgk synth --layer 8,8,1,1,3 -o "$tmp/x.mgk"
-expect2 "$npk" mgk layer "$tmp/s.mgk" 0
-expect2 "$npk" mgk info
-[ ! -e "$tmp/x.mgk" ] || fail "synth wrote a file on error"
+[ ! -e "$tmp/x.safetensors" ] || fail "extract wrote a file on error"
 
 # ---- the vendor file ----
 if [ ! -f "$fix" ]; then
