@@ -21,6 +21,16 @@ step "$npk" tensor info "$out/weights.safetensors"
 # --- end cnn2 ---
 
 # --- mgk (Ingenic MGK) ---
+# A synthetic MGK made by npukit's test-file generator (not a vendor model): an 8-bit 3x3
+# and a 4-bit 1x5 convolution plus an unknown record kind. Inspect it, export the weights
+# and write them back: the result is byte-identical.
+step "$npk" mgk synth --layer 16,8,3,3,8 --layer 8,4,1,5,4 --extra-records -o "$out/demo.mgk"
+step "$npk" info "$out/demo.mgk"
+step "$npk" mgk info "$out/demo.mgk"
+step "$npk" mgk layer "$out/demo.mgk" 2
+step "$npk" mgk extract "$out/demo.mgk" -o "$out/demo_mgk.safetensors"
+step "$npk" mgk replace "$out/demo.mgk" --weights "$out/demo_mgk.safetensors" -o "$out/demo_same.mgk"
+step cmp "$out/demo.mgk" "$out/demo_same.mgk"
 # --- end mgk ---
 
 # --- rknpu (Rockchip NPU streams) ---

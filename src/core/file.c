@@ -75,28 +75,28 @@ npk_status npk_protect_path(const char *path, npk_error *err)
     struct stat st;
     if (stat(path, &st) != 0) return NPK_OK; /* nothing there to protect */
     if (!reg_add((uint64_t)st.st_dev, (uint64_t)st.st_ino))
-        return npk_fail(err, NPK_E_LIMIT, "%s: too many open inputs", path);
+        return npk_fail(err, NPK_E_LIMIT, "too many open inputs");
     return NPK_OK;
 }
 
 /* ---- input mapping ---- */
 
-static npk_status read_all(int fd, const char *path, npk_mapped *m, npk_error *err)
+static npk_status read_all(int fd, npk_mapped *m, npk_error *err)
 {
     size_t cap = 1 << 16, len = 0;
     uint8_t *buf = malloc(cap);
-    if (!buf) return npk_fail(err, NPK_E_NOMEM, "%s: out of memory", path);
+    if (!buf) return npk_fail(err, NPK_E_NOMEM, "out of memory");
     for (;;) {
         if (len == cap) {
             uint64_t grown = (uint64_t)cap * 2;
             if (cap > SIZE_MAX / 2 || grown > NPK_MAX_INPUT_SIZE) {
                 free(buf);
-                return npk_fail(err, NPK_E_LIMIT, "%s: input larger than 4 GiB", path);
+                return npk_fail(err, NPK_E_LIMIT, "input larger than 4 GiB");
             }
             uint8_t *nb = realloc(buf, cap * 2);
             if (!nb) {
                 free(buf);
-                return npk_fail(err, NPK_E_NOMEM, "%s: out of memory", path);
+                return npk_fail(err, NPK_E_NOMEM, "out of memory");
             }
             buf = nb;
             cap *= 2;
@@ -106,7 +106,7 @@ static npk_status read_all(int fd, const char *path, npk_mapped *m, npk_error *e
             if (errno == EINTR) continue;
             int e = errno;
             free(buf);
-            return npk_fail(err, NPK_E_IO, "%s: %s", path, strerror(e));
+            return npk_fail(err, NPK_E_IO, "%s", strerror(e));
         }
         if (r == 0) break;
         len += (size_t)r;
@@ -123,7 +123,7 @@ npk_status npk_map_file(const char *path, npk_mapped *m, npk_error *err)
 {
     memset(m, 0, sizeof *m);
     if (!path) return npk_fail(err, NPK_E_ARG, "no input path");
-    if (strcmp(path, "-") == 0) return read_all(STDIN_FILENO, "<stdin>", m, err);
+    if (strcmp(path, "-") == 0) return read_all(STDIN_FILENO, m, err);
 
     int fd = open(path, O_RDONLY | O_CLOEXEC);
     if (fd < 0) return npk_fail(err, NPK_E_IO, "%s", strerror(errno));
@@ -152,7 +152,7 @@ npk_status npk_map_file(const char *path, npk_mapped *m, npk_error *err)
         } else {
             void *p = mmap(NULL, fsize, PROT_READ, MAP_PRIVATE, fd, 0);
             if (p == MAP_FAILED) {
-                rc = read_all(fd, path, m, err);
+                rc = read_all(fd, m, err);
             } else {
                 m->map_base = p;
                 m->map_len = fsize;
@@ -161,7 +161,7 @@ npk_status npk_map_file(const char *path, npk_mapped *m, npk_error *err)
             }
         }
     } else {
-        rc = read_all(fd, path, m, err);
+        rc = read_all(fd, m, err);
     }
     close(fd);
     if (rc) return rc;
@@ -197,9 +197,9 @@ npk_status npk_out_open(npk_out **outp, const char *path, npk_error *err)
         return npk_fail(err, NPK_E_ARG, "writing binary output to standard output is not supported");
     struct stat st;
     if (stat(path, &st) == 0) {
-        if (S_ISDIR(st.st_mode)) return npk_fail(err, NPK_E_IO, "%s: is a directory", path);
+        if (S_ISDIR(st.st_mode)) return npk_fail(err, NPK_E_IO, "is a directory");
         if (reg_has((uint64_t)st.st_dev, (uint64_t)st.st_ino))
-            return npk_fail(err, NPK_E_ARG, "%s: refusing to overwrite an input file", path);
+            return npk_fail(err, NPK_E_ARG, "refusing to overwrite an input file");
     }
     npk_out *o = calloc(1, sizeof *o);
     size_t n = strlen(path);
@@ -223,7 +223,7 @@ npk_status npk_out_open(npk_out **outp, const char *path, npk_error *err)
         free(o->path);
         free(o->tmp);
         free(o);
-        return npk_fail(err, NPK_E_IO, "%s: cannot create output: %s", path, strerror(e));
+        return npk_fail(err, NPK_E_IO, "cannot create output: %s", strerror(e));
     }
     /* mkstemp creates 0600; give the file the usual permissions. */
     mode_t um = umask(0);
@@ -240,7 +240,7 @@ npk_status npk_out_write(npk_out *o, const void *data, size_t n, npk_error *err)
         ssize_t w = write(o->fd, p, n);
         if (w < 0) {
             if (errno == EINTR) continue;
-            return npk_fail(err, NPK_E_IO, "%s: write failed: %s", o->path, strerror(errno));
+            return npk_fail(err, NPK_E_IO, "write failed: %s", strerror(errno));
         }
         p += w;
         n -= (size_t)w;
@@ -269,24 +269,24 @@ npk_status npk_out_commit(npk_out *o, npk_error *err)
     struct stat st;
     /* Re-check: an input may have been opened since npk_out_open(). */
     if (stat(o->path, &st) == 0 && reg_has((uint64_t)st.st_dev, (uint64_t)st.st_ino)) {
-        npk_fail(err, NPK_E_ARG, "%s: refusing to overwrite an input file", o->path);
+        npk_fail(err, NPK_E_ARG, "refusing to overwrite an input file");
         npk_out_abort(o);
         return NPK_E_ARG;
     }
     if (fsync(o->fd) != 0 && errno != EINVAL) {
-        npk_fail(err, NPK_E_IO, "%s: fsync failed: %s", o->path, strerror(errno));
+        npk_fail(err, NPK_E_IO, "fsync failed: %s", strerror(errno));
         npk_out_abort(o);
         return NPK_E_IO;
     }
     if (close(o->fd) != 0) {
         o->fd = -1;
-        npk_fail(err, NPK_E_IO, "%s: close failed: %s", o->path, strerror(errno));
+        npk_fail(err, NPK_E_IO, "close failed: %s", strerror(errno));
         unlink(o->tmp);
         out_free(o);
         return NPK_E_IO;
     }
     if (rename(o->tmp, o->path) != 0) {
-        npk_fail(err, NPK_E_IO, "%s: rename failed: %s", o->path, strerror(errno));
+        npk_fail(err, NPK_E_IO, "rename failed: %s", strerror(errno));
         unlink(o->tmp);
         out_free(o);
         return NPK_E_IO;
@@ -313,7 +313,7 @@ npk_status npk_make_dir(const char *path, npk_error *err)
     if (mkdir(path, 0777) == 0 || errno == EEXIST) {
         struct stat st;
         if (stat(path, &st) == 0 && S_ISDIR(st.st_mode)) return NPK_OK;
-        return npk_fail(err, NPK_E_IO, "%s: exists and is not a directory", path);
+        return npk_fail(err, NPK_E_IO, "exists and is not a directory");
     }
-    return npk_fail(err, NPK_E_IO, "%s: cannot create directory: %s", path, strerror(errno));
+    return npk_fail(err, NPK_E_IO, "cannot create directory: %s", strerror(errno));
 }

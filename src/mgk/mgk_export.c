@@ -1,0 +1,201 @@
+/* Export of convolution weights and requant tables as tensors, and the
+ * reverse: re-encoding replacement weights into a copy of the file. */
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "mgk_internal.h"
+
+static npk_status add_tensor(npk_tensor_set *set, const char *name, npk_dtype dt, int ndim,
+                             const int64_t *shape, const void *data, npk_error *err)
+{
+    npk_tensor t;
+    npk_status st = npk_tensor_alloc(&t, name, dt, ndim, shape, err);
+    if (st) return st;
+    if (data && t.nbytes) memcpy(t.data, data, t.nbytes);
+    if ((st = npk_set_add(set, &t, err))) npk_tensor_free(&t);
+    return st;
+}
+
+static npk_status extract_requant(const npk_mgk_model *m, const npk_mgk_conv *c,
+                                  npk_tensor_set *out, npk_error *err)
+{
+    npk_mgk_requant rq;
+    npk_status st = npk_mgk_requant_read(m, c, &rq, err);
+    if (st) return st;
+    char name[64];
+    int64_t one[1] = {rq.channels}, two[2] = {rq.rows, rq.channels};
+    if (rq.bias) {
+        snprintf(name, sizeof name, "layer_%d.bias", c->id);
+        st = add_tensor(out, name, NPK_I32, 1, one, rq.bias, err);
+    }
+    if (!st && rq.scale) {
+        snprintf(name, sizeof name, "layer_%d.scale", c->id);
+        st = add_tensor(out, name, NPK_F32, 1, one, rq.scale, err);
+    }
+    if (!st && rq.mult) {
+        snprintf(name, sizeof name, "layer_%d.mult", c->id);
+        st = add_tensor(out, name, NPK_I32, 1, one, rq.mult, err);
+    }
+    if (!st) {
+        snprintf(name, sizeof name, "layer_%d.requant", c->id);
+        st = add_tensor(out, name, NPK_I32, 2, two, rq.ints, err);
+    }
+    npk_mgk_requant_free(&rq);
+    return st;
+}
+
+npk_status npk_mgk_extract(const npk_mgk_model *m, npk_tensor_set *out, npk_error *err)
+{
+    npk_set_init(out);
+    npk_status st = NPK_OK;
+    for (size_t i = 0; i < m->nconvs && !st; i++) {
+        const npk_mgk_conv *c = &m->convs[i];
+        if (!c->usable) continue;
+        char name[64];
+        snprintf(name, sizeof name, "layer_%d.weight", c->id);
+        int64_t shape[4] = {c->out_channels, c->in_channels, c->kh, c->kw};
+        npk_tensor t;
+        if ((st = npk_tensor_alloc(&t, name, NPK_I8, 4, shape, err))) break;
+        if ((st = npk_mgk_decode_layer(m, c, 0, t.data, err)) || (st = npk_set_add(out, &t, err))) {
+            npk_tensor_free(&t);
+            break;
+        }
+        if (c->requant_ok) st = extract_requant(m, c, out, err);
+    }
+    if (st) npk_set_free(out);
+    return st;
+}
+
+/* "layer_<id>.weight" -> id; -1 for any other name. */
+static int weight_name_id(const char *name)
+{
+    if (!name || strncmp(name, "layer_", 6) != 0) return -1;
+    const char *p = name + 6;
+    long id = 0;
+    if (*p < '0' || *p > '9') return -1;
+    while (*p >= '0' && *p <= '9' && id < 100000000) id = id * 10 + (*p++ - '0');
+    return strcmp(p, ".weight") == 0 ? (int)id : -1;
+}
+
+static bool is_integer_dtype(npk_dtype dt)
+{
+    return dt == NPK_I8 || dt == NPK_U8 || dt == NPK_I16 || dt == NPK_U16 || dt == NPK_I32 ||
+           dt == NPK_U32 || dt == NPK_I64 || dt == NPK_U64;
+}
+
+/* Element i of an integer tensor (host order) as a signed value, saturated. */
+static int64_t int_at(const npk_tensor *t, size_t i)
+{
+    const uint8_t *p = (const uint8_t *)t->data + i * npk_dtype_size(t->dtype);
+    switch (t->dtype) {
+    case NPK_I8: return *(const int8_t *)p;
+    case NPK_U8: return *p;
+    case NPK_I16: {
+        int16_t v;
+        memcpy(&v, p, 2);
+        return v;
+    }
+    case NPK_U16: {
+        uint16_t v;
+        memcpy(&v, p, 2);
+        return v;
+    }
+    case NPK_I32: {
+        int32_t v;
+        memcpy(&v, p, 4);
+        return v;
+    }
+    case NPK_U32: {
+        uint32_t v;
+        memcpy(&v, p, 4);
+        return v;
+    }
+    case NPK_I64: {
+        int64_t v;
+        memcpy(&v, p, 8);
+        return v;
+    }
+    default: {
+        uint64_t v;
+        memcpy(&v, p, 8);
+        return v > INT64_MAX ? INT64_MAX : (int64_t)v;
+    }
+    }
+}
+
+static npk_status replace_layer(const npk_mgk_model *m, const npk_mgk_conv *c, const npk_tensor *t,
+                                uint8_t *file, npk_error *err)
+{
+    if (!c->usable)
+        return npk_fail(err, NPK_E_UNSUPPORTED, "%s: layer %d cannot be encoded: %s", t->name,
+                        c->id, c->problem);
+    int64_t want[4] = {c->out_channels, c->in_channels, c->kh, c->kw};
+    if (t->ndim != 4 || memcmp(t->shape, want, sizeof want) != 0)
+        return npk_fail(err, NPK_E_ARG,
+                        "%s: shape does not match the layer's [%lld, %lld, %lld, %lld]", t->name,
+                        (long long)want[0], (long long)want[1], (long long)want[2],
+                        (long long)want[3]);
+    if (!is_integer_dtype(t->dtype))
+        return npk_fail(err, NPK_E_ARG, "%s: dtype %s; quantised weights must be integers", t->name,
+                        npk_dtype_name(t->dtype));
+    size_t n = npk_tensor_count(t);
+    int8_t *v = malloc(n ? n : 1);
+    if (!v) return npk_fail(err, NPK_E_NOMEM, "out of memory");
+    int64_t lo = -(1 << (c->bits - 1)), hi = (1 << (c->bits - 1)) - 1;
+    size_t taps = (size_t)c->kh * (size_t)c->kw, cin = (size_t)c->in_channels;
+    for (size_t i = 0; i < n; i++) {
+        int64_t x = int_at(t, i);
+        if (x < lo || x > hi) {
+            free(v);
+            size_t tap = i % taps, ci = (i / taps) % cin, co = i / taps / cin;
+            return npk_fail(err, NPK_E_ARG,
+                            "%s: value %lld at [%zu, %zu, %zu, %zu] is outside the %d-bit range "
+                            "[%lld, %lld] of layer %d",
+                            t->name, (long long)x, co, ci, tap / (size_t)c->kw, tap % (size_t)c->kw,
+                            c->bits, (long long)lo, (long long)hi, c->id);
+        }
+        v[i] = (int8_t)x;
+    }
+    npk_mgk_wshape s;
+    npk_status st = npk_mgk_layer_wshape(c, 0, &s, err);
+    if (!st)
+        st = npk_mgk_nmhw_encode(&s, v, file + m->region_offset + c->weight_offset,
+                                 (size_t)c->weight_bytes, err);
+    free(v);
+    return st;
+}
+
+npk_status npk_mgk_replace(const npk_mgk_model *m, const npk_tensor_set *w, uint8_t **out,
+                           size_t *out_len, npk_mgk_replace_stats *stats, npk_error *err)
+{
+    npk_mgk_replace_stats local = {0, 0, 0};
+    uint8_t *file = malloc(m->size ? m->size : 1);
+    if (!file) return npk_fail(err, NPK_E_NOMEM, "out of memory");
+    memcpy(file, m->data, m->size);
+    npk_status st = NPK_OK;
+    for (size_t i = 0; i < w->count && !st; i++) {
+        const npk_tensor *t = &w->items[i];
+        int id = weight_name_id(t->name);
+        if (id < 0) {
+            local.ignored++;
+            continue;
+        }
+        const npk_mgk_conv *c = npk_mgk_find_layer(m, id);
+        if (!c) {
+            st = npk_fail(err, NPK_E_NOTFOUND, "%s: the model has no convolution layer %d", t->name,
+                          id);
+            break;
+        }
+        if (!(st = replace_layer(m, c, t, file, err))) local.layers++;
+    }
+    if (st) {
+        free(file);
+        return st;
+    }
+    for (size_t i = 0; i < m->size; i++) local.bytes_changed += file[i] != m->data[i];
+    if (stats) *stats = local;
+    *out = file;
+    *out_len = m->size;
+    return NPK_OK;
+}
