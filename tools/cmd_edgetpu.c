@@ -515,27 +515,219 @@ static int e_info(int argc, char **argv)
     return CLI_OK;
 }
 
+/* A mapped model recognised as a Dense template. */
+static int load_dense(const char *path, loaded *l, npk_etpu_dense *d)
+{
+    npk_error err = {0};
+    int rc = load(path, l);
+    if (rc) return rc;
+    if (npk_etpu_dense_init(&l->m, d, &err)) {
+        unload(l);
+        return cli_error(path, &err);
+    }
+    return CLI_OK;
+}
+
+/* Weights from a .npy: int8 [n, n] as is, float32/float64 quantised per channel. */
+static int read_weights(const char *path, const npk_etpu_dense *d, int8_t *w)
+{
+    npk_error err = {0};
+    npk_tensor t;
+    if (npk_npy_load(path, &t, &err)) return cli_error(path, &err);
+    int rc = CLI_OK;
+    const size_t n = d->n;
+    if (t.ndim != 2 || t.shape[0] != (int64_t)n || t.shape[1] != (int64_t)n) {
+        char buf[128];
+        rc = cli_fail("%s: weights have shape %s; this template needs [%zu, %zu] ([out, in])", path,
+                      npk_shape_str(&t, buf, sizeof buf), n, n);
+    } else if (t.dtype == NPK_I8) {
+        memcpy(w, t.data, n * n);
+    } else if (t.dtype == NPK_F32 || t.dtype == NPK_F64 || t.dtype == NPK_F16) {
+        npk_tensor f;
+        size_t clipped = 0;
+        if (npk_tensor_alloc(&f, NULL, NPK_F32, t.ndim, t.shape, &err) ||
+            npk_tensor_convert(&t, &f, &err) ||
+            npk_etpu_quantize_rows(f.data, n, n, d->w_scale, w, &clipped, &err))
+            rc = cli_error(path, &err);
+        else if (clipped)
+            fprintf(stderr, "npukit: %s: %zu of %zu weights were outside their channel's range "
+                            "and were clipped\n", path, clipped, n * n);
+        npk_tensor_free(&f);
+    } else {
+        rc = cli_fail("%s: weights must be int8 or float32, not %s", path,
+                      npk_dtype_name(t.dtype));
+    }
+    npk_tensor_free(&t);
+    return rc;
+}
+
 static int e_weights(int argc, char **argv)
 {
-    (void)argc;
-    (void)argv;
-    return cli_fail("edgetpu weights: not implemented yet");
+    const char *out = NULL;
+    bool as_float = false;
+    static const struct option opts[] = {
+        {"output", required_argument, NULL, 'o'}, {"float", no_argument, NULL, 'f'}, {0, 0, 0, 0}};
+    int c;
+    cli_getopt_reset();
+    while ((c = getopt_long(argc, argv, "o:", opts, NULL)) != -1) {
+        if (c == 'o') out = optarg;
+        else if (c == 'f') as_float = true;
+        else return cli_bad_option("edgetpu weights", argv);
+    }
+    if (optind + 1 != argc || !out) return cli_usage("edgetpu weights", "expected MODEL -o W.npy");
+    loaded l;
+    npk_etpu_dense d;
+    int rc = load_dense(argv[optind], &l, &d);
+    if (rc) return rc;
+    npk_error err = {0};
+    npk_tensor t;
+    int64_t shape[2] = {(int64_t)d.n, (int64_t)d.n};
+    if (npk_tensor_alloc(&t, "weights", as_float ? NPK_F32 : NPK_I8, 2, shape, &err)) {
+        rc = cli_error(NULL, &err);
+    } else {
+        int8_t *w = as_float ? malloc(d.n * d.n) : t.data;
+        if (!w || npk_etpu_dense_weights(&d, w, &err)) {
+            rc = w ? cli_error(argv[optind], &err) : cli_fail("out of memory");
+        } else {
+            if (as_float)
+                for (size_t r = 0; r < d.n; r++)
+                    for (size_t k = 0; k < d.n; k++)
+                        ((float *)t.data)[r * d.n + k] = (float)w[r * d.n + k] * d.w_scale[r];
+            if (npk_npy_save(out, &t, &err)) rc = cli_error(out, &err);
+        }
+        if (as_float) free(w);
+        npk_tensor_free(&t);
+    }
+    npk_etpu_dense_free(&d);
+    unload(&l);
+    return rc;
 }
+
 static int e_set_weights(int argc, char **argv)
 {
-    (void)argc;
-    (void)argv;
-    return cli_fail("edgetpu set-weights: not implemented yet");
+    const char *out = NULL, *wpath = NULL;
+    static const struct option opts[] = {{"output", required_argument, NULL, 'o'},
+                                         {"weights", required_argument, NULL, 'w'},
+                                         {0, 0, 0, 0}};
+    int c;
+    cli_getopt_reset();
+    while ((c = getopt_long(argc, argv, "o:w:", opts, NULL)) != -1) {
+        if (c == 'o') out = optarg;
+        else if (c == 'w') wpath = optarg;
+        else return cli_bad_option("edgetpu set-weights", argv);
+    }
+    if (optind + 1 != argc || !out || !wpath)
+        return cli_usage("edgetpu set-weights", "expected MODEL --weights W.npy -o OUT");
+    loaded l;
+    npk_etpu_dense d;
+    int rc = load_dense(argv[optind], &l, &d);
+    if (rc) return rc;
+    int8_t *w = malloc(d.n * d.n);
+    uint8_t *file = NULL;
+    npk_error err = {0};
+    if (!w) rc = cli_fail("out of memory");
+    else if (!(rc = read_weights(wpath, &d, w))) {
+        if (npk_etpu_dense_set_weights(&d, l.map.data, l.map.size, w, &file, &err))
+            rc = cli_error(argv[optind], &err);
+        else if (npk_write_file(out, file, l.map.size, &err))
+            rc = cli_error(out, &err);
+    }
+    free(file);
+    free(w);
+    npk_etpu_dense_free(&d);
+    unload(&l);
+    return rc;
 }
+
 static int e_matmul(int argc, char **argv)
 {
-    (void)argc;
-    (void)argv;
-    return cli_fail("edgetpu matmul: not implemented yet");
+    const char *out = NULL, *wpath = NULL, *xpath = NULL;
+    static const struct option opts[] = {{"output", required_argument, NULL, 'o'},
+                                         {"weights", required_argument, NULL, 'w'},
+                                         {"input", required_argument, NULL, 'i'},
+                                         {0, 0, 0, 0}};
+    int c;
+    cli_getopt_reset();
+    while ((c = getopt_long(argc, argv, "o:w:i:", opts, NULL)) != -1) {
+        if (c == 'o') out = optarg;
+        else if (c == 'w') wpath = optarg;
+        else if (c == 'i') xpath = optarg;
+        else return cli_bad_option("edgetpu matmul", argv);
+    }
+    if (optind + 1 != argc || !out || !xpath)
+        return cli_usage("edgetpu matmul", "expected MODEL --input X.npy -o Y.npy");
+    loaded l;
+    npk_etpu_dense d;
+    int rc = load_dense(argv[optind], &l, &d);
+    if (rc) return rc;
+    npk_error err = {0};
+    npk_tensor x = {0}, xf = {0}, y = {0};
+    int8_t *w = malloc(d.n * d.n);
+    if (!w) {
+        rc = cli_fail("out of memory");
+        goto done;
+    }
+    if (wpath ? (rc = read_weights(wpath, &d, w)) != 0
+              : npk_etpu_dense_weights(&d, w, &err) && (rc = cli_error(argv[optind], &err)))
+        goto done;
+    if (npk_npy_load(xpath, &x, &err)) {
+        rc = cli_error(xpath, &err);
+        goto done;
+    }
+    if (x.ndim < 1 || x.ndim > 2 || x.shape[x.ndim - 1] != (int64_t)d.n) {
+        char buf[128];
+        rc = cli_fail("%s: input has shape %s; this template needs [%zu] or [B, %zu]", xpath,
+                      npk_shape_str(&x, buf, sizeof buf), d.n, d.n);
+        goto done;
+    }
+    size_t batch = x.ndim == 2 ? (size_t)x.shape[0] : 1;
+    if (npk_tensor_alloc(&xf, "x", NPK_F32, x.ndim, x.shape, &err) ||
+        npk_tensor_convert(&x, &xf, &err) ||
+        npk_tensor_alloc(&y, "y", NPK_F32, x.ndim, x.shape, &err) ||
+        npk_etpu_dense_matmul(&d, w, xf.data, batch, y.data, &err)) {
+        rc = cli_error(xpath, &err);
+        goto done;
+    }
+    if (npk_npy_save(out, &y, &err)) rc = cli_error(out, &err);
+done:
+    npk_tensor_free(&x);
+    npk_tensor_free(&xf);
+    npk_tensor_free(&y);
+    free(w);
+    npk_etpu_dense_free(&d);
+    unload(&l);
+    return rc;
 }
+
 static int e_synth(int argc, char **argv)
 {
-    (void)argc;
-    (void)argv;
-    return cli_fail("edgetpu synth-dense: not implemented yet");
+    const char *out = NULL;
+    uint64_t n = 256, width = 0;
+    bool chips = false;
+    static const struct option opts[] = {{"output", required_argument, NULL, 'o'},
+                                         {"size", required_argument, NULL, 's'},
+                                         {"flex-width", required_argument, NULL, 'w'},
+                                         {"chip-keys", no_argument, NULL, 'c'},
+                                         {0, 0, 0, 0}};
+    int c;
+    cli_getopt_reset();
+    while ((c = getopt_long(argc, argv, "o:", opts, NULL)) != -1) {
+        if (c == 'o') out = optarg;
+        else if (c == 's' && !cli_parse_u64(optarg, &n)) return cli_usage("edgetpu synth-dense", "bad --size");
+        else if (c == 'w' && !cli_parse_u64(optarg, &width))
+            return cli_usage("edgetpu synth-dense", "bad --flex-width");
+        else if (c == 'c') chips = true;
+        else if (c != 's' && c != 'w') return cli_bad_option("edgetpu synth-dense", argv);
+    }
+    if (optind != argc || !out) return cli_usage("edgetpu synth-dense", "expected --size N -o OUT");
+    if (width > 8) return cli_usage("edgetpu synth-dense", "--flex-width must be 1, 2, 4 or 8");
+    npk_etpu_synth_opts o = {.n = (size_t)n, .flex_width = (int)width, .chip_keys = chips};
+    npk_error err = {0};
+    uint8_t *buf;
+    size_t len;
+    if (n > 4096) return cli_usage("edgetpu synth-dense", "--size must be a multiple of 64 up to 4096");
+    if (npk_etpu_synth_dense(&o, &buf, &len, &err)) return cli_error(NULL, &err);
+    int rc = npk_write_file(out, buf, len, &err) ? cli_error(out, &err) : CLI_OK;
+    free(buf);
+    return rc;
 }

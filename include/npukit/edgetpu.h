@@ -272,6 +272,23 @@ npk_status npk_etpu_dense_run_device(const npk_etpu_dense *d, const int8_t *w, c
 npk_status npk_etpu_dense_matmul(const npk_etpu_dense *d, const int8_t *w, const float *x,
                                  size_t batch, float *y, npk_error *err);
 
+/* ---- template sidecars (libredgetpu's dense_N_edgetpu.json and friends) ---- */
+
+typedef struct npk_etpu_sidecar {
+    int kind; /* 1 dense (matrix_size), 2 conv/gabor (ksize), 3 looming (zones), 0 other */
+    double input_scale, output_scale, weight_scale; /* weight_scale: channel 0 only */
+    int64_t input_zero_point, output_zero_point, weight_zero_point;
+    int64_t matrix_size, param_size, height, width, output_count;
+    bool use_bias;
+    uint8_t *param_overhead; /* decoded base64, NULL when absent */
+    size_t param_overhead_size;
+} npk_etpu_sidecar;
+
+/* Parse a sidecar (needs libcjson: NPK_E_UNSUPPORTED without it). */
+npk_status npk_etpu_sidecar_parse(const uint8_t *buf, size_t len, npk_etpu_sidecar *s,
+                                  npk_error *err);
+void npk_etpu_sidecar_free(npk_etpu_sidecar *s);
+
 /* ---- bitstreams and outputs ---- */
 
 /* Write/read a 32-bit value LSB-first at an arbitrary bit offset. */
@@ -301,7 +318,7 @@ typedef struct npk_etpu_synth_opts {
     size_t n;
     int flex_width;
     const int8_t *weights; /* NULL: the pattern above */
-    bool with_legacy_keys; /* add keys "6" = [chip] and "7" = [] like newer compilers */
+    bool chip_keys;        /* add keys "6" = [18] and "7" = [] as newer compilers do */
 } npk_etpu_synth_opts;
 npk_status npk_etpu_synth_dense(const npk_etpu_synth_opts *o, uint8_t **out, size_t *len,
                                 npk_error *err);

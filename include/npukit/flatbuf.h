@@ -260,6 +260,10 @@ npk_fbb_ref npk_fbb_string(npk_fbb *b, const char *s, size_t len);
  * forces a larger alignment of the element data (e.g. 16 for parameters). */
 npk_fbb_ref npk_fbb_vector(npk_fbb *b, const void *elems, size_t count, size_t elem_size,
                            size_t align);
+/* A vector of count elem_size-byte elements already in file (little-endian)
+ * byte order, e.g. structs. */
+npk_fbb_ref npk_fbb_vector_bytes(npk_fbb *b, const void *bytes, size_t count, size_t elem_size,
+                                 size_t align);
 /* A vector of offsets (tables or strings). */
 npk_fbb_ref npk_fbb_vector_refs(npk_fbb *b, const npk_fbb_ref *refs, size_t count);
 void npk_fbb_table_start(npk_fbb *b);

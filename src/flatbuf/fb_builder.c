@@ -129,6 +129,24 @@ npk_fbb_ref npk_fbb_vector(npk_fbb *b, const void *elems, size_t count, size_t e
     return (npk_fbb_ref)b->used;
 }
 
+npk_fbb_ref npk_fbb_vector_bytes(npk_fbb *b, const void *bytes, size_t count, size_t elem_size,
+                                 size_t align)
+{
+    size_t n;
+    if (b->in_table || !elem_size || !npk_mul_sz(count, elem_size, &n) ||
+        count > NPK_FB_MAX_VECTOR || (align & (align - 1))) {
+        if (!b->status) b->status = NPK_E_ARG;
+        return 0;
+    }
+    if (align < 4) align = 4;
+    prep(b, 4, n);
+    prep(b, align, n);
+    push(b, bytes, n);
+    prep(b, 4, 0);
+    push_u32(b, (uint32_t)count);
+    return (npk_fbb_ref)b->used;
+}
+
 npk_fbb_ref npk_fbb_vector_refs(npk_fbb *b, const npk_fbb_ref *refs, size_t count)
 {
     if (b->in_table || count > NPK_FB_MAX_VECTOR) {
