@@ -533,7 +533,8 @@ static int read_weights(const char *path, const npk_etpu_dense *d, int8_t *w)
 {
     npk_error err = {0};
     npk_tensor t;
-    if (npk_npy_load(path, &t, &err)) return cli_error(path, &err);
+    /* Read whole and closed again: keep it protected from being overwritten. */
+    if (npk_protect_path(path, &err) || npk_npy_load(path, &t, &err)) return cli_error(path, &err);
     int rc = CLI_OK;
     const size_t n = d->n;
     if (t.ndim != 2 || t.shape[0] != (int64_t)n || t.shape[1] != (int64_t)n) {
@@ -670,7 +671,7 @@ static int e_matmul(int argc, char **argv)
     if (wpath ? (rc = read_weights(wpath, &d, w)) != 0
               : npk_etpu_dense_weights(&d, w, &err) && (rc = cli_error(argv[optind], &err)))
         goto done;
-    if (npk_npy_load(xpath, &x, &err)) {
+    if (npk_protect_path(xpath, &err) || npk_npy_load(xpath, &x, &err)) {
         rc = cli_error(xpath, &err);
         goto done;
     }
