@@ -43,6 +43,7 @@ static bool reserve(npk_fbb *b, size_t n)
 /* Push n bytes (NULL: zeros) and return where they went. */
 static uint8_t *push(npk_fbb *b, const void *p, size_t n)
 {
+    if (n == 0) return b->buf; /* nothing to write (and no arithmetic on NULL) */
     if (!reserve(b, n)) return NULL;
     b->used += n;
     uint8_t *dst = b->buf + b->cap - b->used;

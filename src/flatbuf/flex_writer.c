@@ -18,7 +18,7 @@ typedef struct wbuf {
 static size_t put(wbuf *w, const void *src, size_t n)
 {
     size_t at = w->len;
-    if (w->failed) return at;
+    if (w->failed || n == 0) return at;
     if (w->cap - w->len < n) {
         size_t cap = w->cap ? w->cap : 256;
         while (cap - w->len < n) {
