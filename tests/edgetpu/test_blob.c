@@ -25,7 +25,7 @@ static void test_sizes(void **state)
     assert_int_equal(npk_etpu_blob_size(100, 256), 0); /* rows must be whole groups */
     assert_int_equal(npk_etpu_blob_size(256, 30), 0);  /* columns whole tiles */
     assert_int_equal(npk_etpu_blob_size(0, 0), 0);
-    assert_int_equal(npk_etpu_blob_size((size_t)1 << 62, (size_t)1 << 62), 0); /* overflow */
+    assert_int_equal(npk_etpu_blob_size(SIZE_MAX / 64 * 64, SIZE_MAX / 4 * 4), 0); /* overflow */
 }
 
 /* Random weights and overheads, several shapes (square and not, columns not
@@ -63,7 +63,9 @@ static void test_against_formula(void **state)
     }
 }
 
-static void load_sidecar(npk_etpu_sidecar *s)
+/* The dense_256 sidecar; false (the test goes on without it) in builds
+ * without JSON support. */
+static bool load_sidecar(npk_etpu_sidecar *s)
 {
     npk_mapped m;
     npk_error err = {0};
@@ -71,32 +73,40 @@ static void load_sidecar(npk_etpu_sidecar *s)
     npk_status st = npk_etpu_sidecar_parse(m.data, m.size, s, &err);
     npk_unmap_file(&m);
     if (st == NPK_E_UNSUPPORTED) {
-        printf("[  SKIPPED ] no JSON support in this build\n");
-        skip();
+        printf("[  NOTE    ] no JSON support: sidecar comparisons left out\n");
+        return false;
     }
     assert_int_equal(st, NPK_OK);
+    assert_int_equal(s->matrix_size, 256);
+    assert_int_equal(s->param_size, 67584);
+    assert_int_equal(s->param_overhead_size, 2048);
+    return true;
 }
 
-/* W[r][c] = ((7r + 13c) mod 256) - 128 with the template's overhead. */
+/* W[r][c] = ((7r + 13c) mod 256) - 128 with the template's overhead (the
+ * sidecar's param_overhead, equal to the compiled blob's as checked below). */
 static void test_golden_hash_256(void **state)
 {
     (void)state;
     npk_etpu_sidecar s;
-    load_sidecar(&s);
-    assert_int_equal(s.matrix_size, 256);
-    assert_int_equal(s.param_size, 67584);
-    assert_int_equal(s.param_overhead_size, 2048);
+    etpu_fx f;
+    npk_etpu_dense d;
+    npk_error err = {0};
+    bool have_sidecar = load_sidecar(&s);
+    etpu_load("dense_256_edgetpu.tflite", &f);
+    assert_int_equal(npk_etpu_dense_init(&f.m, &d, &err), NPK_OK);
+    const uint8_t *overhead = have_sidecar ? s.param_overhead : d.overhead;
     int8_t *w = malloc(256 * 256);
     uint8_t *blob = malloc(67584);
     for (int r = 0; r < 256; r++)
         for (int c = 0; c < 256; c++) w[r * 256 + c] = (int8_t)((7 * r + 13 * c) % 256 - 128);
-    npk_error err = {0};
-    assert_int_equal(npk_etpu_blob_encode(w, 256, 256, s.param_overhead, blob, 67584, &err),
-                     NPK_OK);
+    assert_int_equal(npk_etpu_blob_encode(w, 256, 256, overhead, blob, 67584, &err), NPK_OK);
     sha_is(blob, 67584, "aed432df93f1a977903be3977f89c9f88f393f31d80196ef996a85f3a032abfd");
     free(w);
     free(blob);
-    npk_etpu_sidecar_free(&s);
+    npk_etpu_dense_free(&d);
+    etpu_unload(&f);
+    if (have_sidecar) npk_etpu_sidecar_free(&s);
 }
 
 /* The libredgetpu round trip on the compiled template, and the facts of
@@ -105,7 +115,7 @@ static void test_dense_256_round_trip(void **state)
 {
     (void)state;
     npk_etpu_sidecar s;
-    load_sidecar(&s);
+    bool have_sidecar = load_sidecar(&s);
     etpu_fx f, cpu;
     etpu_load("dense_256_edgetpu.tflite", &f);
     etpu_load("dense_256.tflite", &cpu);
@@ -117,7 +127,7 @@ static void test_dense_256_round_trip(void **state)
     int8_t *w = malloc(256 * 256);
     uint8_t *ov = malloc(2048), *again = malloc(67584);
     assert_int_equal(npk_etpu_blob_decode(d.blob, d.blob_size, 256, 256, w, ov, &err), NPK_OK);
-    assert_memory_equal(ov, s.param_overhead, 2048);
+    if (have_sidecar) assert_memory_equal(ov, s.param_overhead, 2048);
     assert_memory_equal(ov, d.overhead, 2048);
     /* The recovered weights are the CPU model's buffer 2 (at file offset 488), untransposed. */
     assert_memory_equal(w, cpu.map.data + 488, 65536);
@@ -138,15 +148,18 @@ static void test_dense_256_round_trip(void **state)
     }
     assert_true(worst < 2e-7);    /* reference: 9.6e-8 */
     assert_true(worst_ws < 3e-7); /* the scales the template implies are the model's */
-    /* The sidecar's weight_scale is channel 0's only. */
-    assert_true(fabs(s.weight_scale - wt->q.scale[0]) < 1e-12);
-    assert_true(fabs(s.input_scale - d.in_scale) < 1e-9 && s.input_zero_point == d.in_zero_point);
-    assert_true(fabs(s.output_scale - d.out_scale) < 1e-9);
+    if (have_sidecar) {
+        /* The sidecar's weight_scale is channel 0's only. */
+        assert_true(fabs(s.weight_scale - wt->q.scale[0]) < 1e-12);
+        assert_true(fabs(s.input_scale - d.in_scale) < 1e-9);
+        assert_int_equal(s.input_zero_point, d.in_zero_point);
+        assert_true(fabs(s.output_scale - d.out_scale) < 1e-9);
+        npk_etpu_sidecar_free(&s);
+    }
     free(w);
     free(ov);
     free(again);
     npk_etpu_dense_free(&d);
-    npk_etpu_sidecar_free(&s);
     etpu_unload(&f);
     etpu_unload(&cpu);
 }
