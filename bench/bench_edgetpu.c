@@ -115,9 +115,10 @@ void bench_edgetpu(npk_bench *b)
     free(a.blob);
 
     static const char *const models[] = {
-        "dense_256_edgetpu.tflite", "gabor_64x64_p4_edgetpu.tflite",
+        "dense_256_edgetpu.tflite",         "gabor_64x64_p4_edgetpu.tflite",
         "looming_64x64_3x3_edgetpu.tflite", "keras_lstm_mnist_ptq_edgetpu.tflite",
-        "split_concat_edgetpu.tflite", "dense_256.tflite", "keras_lstm_mnist_ptq.tflite"};
+        "split_concat_edgetpu.tflite",      "dense_256.tflite",
+        "keras_lstm_mnist_ptq.tflite"};
     char dirbuf[1024], path[1200];
     const char *dir = fixture_dir(dirbuf, sizeof dirbuf);
     int found = 0;

@@ -27,6 +27,7 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
 {
     npk_flex_ref root;
     npk_error err = {0};
-    if (npk_flex_root(data, size, 0, &root, &err) == NPK_OK) npk_flex_walk(&root, visit, NULL, &err);
+    if (npk_flex_root(data, size, 0, &root, &err) == NPK_OK)
+        npk_flex_walk(&root, visit, NULL, &err);
     return 0;
 }

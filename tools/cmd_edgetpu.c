@@ -78,7 +78,10 @@ static void unload(loaded *l)
     npk_unmap_file(&l->map);
 }
 
-static const char *str_or(const char *s, const char *def) { return s ? s : def; }
+static const char *str_or(const char *s, const char *def)
+{
+    return s ? s : def;
+}
 
 /* ---- info: text ---- */
 
@@ -179,7 +182,8 @@ static void print_package(const char *indent, uint32_t i, const npk_etpu_package
     if (p->model_identifier) printf(", model \"%s\"", p->model_identifier);
     printf("\n");
     for (uint32_t e = 0; e < p->nexecutables; e++) print_executable(e, &p->executables[e]);
-    for (uint32_t k = 0; k < p->nmulti_chip; k++) print_package("    multi-chip ", k, &p->multi_chip[k]);
+    for (uint32_t k = 0; k < p->nmulti_chip; k++)
+        print_package("    multi-chip ", k, &p->multi_chip[k]);
 }
 
 static void print_tflite(const npk_tfl_model *t)
@@ -213,7 +217,8 @@ static void print_tflite(const npk_tfl_model *t)
         for (uint32_t i = 0; i < sg->noperators; i++) {
             const npk_tfl_operator *op = &sg->operators[i];
             const npk_tfl_opcode *oc = npk_tfl_op_code(t, op);
-            const char *name = oc->custom_code ? oc->custom_code : npk_tfl_builtin_name(oc->builtin);
+            const char *name =
+                oc->custom_code ? oc->custom_code : npk_tfl_builtin_name(oc->builtin);
             printf("    operator %u: %s inputs [", i, name ? name : "?");
             for (uint32_t k = 0; k < op->ninputs; k++) printf(k ? ", %d" : "%d", op->inputs[k]);
             printf("] outputs [");
@@ -240,8 +245,10 @@ static void json_meta(cJSON *o, const npk_etpu_meta *m)
 {
     cJSON_AddStringToObject(o, "desc", npk_etpu_desc_name(m->desc));
     cJSON_AddStringToObject(o, "position", npk_etpu_position_name(m->position));
-    if (m->name) cJSON_AddStringToObject(o, "name", m->name);
-    else cJSON_AddNullToObject(o, "name");
+    if (m->name)
+        cJSON_AddStringToObject(o, "name", m->name);
+    else
+        cJSON_AddNullToObject(o, "name");
     cJSON_AddNumberToObject(o, "batch", m->batch);
 }
 
@@ -293,8 +300,10 @@ static cJSON *json_executable(const npk_etpu_executable *e)
     cJSON *o = cJSON_CreateObject();
     cJSON_AddStringToObject(o, "type", npk_etpu_exec_type_name(e->type));
     cli_json_hex(o, "token", e->parameter_caching_token);
-    if (e->name) cJSON_AddStringToObject(o, "name", e->name);
-    else cJSON_AddNullToObject(o, "name");
+    if (e->name)
+        cJSON_AddStringToObject(o, "name", e->name);
+    else
+        cJSON_AddNullToObject(o, "name");
     if (e->chip) cJSON_AddStringToObject(o, "chip", e->chip);
     cJSON_AddNumberToObject(o, "version", e->version);
     cJSON_AddNumberToObject(o, "batch_size", e->batch_size);
@@ -432,7 +441,10 @@ static cJSON *json_model(const npk_etpu_model *m)
             cJSON_AddNumberToObject(oo, "subgraph", s);
             cJSON_AddNumberToObject(oo, "index", i);
             cJSON_AddNumberToObject(oo, "opcode_index", op->opcode_index);
-            cJSON_AddStringToObject(oo, "op", oc->custom_code ? oc->custom_code : name ? name : "?");
+            cJSON_AddStringToObject(oo, "op",
+                                    oc->custom_code ? oc->custom_code
+                                    : name          ? name
+                                                    : "?");
             cJSON_AddItemToObject(oo, "inputs", json_ints(op->inputs, op->ninputs));
             cJSON_AddItemToObject(oo, "outputs", json_ints(op->outputs, op->noutputs));
             if (op->custom_options) {
@@ -480,8 +492,10 @@ static int e_info(int argc, char **argv)
     int c;
     cli_getopt_reset();
     while ((c = getopt_long(argc, argv, "", opts, NULL)) != -1) {
-        if (c == 'j') json = true;
-        else return cli_bad_option("edgetpu info", argv);
+        if (c == 'j')
+            json = true;
+        else
+            return cli_bad_option("edgetpu info", argv);
     }
     if (optind + 1 != argc) return cli_usage("edgetpu info", "expected one MODEL");
     if (json && !cli_json_available()) return cli_no_json();
@@ -551,12 +565,13 @@ static int read_weights(const char *path, const npk_etpu_dense *d, int8_t *w)
             npk_etpu_quantize_rows(f.data, n, n, d->w_scale, w, &clipped, &err))
             rc = cli_error(path, &err);
         else if (clipped)
-            fprintf(stderr, "npukit: %s: %zu of %zu weights were outside their channel's range "
-                            "and were clipped\n", path, clipped, n * n);
+            fprintf(stderr,
+                    "npukit: %s: %zu of %zu weights were outside their channel's range "
+                    "and were clipped\n",
+                    path, clipped, n * n);
         npk_tensor_free(&f);
     } else {
-        rc = cli_fail("%s: weights must be int8 or float32, not %s", path,
-                      npk_dtype_name(t.dtype));
+        rc = cli_fail("%s: weights must be int8 or float32, not %s", path, npk_dtype_name(t.dtype));
     }
     npk_tensor_free(&t);
     return rc;
@@ -571,9 +586,12 @@ static int e_weights(int argc, char **argv)
     int c;
     cli_getopt_reset();
     while ((c = getopt_long(argc, argv, "o:", opts, NULL)) != -1) {
-        if (c == 'o') out = optarg;
-        else if (c == 'f') as_float = true;
-        else return cli_bad_option("edgetpu weights", argv);
+        if (c == 'o')
+            out = optarg;
+        else if (c == 'f')
+            as_float = true;
+        else
+            return cli_bad_option("edgetpu weights", argv);
     }
     if (optind + 1 != argc || !out) return cli_usage("edgetpu weights", "expected MODEL -o W.npy");
     loaded l;
@@ -613,9 +631,12 @@ static int e_set_weights(int argc, char **argv)
     int c;
     cli_getopt_reset();
     while ((c = getopt_long(argc, argv, "o:w:", opts, NULL)) != -1) {
-        if (c == 'o') out = optarg;
-        else if (c == 'w') wpath = optarg;
-        else return cli_bad_option("edgetpu set-weights", argv);
+        if (c == 'o')
+            out = optarg;
+        else if (c == 'w')
+            wpath = optarg;
+        else
+            return cli_bad_option("edgetpu set-weights", argv);
     }
     if (optind + 1 != argc || !out || !wpath)
         return cli_usage("edgetpu set-weights", "expected MODEL --weights W.npy -o OUT");
@@ -626,7 +647,8 @@ static int e_set_weights(int argc, char **argv)
     int8_t *w = malloc(d.n * d.n);
     uint8_t *file = NULL;
     npk_error err = {0};
-    if (!w) rc = cli_fail("out of memory");
+    if (!w)
+        rc = cli_fail("out of memory");
     else if (!(rc = read_weights(wpath, &d, w))) {
         if (npk_etpu_dense_set_weights(&d, l.map.data, l.map.size, w, &file, &err))
             rc = cli_error(argv[optind], &err);
@@ -650,10 +672,14 @@ static int e_matmul(int argc, char **argv)
     int c;
     cli_getopt_reset();
     while ((c = getopt_long(argc, argv, "o:w:i:", opts, NULL)) != -1) {
-        if (c == 'o') out = optarg;
-        else if (c == 'w') wpath = optarg;
-        else if (c == 'i') xpath = optarg;
-        else return cli_bad_option("edgetpu matmul", argv);
+        if (c == 'o')
+            out = optarg;
+        else if (c == 'w')
+            wpath = optarg;
+        else if (c == 'i')
+            xpath = optarg;
+        else
+            return cli_bad_option("edgetpu matmul", argv);
     }
     if (optind + 1 != argc || !out || !xpath)
         return cli_usage("edgetpu matmul", "expected MODEL --input X.npy -o Y.npy");
@@ -713,12 +739,16 @@ static int e_synth(int argc, char **argv)
     int c;
     cli_getopt_reset();
     while ((c = getopt_long(argc, argv, "o:", opts, NULL)) != -1) {
-        if (c == 'o') out = optarg;
-        else if (c == 's' && !cli_parse_u64(optarg, &n)) return cli_usage("edgetpu synth-dense", "bad --size");
+        if (c == 'o')
+            out = optarg;
+        else if (c == 's' && !cli_parse_u64(optarg, &n))
+            return cli_usage("edgetpu synth-dense", "bad --size");
         else if (c == 'w' && !cli_parse_u64(optarg, &width))
             return cli_usage("edgetpu synth-dense", "bad --flex-width");
-        else if (c == 'c') chips = true;
-        else if (c != 's' && c != 'w') return cli_bad_option("edgetpu synth-dense", argv);
+        else if (c == 'c')
+            chips = true;
+        else if (c != 's' && c != 'w')
+            return cli_bad_option("edgetpu synth-dense", argv);
     }
     if (optind != argc || !out) return cli_usage("edgetpu synth-dense", "expected --size N -o OUT");
     if (width > 8) return cli_usage("edgetpu synth-dense", "--flex-width must be 1, 2, 4 or 8");
@@ -726,7 +756,8 @@ static int e_synth(int argc, char **argv)
     npk_error err = {0};
     uint8_t *buf;
     size_t len;
-    if (n > 4096) return cli_usage("edgetpu synth-dense", "--size must be a multiple of 64 up to 4096");
+    if (n > 4096)
+        return cli_usage("edgetpu synth-dense", "--size must be a multiple of 64 up to 4096");
     if (npk_etpu_synth_dense(&o, &buf, &len, &err)) return cli_error(NULL, &err);
     int rc = npk_write_file(out, buf, len, &err) ? cli_error(out, &err) : CLI_OK;
     free(buf);

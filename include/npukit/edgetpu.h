@@ -33,20 +33,23 @@ typedef enum npk_etpu_exec_type {
 } npk_etpu_exec_type;
 
 typedef enum npk_etpu_desc { /* FieldOffset/DMA Meta.desc: which base address */
-    NPK_ETPU_DESC_OUTPUT = 0,
-    NPK_ETPU_DESC_INPUT = 1,
-    NPK_ETPU_DESC_PARAMETER = 2,
-    NPK_ETPU_DESC_SCRATCH = 3
+                             NPK_ETPU_DESC_OUTPUT = 0,
+                             NPK_ETPU_DESC_INPUT = 1,
+                             NPK_ETPU_DESC_PARAMETER = 2,
+                             NPK_ETPU_DESC_SCRATCH = 3
 } npk_etpu_desc;
 
-typedef enum npk_etpu_position { NPK_ETPU_LOWER_32BIT = 0, NPK_ETPU_UPPER_32BIT = 1 } npk_etpu_position;
+typedef enum npk_etpu_position {
+    NPK_ETPU_LOWER_32BIT = 0,
+    NPK_ETPU_UPPER_32BIT = 1
+} npk_etpu_position;
 
 typedef enum npk_etpu_hint_kind { /* the AnyHint union's type */
-    NPK_ETPU_HINT_NONE = 0,
-    NPK_ETPU_HINT_DMA = 1, /* DmaDescriptorHint */
-    NPK_ETPU_HINT_INSTRUCTION = 2,
-    NPK_ETPU_HINT_INTERRUPT = 3,
-    NPK_ETPU_HINT_FENCE = 4
+                                  NPK_ETPU_HINT_NONE = 0,
+                                  NPK_ETPU_HINT_DMA = 1, /* DmaDescriptorHint */
+                                  NPK_ETPU_HINT_INSTRUCTION = 2,
+                                  NPK_ETPU_HINT_INTERRUPT = 3,
+                                  NPK_ETPU_HINT_FENCE = 4
 } npk_etpu_hint_kind;
 
 typedef enum npk_etpu_direction { NPK_ETPU_INFEED = 0, NPK_ETPU_OUTFEED = 1 } npk_etpu_direction;
@@ -73,7 +76,7 @@ size_t npk_etpu_data_type_size(int dt);        /* bytes per element; 0 if unknow
 /* ---- executables ---- */
 
 typedef struct npk_etpu_meta {
-    int16_t desc;     /* npk_etpu_desc */
+    int16_t desc; /* npk_etpu_desc */
     int32_t batch;
     const char *name; /* NULL when absent */
     int16_t position; /* npk_etpu_position */
@@ -121,14 +124,14 @@ typedef struct npk_etpu_layer {
     bool has_numerics;
     int32_t zero_point;
     float dequantization_factor;
-    int16_t data_type;   /* npk_etpu_data_type */
-    uint8_t layer_kind;  /* AnyLayer union: 0 none, 1 output, 2 input */
-    bool has_layout;     /* output layers: the tiled layout below is present */
+    int16_t data_type;  /* npk_etpu_data_type */
+    uint8_t layer_kind; /* AnyLayer union: 0 none, 1 output, 2 input */
+    bool has_layout;    /* output layers: the tiled layout below is present */
     npk_etpu_output_layout layout;
-    uint32_t nslices;    /* OutputShapeInfo.slice_layout count (0: not given) */
+    uint32_t nslices; /* OutputShapeInfo.slice_layout count (0: not given) */
     int32_t execution_count_per_inference;
     bool cache_on_dram;
-    uint32_t ndims;      /* TensorShape dimensions */
+    uint32_t ndims; /* TensorShape dimensions */
     npk_etpu_range *shape;
 } npk_etpu_layer;
 
@@ -172,7 +175,7 @@ typedef struct npk_etpu_package {
     npk_etpu_executable *executables; /* in file order (fixtures: [EO, PC]) */
     uint32_t nmulti_chip;
     struct npk_etpu_package *multi_chip; /* nested packages for other chips */
-    uint64_t offset;                      /* absolute file offset of the DWN1 buffer */
+    uint64_t offset;                     /* absolute file offset of the DWN1 buffer */
     size_t size;
 } npk_etpu_package;
 
@@ -183,9 +186,9 @@ typedef struct npk_etpu_op {
     int64_t execution_preference; /* key "5" (-1 when absent) */
     const char *chip_name;        /* key "2" (deprecated), NULL when absent */
     uint32_t nchips;
-    int64_t *chips;               /* key "6": one chip id per package */
-    bool has_legacy_pc;           /* key "3" present (deprecated, ignored) */
-    uint32_t npackages;           /* key "4" plus every string of key "7" */
+    int64_t *chips;     /* key "6": one chip id per package */
+    bool has_legacy_pc; /* key "3" present (deprecated, ignored) */
+    uint32_t npackages; /* key "4" plus every string of key "7" */
     npk_etpu_package *packages;
 } npk_etpu_op;
 
@@ -211,9 +214,9 @@ const npk_etpu_layer *npk_etpu_hint_layer(const npk_etpu_executable *e, const np
 
 /* ---- parameter blob of a Dense (fully connected) template ---- */
 
-#define NPK_ETPU_GROUP_ROWS 64      /* output channels per group */
-#define NPK_ETPU_GROUP_OVERHEAD 512 /* bytes before each group's weights */
-#define NPK_ETPU_MAX_DENSE 16384    /* largest N npukit accepts */
+#define NPK_ETPU_GROUP_ROWS     64    /* output channels per group */
+#define NPK_ETPU_GROUP_OVERHEAD 512   /* bytes before each group's weights */
+#define NPK_ETPU_MAX_DENSE      16384 /* largest N npukit accepts */
 
 /* Bytes of the blob for W[rows][cols] (rows % 64 == 0, cols % 4 == 0), or 0. */
 size_t npk_etpu_blob_size(size_t rows, size_t cols);

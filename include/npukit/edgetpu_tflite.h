@@ -85,8 +85,8 @@ typedef struct npk_tfl_subgraph {
 typedef struct npk_tfl_buffer {
     const uint8_t *data; /* NULL when empty */
     size_t size;
-    uint64_t offset;     /* absolute file offset of the data */
-    bool external;       /* stored after the flatbuffer (Buffer.offset/size) */
+    uint64_t offset; /* absolute file offset of the data */
+    bool external;   /* stored after the flatbuffer (Buffer.offset/size) */
 } npk_tfl_buffer;
 
 typedef struct npk_tfl_model {
@@ -105,8 +105,8 @@ typedef struct npk_tfl_model {
 npk_status npk_tfl_parse(const uint8_t *buf, size_t len, npk_tfl_model *m, npk_error *err);
 void npk_tfl_free(npk_tfl_model *m);
 
-const char *npk_tfl_type_name(int type); /* "UINT8", ...; "?" when unknown */
-size_t npk_tfl_type_size(int type);      /* bytes per element; 0 for STRING/unknown */
+const char *npk_tfl_type_name(int type);        /* "UINT8", ...; "?" when unknown */
+size_t npk_tfl_type_size(int type);             /* bytes per element; 0 for STRING/unknown */
 const char *npk_tfl_builtin_name(int32_t code); /* NULL when not in npukit's table */
 /* The operator's opcode (opcode_index was validated at parse time). */
 const npk_tfl_opcode *npk_tfl_op_code(const npk_tfl_model *m, const npk_tfl_operator *op);

@@ -50,8 +50,8 @@ typedef struct npk_fb_table {
 
 typedef struct npk_fb_vec {
     npk_fb_buf buf;
-    bool present;  /* false: the field was absent (count 0) */
-    size_t pos;    /* first element */
+    bool present; /* false: the field was absent (count 0) */
+    size_t pos;   /* first element */
     uint32_t count;
     uint32_t elem; /* element size in bytes */
 } npk_fb_vec;
@@ -63,13 +63,11 @@ typedef struct npk_fb_str {
 } npk_fb_str;
 
 /* A buffer view; fails if size exceeds NPK_FB_MAX_SIZE. */
-npk_status npk_fb_init(npk_fb_buf *b, const void *data, size_t size, uint64_t base,
-                       npk_error *err);
+npk_status npk_fb_init(npk_fb_buf *b, const void *data, size_t size, uint64_t base, npk_error *err);
 /* True when bytes 4..8 equal ident (4 characters). */
 bool npk_fb_has_identifier(const npk_fb_buf *b, const char *ident);
 /* The root table. ident (4 characters) is required when not NULL. */
-npk_status npk_fb_root(const npk_fb_buf *b, const char *ident, npk_fb_table *root,
-                       npk_error *err);
+npk_status npk_fb_root(const npk_fb_buf *b, const char *ident, npk_fb_table *root, npk_error *err);
 /* The table starting at pos (its vtable and inline size are validated). */
 npk_status npk_fb_table_at(const npk_fb_buf *b, size_t pos, npk_fb_table *t, npk_error *err);
 
@@ -80,7 +78,10 @@ static inline bool npk_fb_present(const npk_fb_table *t, int slot)
     return npk_fb_field(t, slot) != 0;
 }
 /* Absolute file offset of a table or a field, for messages. */
-static inline uint64_t npk_fb_offset(const npk_fb_table *t) { return t->buf.base + t->pos; }
+static inline uint64_t npk_fb_offset(const npk_fb_table *t)
+{
+    return t->buf.base + t->pos;
+}
 
 /* Scalars: the stored value, or def when the field is absent. A present
  * field must lie inside the table's inline part. */
@@ -113,8 +114,14 @@ npk_status npk_fb_union(const npk_fb_table *t, int type_slot, uint8_t *type, npk
                         npk_error *err);
 
 /* Vector elements (i < count; the vector's extent was checked). */
-static inline const uint8_t *npk_fb_vec_data(const npk_fb_vec *v) { return v->buf.data + v->pos; }
-static inline uint64_t npk_fb_vec_offset(const npk_fb_vec *v) { return v->buf.base + v->pos; }
+static inline const uint8_t *npk_fb_vec_data(const npk_fb_vec *v)
+{
+    return v->buf.data + v->pos;
+}
+static inline uint64_t npk_fb_vec_offset(const npk_fb_vec *v)
+{
+    return v->buf.base + v->pos;
+}
 uint8_t npk_fb_vec_u8(const npk_fb_vec *v, uint32_t i);
 int32_t npk_fb_vec_i32(const npk_fb_vec *v, uint32_t i);
 uint32_t npk_fb_vec_u32(const npk_fb_vec *v, uint32_t i);
@@ -203,7 +210,10 @@ const char *npk_flex_type_name(int type);
 /* The root value: the last byte is its width, the one before its packed type. */
 npk_status npk_flex_root(const void *data, size_t size, uint64_t base, npk_flex_ref *r,
                          npk_error *err);
-static inline uint64_t npk_flex_offset(const npk_flex_ref *r) { return r->base + r->pos; }
+static inline uint64_t npk_flex_offset(const npk_flex_ref *r)
+{
+    return r->base + r->pos;
+}
 
 /* Typed scalars with the usual conversions: ints from INT/UINT/BOOL (and
  * their indirect forms), floats from FLOAT/INT/UINT. Other types fail. */
@@ -224,15 +234,14 @@ npk_status npk_flex_map(const npk_flex_ref *r, npk_flex_vec *m, npk_error *err);
 npk_status npk_flex_map_key(const npk_flex_vec *m, size_t i, const char **key, size_t *len,
                             npk_error *err);
 /* Look a key up (linear, so unsorted hostile maps still answer consistently). */
-npk_status npk_flex_map_find(const npk_flex_vec *m, const char *key, npk_flex_ref *out,
-                             bool *found, npk_error *err);
+npk_status npk_flex_map_find(const npk_flex_vec *m, const char *key, npk_flex_ref *out, bool *found,
+                             npk_error *err);
 
 /* Visit every value depth-first (maps: key then value), up to
  * NPK_FLEX_MAX_DEPTH levels; visit may stop the walk by returning non-zero
  * (then that value is returned). For validation, fuzzing and dumps. */
 typedef int (*npk_flex_visit)(void *ctx, int depth, const char *key, const npk_flex_ref *r);
-npk_status npk_flex_walk(const npk_flex_ref *root, npk_flex_visit visit, void *ctx,
-                         npk_error *err);
+npk_status npk_flex_walk(const npk_flex_ref *root, npk_flex_visit visit, void *ctx, npk_error *err);
 
 /* ---- FlatBuffers builder (back to front, like the reference builder) ---- */
 
@@ -294,8 +303,8 @@ typedef struct npk_flexw_entry {
 
 /* A FlexBuffer whose root is a map of the entries (keys sorted by the
  * writer). width 0 picks the smallest element width that fits, else 1/2/4/8. */
-npk_status npk_flexw_map(const npk_flexw_entry *e, size_t n, int width, uint8_t **out,
-                         size_t *len, npk_error *err);
+npk_status npk_flexw_map(const npk_flexw_entry *e, size_t n, int width, uint8_t **out, size_t *len,
+                         npk_error *err);
 
 #ifdef __cplusplus
 }

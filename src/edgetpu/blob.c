@@ -30,8 +30,8 @@ static npk_status check(size_t rows, size_t cols, size_t blob_size, npk_error *e
                         rows, cols);
     if (blob_size != want)
         return npk_fail(err, NPK_E_FORMAT,
-                        "parameter blob of %zu bytes; %zu x %zu weights need %zu", blob_size,
-                        rows, cols, want);
+                        "parameter blob of %zu bytes; %zu x %zu weights need %zu", blob_size, rows,
+                        cols, want);
     return NPK_OK;
 }
 
@@ -83,8 +83,7 @@ npk_status npk_etpu_blob_decode(const uint8_t *blob, size_t blob_size, size_t ro
     const size_t stride = NPK_ETPU_GROUP_OVERHEAD + NPK_ETPU_GROUP_ROWS * cols;
     for (size_t g = 0; g < rows / NPK_ETPU_GROUP_ROWS; g++) {
         const uint8_t *grp = blob + g * stride;
-        if (overhead)
-            memcpy(overhead + g * NPK_ETPU_GROUP_OVERHEAD, grp, NPK_ETPU_GROUP_OVERHEAD);
+        if (overhead) memcpy(overhead + g * NPK_ETPU_GROUP_OVERHEAD, grp, NPK_ETPU_GROUP_OVERHEAD);
         if (!w) continue;
         const uint8_t *src = grp + NPK_ETPU_GROUP_OVERHEAD;
         uint8_t *dst = (uint8_t *)w + g * NPK_ETPU_GROUP_ROWS * cols;

@@ -52,8 +52,8 @@ static npk_status parse_op(npk_etpu_rd *r, const npk_tfl_operator *op, npk_etpu_
     /* The options are a region of the file; nested buffers are views of it. */
     if ((st = npk_fb_init(&outer, op->custom_options, op->custom_options_len,
                           op->custom_options_offset, err)) ||
-        (st = npk_flex_root(op->custom_options, op->custom_options_len,
-                            op->custom_options_offset, &root, err)) ||
+        (st = npk_flex_root(op->custom_options, op->custom_options_len, op->custom_options_offset,
+                            &root, err)) ||
         (st = npk_flex_map(&root, &m, err)))
         return npk_error_context(err, "custom options");
     if ((st = opt_int(&m, "1", 0, &eo->version, err)) ||
@@ -73,8 +73,8 @@ static npk_status parse_op(npk_etpu_rd *r, const npk_tfl_operator *op, npk_etpu_
         return npk_error_context(err, "key \"7\"");
     size_t extra = has_more ? mv.count : 0;
     if (extra + 1 > MAX_PACKAGES)
-        return npk_fail_at(err, NPK_E_LIMIT, npk_flex_offset(&more),
-                           "%zu packages (limit %d)", extra + 1, MAX_PACKAGES);
+        return npk_fail_at(err, NPK_E_LIMIT, npk_flex_offset(&more), "%zu packages (limit %d)",
+                           extra + 1, MAX_PACKAGES);
     /* Key "6": one chip per package. */
     if ((st = npk_flex_map_find(&m, "6", &x, &has_chips, err))) return st;
     if (has_chips) {

@@ -7,14 +7,50 @@
 #include "npukit/flatbuf.h"
 #include "etpu_darwinn.h"
 
-enum { PKG_MIN_RT, PKG_MULTI_EXEC, PKG_SIGNATURE, PKG_KEYPAIR, PKG_COMPILER, PKG_VCHIP,
-       PKG_MULTI_CHIP, PKG_MODEL_ID };
-enum { EX_VERSION, EX_NAME, EX_MODEL, EX_BATCH, EX_SCRATCH, EX_BITSTREAMS, EX_PARAMS, EX_HINTS,
-       EX_INPUTS, EX_OUTPUTS, EX_CHIP, EX_CYCLES, EX_NARROW, EX_TYPE, EX_TOKEN, EX_DRAM,
-       EX_CYCLES64 };
+enum {
+    PKG_MIN_RT,
+    PKG_MULTI_EXEC,
+    PKG_SIGNATURE,
+    PKG_KEYPAIR,
+    PKG_COMPILER,
+    PKG_VCHIP,
+    PKG_MULTI_CHIP,
+    PKG_MODEL_ID
+};
+enum {
+    EX_VERSION,
+    EX_NAME,
+    EX_MODEL,
+    EX_BATCH,
+    EX_SCRATCH,
+    EX_BITSTREAMS,
+    EX_PARAMS,
+    EX_HINTS,
+    EX_INPUTS,
+    EX_OUTPUTS,
+    EX_CHIP,
+    EX_CYCLES,
+    EX_NARROW,
+    EX_TYPE,
+    EX_TOKEN,
+    EX_DRAM,
+    EX_CYCLES64
+};
 enum { META_DESC, META_BATCH, META_NAME, META_POSITION };
-enum { LAYER_NAME, LAYER_SIZE, LAYER_Y, LAYER_X, LAYER_Z, LAYER_NUMERICS, LAYER_DTYPE,
-       LAYER_KIND, LAYER_ANY, LAYER_EXEC_COUNT, LAYER_DRAM, LAYER_SHAPE };
+enum {
+    LAYER_NAME,
+    LAYER_SIZE,
+    LAYER_Y,
+    LAYER_X,
+    LAYER_Z,
+    LAYER_NUMERICS,
+    LAYER_DTYPE,
+    LAYER_KIND,
+    LAYER_ANY,
+    LAYER_EXEC_COUNT,
+    LAYER_DRAM,
+    LAYER_SHAPE
+};
 
 static npk_status parse_meta(npk_etpu_rd *r, const npk_fb_table *t, npk_etpu_meta *m)
 {
@@ -43,8 +79,7 @@ static npk_status parse_bitstream(npk_etpu_rd *r, const npk_fb_table *t, npk_etp
 {
     npk_fb_vec bits, fo;
     npk_status st;
-    if ((st = npk_fb_vector(t, 0, 1, &bits, r->err)) ||
-        (st = npk_fb_vector(t, 1, 4, &fo, r->err)))
+    if ((st = npk_fb_vector(t, 0, 1, &bits, r->err)) || (st = npk_fb_vector(t, 1, 4, &fo, r->err)))
         return st;
     b->data = npk_fb_vec_data(&bits);
     b->size = bits.count;
@@ -176,8 +211,7 @@ static npk_status parse_layers(npk_etpu_rd *r, const npk_fb_table *t, int slot, 
     if (NPK_ETPU_ALLOC(r, v.count, *out, npk_fb_offset(t))) return r->st;
     for (uint32_t i = 0; i < v.count; i++) {
         npk_fb_table lt;
-        if ((st = npk_fb_vec_table(&v, i, &lt, r->err)) ||
-            (st = parse_layer(r, &lt, &(*out)[i])))
+        if ((st = npk_fb_vec_table(&v, i, &lt, r->err)) || (st = parse_layer(r, &lt, &(*out)[i])))
             return npk_error_context(r->err, "%s layer %u", what, i);
     }
     return NPK_OK;

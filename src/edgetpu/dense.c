@@ -49,8 +49,7 @@ npk_status npk_etpu_dense_init(const npk_etpu_model *m, npk_etpu_dense *d, npk_e
                         "not a Dense template: %u Edge TPU ops (a template has one)", m->nops);
     const npk_etpu_op *op = &m->ops[0];
     if (op->npackages != 1 || op->packages[0].nmulti_chip)
-        return npk_fail(err, NPK_E_UNSUPPORTED, "not a Dense template: %u packages",
-                        op->npackages);
+        return npk_fail(err, NPK_E_UNSUPPORTED, "not a Dense template: %u packages", op->npackages);
     const npk_etpu_package *p = &op->packages[0];
     for (uint32_t i = 0; i < p->nexecutables; i++) {
         const npk_etpu_executable *e = &p->executables[i];
@@ -137,8 +136,8 @@ npk_status npk_etpu_dense_set_weights(const npk_etpu_dense *d, const uint8_t *fi
     if (!copy) return npk_fail(err, NPK_E_NOMEM, "out of memory (%zu bytes)", len);
     memcpy(copy, file, len);
     /* Only the weight bytes change: the overhead is the template's own. */
-    npk_status st = npk_etpu_blob_encode(w, d->n, d->n, d->overhead, copy + d->blob_offset,
-                                         d->blob_size, err);
+    npk_status st =
+        npk_etpu_blob_encode(w, d->n, d->n, d->overhead, copy + d->blob_offset, d->blob_size, err);
     if (st) {
         free(copy);
         return st;

@@ -14,7 +14,7 @@ void *npk_etpu_alloc(npk_etpu_rd *r, size_t count, size_t size, uint64_t off)
 }
 
 #define COPY_VEC(name, type, width, get)                                                           \
-    npk_status name(npk_etpu_rd *r, const npk_fb_table *t, int slot, uint32_t *n, type **out)     \
+    npk_status name(npk_etpu_rd *r, const npk_fb_table *t, int slot, uint32_t *n, type **out)      \
     {                                                                                              \
         npk_fb_vec v;                                                                              \
         *n = 0;                                                                                    \

@@ -23,8 +23,7 @@ void *npk_etpu_alloc(npk_etpu_rd *r, size_t count, size_t size, uint64_t off);
 /* Copy a vector field into a new array (*n = 0, *out = NULL when absent). */
 npk_status npk_etpu_i32s(npk_etpu_rd *r, const npk_fb_table *t, int slot, uint32_t *n,
                          int32_t **out);
-npk_status npk_etpu_f32s(npk_etpu_rd *r, const npk_fb_table *t, int slot, uint32_t *n,
-                         float **out);
+npk_status npk_etpu_f32s(npk_etpu_rd *r, const npk_fb_table *t, int slot, uint32_t *n, float **out);
 npk_status npk_etpu_i64s(npk_etpu_rd *r, const npk_fb_table *t, int slot, uint32_t *n,
                          int64_t **out);
 

@@ -28,7 +28,8 @@ npk_status npk_etpu_check_hints(const npk_etpu_executable *e, npk_error *err)
                             h->direction);
         switch (h->kind) {
         case NPK_ETPU_HINT_INSTRUCTION:
-            if (h->instruction_chunk_index < 0 || (uint32_t)h->instruction_chunk_index >= e->nbitstreams)
+            if (h->instruction_chunk_index < 0 ||
+                (uint32_t)h->instruction_chunk_index >= e->nbitstreams)
                 return npk_fail(err, NPK_E_FORMAT,
                                 "DMA hint %u: instruction chunk %d of %u bitstreams", i,
                                 h->instruction_chunk_index, e->nbitstreams);
@@ -43,15 +44,15 @@ npk_status npk_etpu_check_hints(const npk_etpu_executable *e, npk_error *err)
             case NPK_ETPU_DESC_PARAMETER:
                 if (end > e->parameters_size)
                     return npk_fail(err, NPK_E_FORMAT,
-                                    "DMA hint %u: parameters %d + %d exceed the %zu bytes held",
-                                    i, h->offset_in_bytes, h->size_in_bytes, e->parameters_size);
+                                    "DMA hint %u: parameters %d + %d exceed the %zu bytes held", i,
+                                    h->offset_in_bytes, h->size_in_bytes, e->parameters_size);
                 break;
             case NPK_ETPU_DESC_INPUT:
             case NPK_ETPU_DESC_OUTPUT: {
                 const npk_etpu_layer *l = npk_etpu_hint_layer(e, h);
                 if (!l)
-                    return npk_fail(err, NPK_E_FORMAT, "DMA hint %u: no %s layer named \"%s\"",
-                                    i, h->meta.desc == NPK_ETPU_DESC_INPUT ? "input" : "output",
+                    return npk_fail(err, NPK_E_FORMAT, "DMA hint %u: no %s layer named \"%s\"", i,
+                                    h->meta.desc == NPK_ETPU_DESC_INPUT ? "input" : "output",
                                     h->meta.name ? h->meta.name : "");
                 /* Input DMAs may read a little past the tensor (the runtime pads);
                  * outputs must land inside their layer. */

@@ -28,8 +28,7 @@ const char *npk_etpu_position_name(int pos)
 
 const char *npk_etpu_hint_name(int kind)
 {
-    static const char *const t[] = {"NONE", "DMA_DESCRIPTOR", "INSTRUCTION", "INTERRUPT",
-                                    "FENCE"};
+    static const char *const t[] = {"NONE", "DMA_DESCRIPTOR", "INSTRUCTION", "INTERRUPT", "FENCE"};
     return NAME(t, kind);
 }
 
@@ -40,11 +39,14 @@ const char *npk_etpu_direction_name(int dir)
 }
 
 static const char *const dtype_names[] = {
-    "FIXED_POINT8", "FIXED_POINT16", "SIGNED_FIXED_POINT32", "BFLOAT", "HALF", "SINGLE",
-    NULL,           NULL,            "SIGNED_FIXED_POINT8",  "SIGNED_FIXED_POINT16"};
+    "FIXED_POINT8", "FIXED_POINT16",       "SIGNED_FIXED_POINT32", "BFLOAT", "HALF", "SINGLE", NULL,
+    NULL,           "SIGNED_FIXED_POINT8", "SIGNED_FIXED_POINT16"};
 static const unsigned char dtype_sizes[] = {1, 2, 4, 2, 2, 4, 0, 0, 1, 2};
 
-const char *npk_etpu_data_type_name(int dt) { return NAME(dtype_names, dt); }
+const char *npk_etpu_data_type_name(int dt)
+{
+    return NAME(dtype_names, dt);
+}
 
 size_t npk_etpu_data_type_size(int dt)
 {

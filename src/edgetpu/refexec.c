@@ -9,9 +9,15 @@
 
 #include "npukit/edgetpu.h"
 
-static int clamp(long long v, int lo, int hi) { return v < lo ? lo : v > hi ? hi : (int)v; }
+static int clamp(long long v, int lo, int hi)
+{
+    return v < lo ? lo : v > hi ? hi : (int)v;
+}
 
-static int type_lo(int type) { return type == NPK_TFL_UINT8 ? 0 : -128; }
+static int type_lo(int type)
+{
+    return type == NPK_TFL_UINT8 ? 0 : -128;
+}
 
 npk_status npk_etpu_dense_run(const npk_etpu_dense *d, const int8_t *w, const uint8_t *x,
                               size_t batch, uint8_t *y, npk_error *err)

@@ -45,7 +45,8 @@ static npk_status b64_decode(const char *s, uint8_t **out, size_t *len, npk_erro
                                 i + j);
             }
         }
-        uint32_t x = (uint32_t)v[0] << 18 | (uint32_t)v[1] << 12 | (uint32_t)v[2] << 6 | (uint32_t)v[3];
+        uint32_t x =
+            (uint32_t)v[0] << 18 | (uint32_t)v[1] << 12 | (uint32_t)v[2] << 6 | (uint32_t)v[3];
         buf[k++] = (uint8_t)(x >> 16);
         if (pad < 2) buf[k++] = (uint8_t)(x >> 8);
         if (pad < 1) buf[k++] = (uint8_t)x;
@@ -82,15 +83,19 @@ npk_status npk_etpu_sidecar_parse(const uint8_t *buf, size_t len, npk_etpu_sidec
         !num(j, "output_scale", &s->output_scale) ||
         !integer(j, "input_zero_point", &s->input_zero_point) ||
         !integer(j, "output_zero_point", &s->output_zero_point)) {
-        st = npk_fail(err, NPK_E_FORMAT, "sidecar: needs numeric input/output scale and zero point");
+        st =
+            npk_fail(err, NPK_E_FORMAT, "sidecar: needs numeric input/output scale and zero point");
         goto done;
     }
     integer(j, "height", &s->height);
     integer(j, "width", &s->width);
     integer(j, "output_count", &s->output_count);
-    if (integer(j, "matrix_size", &s->matrix_size)) s->kind = 1;
-    else if (cJSON_GetObjectItemCaseSensitive(j, "ksize")) s->kind = 2;
-    else if (cJSON_GetObjectItemCaseSensitive(j, "zones")) s->kind = 3;
+    if (integer(j, "matrix_size", &s->matrix_size))
+        s->kind = 1;
+    else if (cJSON_GetObjectItemCaseSensitive(j, "ksize"))
+        s->kind = 2;
+    else if (cJSON_GetObjectItemCaseSensitive(j, "zones"))
+        s->kind = 3;
     num(j, "weight_scale", &s->weight_scale);
     integer(j, "weight_zero_point", &s->weight_zero_point);
     integer(j, "param_size", &s->param_size);

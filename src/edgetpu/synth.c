@@ -11,11 +11,11 @@
 #include "npukit/flatbuf.h"
 
 /* Quantisation of the synthetic template (close to dense_256's). */
-#define IN_SCALE 0.00784313725f /* 2 / 255 */
-#define IN_ZP 127
+#define IN_SCALE  0.00784313725f /* 2 / 255 */
+#define IN_ZP     127
 #define OUT_SCALE 0.0190488584f
-#define OUT_ZP 129
-#define CHIP_ID 18
+#define OUT_ZP    129
+#define CHIP_ID   18
 
 static float synth_w_scale(size_t r)
 {
@@ -167,16 +167,15 @@ static npk_status executable(bool pc, size_t n, const uint8_t *blob, size_t blob
         {NPK_ETPU_DESC_INPUT, NPK_ETPU_LOWER_32BIT, 1990, IN_NAME},
         {NPK_ETPU_DESC_OUTPUT, NPK_ETPU_UPPER_32BIT, 25414, OUT_NAME},
         {NPK_ETPU_DESC_OUTPUT, NPK_ETPU_LOWER_32BIT, 25542, OUT_NAME}};
-    const hint eo_hints[] = {{NPK_ETPU_HINT_INSTRUCTION, NPK_ETPU_INFEED, 0, NULL, 0},
-                             {NPK_ETPU_HINT_DMA, NPK_ETPU_INFEED, NPK_ETPU_DESC_INPUT, IN_NAME,
-                              (int32_t)n},
-                             {NPK_ETPU_HINT_DMA, NPK_ETPU_OUTFEED, NPK_ETPU_DESC_OUTPUT, OUT_NAME,
-                              (int32_t)n},
-                             {NPK_ETPU_HINT_INTERRUPT, NPK_ETPU_OUTFEED, 0, NULL, 0}};
-    const hint pc_hints[] = {{NPK_ETPU_HINT_INSTRUCTION, NPK_ETPU_INFEED, 0, NULL, 0},
-                             {NPK_ETPU_HINT_DMA, NPK_ETPU_INFEED, NPK_ETPU_DESC_PARAMETER, "",
-                              (int32_t)blob_size},
-                             {NPK_ETPU_HINT_INTERRUPT, NPK_ETPU_OUTFEED, 0, NULL, 0}};
+    const hint eo_hints[] = {
+        {NPK_ETPU_HINT_INSTRUCTION, NPK_ETPU_INFEED, 0, NULL, 0},
+        {NPK_ETPU_HINT_DMA, NPK_ETPU_INFEED, NPK_ETPU_DESC_INPUT, IN_NAME, (int32_t)n},
+        {NPK_ETPU_HINT_DMA, NPK_ETPU_OUTFEED, NPK_ETPU_DESC_OUTPUT, OUT_NAME, (int32_t)n},
+        {NPK_ETPU_HINT_INTERRUPT, NPK_ETPU_OUTFEED, 0, NULL, 0}};
+    const hint pc_hints[] = {
+        {NPK_ETPU_HINT_INSTRUCTION, NPK_ETPU_INFEED, 0, NULL, 0},
+        {NPK_ETPU_HINT_DMA, NPK_ETPU_INFEED, NPK_ETPU_DESC_PARAMETER, "", (int32_t)blob_size},
+        {NPK_ETPU_HINT_INTERRUPT, NPK_ETPU_OUTFEED, 0, NULL, 0}};
     npk_fbb_ref ins = 0, outs = 0, params = 0;
     if (!pc) {
         ins = layer(&b, IN_NAME, n, IN_ZP, IN_SCALE, 2);
@@ -258,8 +257,8 @@ static npk_fbb_ref tensor(npk_fbb *b, const char *name, size_t n, float scale, i
     return npk_fbb_table_end(b);
 }
 
-static npk_status tflite(size_t n, const uint8_t *opts, size_t opts_len, uint8_t **out,
-                         size_t *len, npk_error *err)
+static npk_status tflite(size_t n, const uint8_t *opts, size_t opts_len, uint8_t **out, size_t *len,
+                         npk_error *err)
 {
     npk_fbb b;
     npk_fbb_init(&b);
@@ -323,8 +322,10 @@ npk_status npk_etpu_synth_dense(const npk_etpu_synth_opts *o, uint8_t **out, siz
     *out = NULL;
     *len = 0;
     if (n < 64 || n % 64 || n > 4096)
-        return npk_fail(err, NPK_E_ARG, "synthetic Dense size %zu: must be a multiple of 64 in "
-                        "64..4096", n);
+        return npk_fail(err, NPK_E_ARG,
+                        "synthetic Dense size %zu: must be a multiple of 64 in "
+                        "64..4096",
+                        n);
     size_t blob_size = npk_etpu_blob_size(n, n), groups = n / NPK_ETPU_GROUP_ROWS;
     uint8_t *blob = malloc(blob_size), *overhead = malloc(groups * NPK_ETPU_GROUP_OVERHEAD);
     int8_t *w = o->weights ? NULL : malloc(n * n);

@@ -57,8 +57,8 @@ static npk_status parse_quant(npk_etpu_rd *r, const npk_fb_table *t, npk_tfl_qua
         (st = npk_fb_i32(t, Q_DIM, 0, &q->quantized_dimension, r->err)))
         return st;
     if (q->nzero && q->nscale && q->nzero != q->nscale)
-        return npk_fail_at(r->err, NPK_E_FORMAT, npk_fb_offset(t),
-                           "%u scales but %u zero points", q->nscale, q->nzero);
+        return npk_fail_at(r->err, NPK_E_FORMAT, npk_fb_offset(t), "%u scales but %u zero points",
+                           q->nscale, q->nzero);
     return NPK_OK;
 }
 

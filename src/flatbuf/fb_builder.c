@@ -9,7 +9,10 @@
 #include "npukit/checked.h"
 #include "npukit/flatbuf.h"
 
-void npk_fbb_init(npk_fbb *b) { memset(b, 0, sizeof *b), b->minalign = 1; }
+void npk_fbb_init(npk_fbb *b)
+{
+    memset(b, 0, sizeof *b), b->minalign = 1;
+}
 
 void npk_fbb_free(npk_fbb *b)
 {
@@ -47,8 +50,10 @@ static uint8_t *push(npk_fbb *b, const void *p, size_t n)
     if (!reserve(b, n)) return NULL;
     b->used += n;
     uint8_t *dst = b->buf + b->cap - b->used;
-    if (p) memcpy(dst, p, n);
-    else memset(dst, 0, n);
+    if (p)
+        memcpy(dst, p, n);
+    else
+        memset(dst, 0, n);
     return dst;
 }
 
@@ -187,7 +192,10 @@ static void add_scalar(npk_fbb *b, int slot, const void *le, size_t n)
     field_done(b, slot);
 }
 
-void npk_fbb_add_u8(npk_fbb *b, int slot, uint8_t v) { add_scalar(b, slot, &v, 1); }
+void npk_fbb_add_u8(npk_fbb *b, int slot, uint8_t v)
+{
+    add_scalar(b, slot, &v, 1);
+}
 void npk_fbb_add_u16(npk_fbb *b, int slot, uint16_t v)
 {
     uint8_t t[2];

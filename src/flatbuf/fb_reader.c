@@ -9,8 +9,7 @@
 #include "npukit/bytes.h"
 #include "npukit/flatbuf.h"
 
-npk_status npk_fb_init(npk_fb_buf *b, const void *data, size_t size, uint64_t base,
-                       npk_error *err)
+npk_status npk_fb_init(npk_fb_buf *b, const void *data, size_t size, uint64_t base, npk_error *err)
 {
     memset(b, 0, sizeof *b);
     if (size > NPK_FB_MAX_SIZE)
@@ -50,8 +49,8 @@ npk_status npk_fb_table_at(const npk_fb_buf *b, size_t pos, npk_fb_table *t, npk
                            (unsigned long long)vt);
     if (tbl_size < 4 || !fits(b, pos, tbl_size))
         return npk_fail_at(err, NPK_E_FORMAT, b->base + pos,
-                           "table at 0x%zx claims %u inline bytes, past the end of the buffer",
-                           pos, tbl_size);
+                           "table at 0x%zx claims %u inline bytes, past the end of the buffer", pos,
+                           tbl_size);
     t->buf = *b;
     t->pos = pos;
     t->vt = (size_t)vt;
@@ -66,8 +65,8 @@ npk_status npk_fb_root(const npk_fb_buf *b, const char *ident, npk_fb_table *roo
         return npk_fail_at(err, NPK_E_FORMAT, b->base,
                            "flatbuffer of %zu bytes is too short for a root offset", b->size);
     if (ident && !npk_fb_has_identifier(b, ident))
-        return npk_fail_at(err, NPK_E_FORMAT, b->base + 4,
-                           "flatbuffer identifier is not \"%.4s\"", ident);
+        return npk_fail_at(err, NPK_E_FORMAT, b->base + 4, "flatbuffer identifier is not \"%.4s\"",
+                           ident);
     uint32_t off = npk_ld32le(b->data);
     if (!fits(b, off, 4))
         return npk_fail_at(err, NPK_E_FORMAT, b->base,
@@ -100,7 +99,7 @@ static npk_status inline_field(const npk_fb_table *t, int slot, size_t width, co
 }
 
 #define SCALAR(name, type, width, load)                                                            \
-    npk_status name(const npk_fb_table *t, int slot, type def, type *v, npk_error *err)          \
+    npk_status name(const npk_fb_table *t, int slot, type def, type *v, npk_error *err)            \
     {                                                                                              \
         const uint8_t *p;                                                                          \
         npk_status st = inline_field(t, slot, width, &p, err);                                     \
@@ -109,7 +108,10 @@ static npk_status inline_field(const npk_fb_table *t, int slot, size_t width, co
         return NPK_OK;                                                                             \
     }
 
-static inline uint8_t ld8(const uint8_t *p) { return p[0]; }
+static inline uint8_t ld8(const uint8_t *p)
+{
+    return p[0];
+}
 SCALAR(npk_fb_u8, uint8_t, 1, ld8)
 SCALAR(npk_fb_i8, int8_t, 1, ld8)
 SCALAR(npk_fb_u16, uint16_t, 2, npk_ld16le)
@@ -168,8 +170,7 @@ static npk_status string_at(const npk_fb_buf *b, size_t pos, npk_fb_str *s, npk_
     uint32_t len = npk_ld32le(b->data + pos);
     if (!fits(b, (uint64_t)pos + 4, (uint64_t)len + 1))
         return npk_fail_at(err, NPK_E_FORMAT, b->base + pos,
-                           "string of %u bytes at 0x%zx runs past the end of the buffer", len,
-                           pos);
+                           "string of %u bytes at 0x%zx runs past the end of the buffer", len, pos);
     if (b->data[pos + 4 + len] != 0)
         return npk_fail_at(err, NPK_E_FORMAT, b->base + pos + 4 + len,
                            "string at 0x%zx is not NUL-terminated", pos);
@@ -247,7 +248,10 @@ npk_status npk_fb_union(const npk_fb_table *t, int type_slot, uint8_t *type, npk
     return NPK_OK;
 }
 
-uint8_t npk_fb_vec_u8(const npk_fb_vec *v, uint32_t i) { return v->buf.data[v->pos + i]; }
+uint8_t npk_fb_vec_u8(const npk_fb_vec *v, uint32_t i)
+{
+    return v->buf.data[v->pos + i];
+}
 int32_t npk_fb_vec_i32(const npk_fb_vec *v, uint32_t i)
 {
     return (int32_t)npk_ld32le(v->buf.data + v->pos + 4 * (size_t)i);

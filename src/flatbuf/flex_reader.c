@@ -22,8 +22,14 @@ const char *npk_flex_type_name(int type)
     return type == NPK_FLEX_VECTOR_BOOL ? "VECTOR_BOOL" : "invalid";
 }
 
-static bool valid_width(uint64_t w) { return w == 1 || w == 2 || w == 4 || w == 8; }
-static bool valid_type(int t) { return (t >= 0 && t <= NPK_FLEX_BOOL) || t == NPK_FLEX_VECTOR_BOOL; }
+static bool valid_width(uint64_t w)
+{
+    return w == 1 || w == 2 || w == 4 || w == 8;
+}
+static bool valid_type(int t)
+{
+    return (t >= 0 && t <= NPK_FLEX_BOOL) || t == NPK_FLEX_VECTOR_BOOL;
+}
 
 static uint64_t rd_uint(const uint8_t *p, int w)
 {
@@ -47,8 +53,8 @@ static int64_t rd_int(const uint8_t *p, int w)
 
 static npk_status fail(const npk_flex_ref *r, npk_error *err, uint64_t pos, const char *what)
 {
-    return npk_fail_at(err, NPK_E_FORMAT, r->base + pos, "flexbuffer: %s (%s value at 0x%zx)",
-                       what, npk_flex_type_name(r->type), r->pos);
+    return npk_fail_at(err, NPK_E_FORMAT, r->base + pos, "flexbuffer: %s (%s value at 0x%zx)", what,
+                       npk_flex_type_name(r->type), r->pos);
 }
 
 /* Make a reference from a slot at pos of width pw and a packed type byte. */
@@ -78,8 +84,7 @@ npk_status npk_flex_root(const void *data, size_t size, uint64_t base, npk_flex_
     r->size = size;
     r->base = base;
     if (size < 3)
-        return npk_fail_at(err, NPK_E_FORMAT, base, "flexbuffer of %zu bytes is too short",
-                           size);
+        return npk_fail_at(err, NPK_E_FORMAT, base, "flexbuffer of %zu bytes is too short", size);
     uint8_t w = d[size - 1];
     if (!valid_width(w) || (size_t)w + 2 > size)
         return npk_fail_at(err, NPK_E_FORMAT, base + size - 1,
@@ -160,9 +165,12 @@ npk_status npk_flex_uint(const npk_flex_ref *r, uint64_t *v, npk_error *err)
 
 static npk_status rd_float(const npk_flex_ref *r, size_t pos, int w, double *v, npk_error *err)
 {
-    if (w == 4) *v = npk_ldf32le(r->data + pos);
-    else if (w == 8) *v = npk_ldf64le(r->data + pos);
-    else return fail(r, err, pos, "float of width 1 or 2 is not defined");
+    if (w == 4)
+        *v = npk_ldf32le(r->data + pos);
+    else if (w == 8)
+        *v = npk_ldf64le(r->data + pos);
+    else
+        return fail(r, err, pos, "float of width 1 or 2 is not defined");
     return NPK_OK;
 }
 
@@ -303,8 +311,10 @@ npk_status npk_flex_vector(const npk_flex_ref *r, npk_flex_vec *v, npk_error *er
         return fail(r, err, r->pos, "not a vector");
     if ((st = target(r, &t, err))) return st;
     int w = r->byte_width;
-    if (fixed) count = fixed;
-    else if ((st = prefixed_len(r, t, w, &count, err))) return st;
+    if (fixed)
+        count = fixed;
+    else if ((st = prefixed_len(r, t, w, &count, err)))
+        return st;
     if ((st = span(r, t, count, w, typed ? 0 : 1, err))) return st;
     v->pos = t;
     v->count = (size_t)count;
@@ -369,8 +379,8 @@ npk_status npk_flex_map_key(const npk_flex_vec *m, size_t i, const char **key, s
     return npk_flex_string(&k, key, len, NULL, err);
 }
 
-npk_status npk_flex_map_find(const npk_flex_vec *m, const char *key, npk_flex_ref *out,
-                             bool *found, npk_error *err)
+npk_status npk_flex_map_find(const npk_flex_vec *m, const char *key, npk_flex_ref *out, bool *found,
+                             npk_error *err)
 {
     size_t want = strlen(key);
     *found = false;
@@ -430,8 +440,7 @@ typedef struct walker {
     uint64_t budget;
 } walker;
 
-static npk_status walk(walker *w, const npk_flex_ref *r, int depth, const char *key,
-                       npk_error *err)
+static npk_status walk(walker *w, const npk_flex_ref *r, int depth, const char *key, npk_error *err)
 {
     if (depth > NPK_FLEX_MAX_DEPTH)
         return npk_fail_at(err, NPK_E_LIMIT, npk_flex_offset(r),
@@ -458,8 +467,7 @@ static npk_status walk(walker *w, const npk_flex_ref *r, int depth, const char *
     return NPK_OK;
 }
 
-npk_status npk_flex_walk(const npk_flex_ref *root, npk_flex_visit visit, void *ctx,
-                         npk_error *err)
+npk_status npk_flex_walk(const npk_flex_ref *root, npk_flex_visit visit, void *ctx, npk_error *err)
 {
     walker w = {visit, ctx, 8 * (uint64_t)root->size + 1024};
     return walk(&w, root, 0, NULL, err);

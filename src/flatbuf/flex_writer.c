@@ -36,13 +36,18 @@ static size_t put(wbuf *w, const void *src, size_t n)
         w->p = np;
         w->cap = cap;
     }
-    if (src) memcpy(w->p + w->len, src, n);
-    else memset(w->p + w->len, 0, n);
+    if (src)
+        memcpy(w->p + w->len, src, n);
+    else
+        memset(w->p + w->len, 0, n);
     w->len += n;
     return at;
 }
 
-static void align_to(wbuf *w, size_t a) { put(w, NULL, (a - (w->len & (a - 1))) & (a - 1)); }
+static void align_to(wbuf *w, size_t a)
+{
+    put(w, NULL, (a - (w->len & (a - 1))) & (a - 1));
+}
 
 static void put_uint(wbuf *w, uint64_t v, int width)
 {
@@ -51,7 +56,10 @@ static void put_uint(wbuf *w, uint64_t v, int width)
     put(w, t, (size_t)width); /* the low `width` bytes of a little-endian u64 */
 }
 
-static int log2w(int w) { return w == 1 ? 0 : w == 2 ? 1 : w == 4 ? 2 : 3; }
+static int log2w(int w)
+{
+    return w == 1 ? 0 : w == 2 ? 1 : w == 4 ? 2 : 3;
+}
 
 static int uint_width(uint64_t v)
 {
@@ -140,8 +148,8 @@ static bool build(const npk_flexw_entry **e, size_t n, int w, wbuf *out)
     return ok && !out->failed;
 }
 
-npk_status npk_flexw_map(const npk_flexw_entry *e, size_t n, int width, uint8_t **out,
-                         size_t *len, npk_error *err)
+npk_status npk_flexw_map(const npk_flexw_entry *e, size_t n, int width, uint8_t **out, size_t *len,
+                         npk_error *err)
 {
     *out = NULL;
     *len = 0;

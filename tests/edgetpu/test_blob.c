@@ -201,8 +201,8 @@ static void test_rounding_and_clipping(void **state)
 {
     (void)state;
     const float scale[2] = {0.5f, 2.0f};
-    /* row 0 (scale 0.5): 1.25 -> 2.5 -> 2 (even), 1.75 -> 3.5 -> 4, -1.25 -> -2, 64 -> 128 -> clip 127
-     * row 1 (scale 2): 5 -> 2.5 -> 2, -300 -> -150 -> clip -128, 0.9 -> 0, -1 -> -0.5 -> 0 */
+    /* row 0 (scale 0.5): 1.25 -> 2.5 -> 2 (even), 1.75 -> 3.5 -> 4, -1.25 -> -2, 64 -> 128 -> clip
+     * 127 row 1 (scale 2): 5 -> 2.5 -> 2, -300 -> -150 -> clip -128, 0.9 -> 0, -1 -> -0.5 -> 0 */
     const float w[8] = {1.25f, 1.75f, -1.25f, 64.0f, 5.0f, -300.0f, 0.9f, -1.0f};
     const int8_t want[8] = {2, 4, -2, 127, 2, -128, 0, 0};
     int8_t q[8];
@@ -223,10 +223,9 @@ static void test_rounding_and_clipping(void **state)
 static void test_not_dense(void **state)
 {
     (void)state;
-    static const char *const others[] = {"gabor_64x64_p4_edgetpu.tflite",
-                                         "looming_64x64_3x3_edgetpu.tflite",
-                                         "keras_lstm_mnist_ptq_edgetpu.tflite",
-                                         "split_concat_edgetpu.tflite", "dense_256.tflite"};
+    static const char *const others[] = {
+        "gabor_64x64_p4_edgetpu.tflite", "looming_64x64_3x3_edgetpu.tflite",
+        "keras_lstm_mnist_ptq_edgetpu.tflite", "split_concat_edgetpu.tflite", "dense_256.tflite"};
     for (size_t i = 0; i < sizeof others / sizeof others[0]; i++) {
         etpu_fx f;
         npk_etpu_dense d;

@@ -17,10 +17,10 @@ static const fact FACTS[] = {
     {"dense_256_edgetpu.tflite", 4224, 8, 0, 1072, 67584, 102400, 8, 14, "cl/", true, 1, 1},
     {"gabor_64x64_p4_edgetpu.tflite", 7040, 8, 0, 688, 3200, 36864, 6, 14, "cl/", true, 1, 1},
     {"looming_64x64_3x3_edgetpu.tflite", 20320, 8, 0, 944, 1024, 53248, 6, 14, "cl/", true, 1, 1},
-    {"keras_lstm_mnist_ptq_edgetpu.tflite", 60864, 16, 576, 3152, 43968, 139264, 8, 12, "cl/",
-     true, 3, 3},
-    {"split_concat_edgetpu.tflite", 23648, 20, 0, 1232, 192, 57344, 6, 13, "cl/343520747", false,
-     3, 5},
+    {"keras_lstm_mnist_ptq_edgetpu.tflite", 60864, 16, 576, 3152, 43968, 139264, 8, 12, "cl/", true,
+     3, 3},
+    {"split_concat_edgetpu.tflite", 23648, 20, 0, 1232, 192, 57344, 6, 13, "cl/343520747", false, 3,
+     5},
 };
 
 static void test_structure_of_every_fixture(void **state)
@@ -82,9 +82,9 @@ static void test_structure_of_every_fixture(void **state)
                 uint32_t v = 1;
                 npk_error err = {0};
                 assert_int_equal(fo->offset_bit % 128, 70);
-                assert_int_equal(npk_etpu_get_bits32(bs->data, bs->size, (uint64_t)fo->offset_bit,
-                                                     &v, &err),
-                                 NPK_OK);
+                assert_int_equal(
+                    npk_etpu_get_bits32(bs->data, bs->size, (uint64_t)fo->offset_bit, &v, &err),
+                    NPK_OK);
                 assert_int_equal(v, 0);
                 assert_true(fo->meta.desc >= 0 && fo->meta.desc <= 3);
                 (fo->meta.position ? upper : lower)[fo->meta.desc]++;

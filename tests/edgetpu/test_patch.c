@@ -3,7 +3,10 @@
  * split into LOWER/UPPER halves by each field offset's Position. */
 #include "etpu_test.h"
 
-static int get_bit(const uint8_t *b, size_t i) { return (b[i / 8] >> (i % 8)) & 1; }
+static int get_bit(const uint8_t *b, size_t i)
+{
+    return (b[i / 8] >> (i % 8)) & 1;
+}
 static void set_bit(uint8_t *b, size_t i, int v)
 {
     b[i / 8] = (uint8_t)((b[i / 8] & ~(1u << (i % 8))) | ((unsigned)v << (i % 8)));
@@ -57,7 +60,8 @@ static void test_patch_dense_eo(void **state)
         changed_bits++;
         bool inside = false;
         for (uint32_t k = 0; k < bs->nfields; k++)
-            inside |= i >= (size_t)bs->fields[k].offset_bit && i < (size_t)bs->fields[k].offset_bit + 32;
+            inside |=
+                i >= (size_t)bs->fields[k].offset_bit && i < (size_t)bs->fields[k].offset_bit + 32;
         assert_true(inside);
     }
     assert_true(changed_bits > 0);
@@ -67,7 +71,7 @@ static void test_patch_dense_eo(void **state)
         npk_etpu_get_bits32(bits, bs->size, (uint64_t)fo->offset_bit, &v, &err);
         uint64_t a = addr[fo->meta.desc];
         assert_int_equal(v, fo->meta.position == NPK_ETPU_UPPER_32BIT ? (uint32_t)(a >> 32)
-                                                                        : (uint32_t)a);
+                                                                      : (uint32_t)a);
     }
     /* Patching zeros restores the shipped bytes. */
     const uint64_t zero[4] = {0};

@@ -3,7 +3,10 @@
  * convention of int8 tensors on the device. */
 #include "etpu_test.h"
 
-static float clampf(float v, float lo, float hi) { return v < lo ? lo : v > hi ? hi : v; }
+static float clampf(float v, float lo, float hi)
+{
+    return v < lo ? lo : v > hi ? hi : v;
+}
 
 /* y = dense(x) on the template's own weights vs the float product with the
  * dequantised weights: the error is at most half an output step plus the

@@ -44,8 +44,7 @@ static void test_fixture_layouts(void **state)
 {
     (void)state;
     static const char *const files[] = {"split_concat_edgetpu.tflite",
-                                        "gabor_64x64_p4_edgetpu.tflite",
-                                        "dense_256_edgetpu.tflite",
+                                        "gabor_64x64_p4_edgetpu.tflite", "dense_256_edgetpu.tflite",
                                         "looming_64x64_3x3_edgetpu.tflite"};
     size_t tiled = 0;
     for (size_t i = 0; i < sizeof files / sizeof files[0]; i++) {

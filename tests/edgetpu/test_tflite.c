@@ -3,12 +3,16 @@
  * buffers stored after the flatbuffer, and invalid indices. */
 #include "etpu_test.h"
 
-static const char *const ALL[] = {
-    "dense_256.tflite",          "dense_256_edgetpu.tflite",
-    "gabor_64x64_p4.tflite",     "gabor_64x64_p4_edgetpu.tflite",
-    "looming_64x64_3x3.tflite",  "looming_64x64_3x3_edgetpu.tflite",
-    "keras_lstm_mnist_ptq.tflite", "keras_lstm_mnist_ptq_edgetpu.tflite",
-    "split_concat.tflite",       "split_concat_edgetpu.tflite"};
+static const char *const ALL[] = {"dense_256.tflite",
+                                  "dense_256_edgetpu.tflite",
+                                  "gabor_64x64_p4.tflite",
+                                  "gabor_64x64_p4_edgetpu.tflite",
+                                  "looming_64x64_3x3.tflite",
+                                  "looming_64x64_3x3_edgetpu.tflite",
+                                  "keras_lstm_mnist_ptq.tflite",
+                                  "keras_lstm_mnist_ptq_edgetpu.tflite",
+                                  "split_concat.tflite",
+                                  "split_concat_edgetpu.tflite"};
 
 static void test_every_fixture_parses(void **state)
 {
@@ -263,9 +267,9 @@ static void test_bad_indices(void **state)
 int main(void)
 {
     const struct CMUnitTest tests[] = {
-        cmocka_unit_test(test_every_fixture_parses), cmocka_unit_test(test_dense_cpu_model),
+        cmocka_unit_test(test_every_fixture_parses),    cmocka_unit_test(test_dense_cpu_model),
         cmocka_unit_test(test_deprecated_builtin_code), cmocka_unit_test(test_opcode_index_default),
-        cmocka_unit_test(test_external_buffers),     cmocka_unit_test(test_bad_indices),
+        cmocka_unit_test(test_external_buffers),        cmocka_unit_test(test_bad_indices),
     };
     return cmocka_run_group_tests(tests, NULL, NULL);
 }

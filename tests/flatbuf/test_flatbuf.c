@@ -29,9 +29,31 @@ static const char SCHEMA[] =
 
 /* Slots of Root (the union takes two: type then value). */
 enum {
-    S_B, S_I8, S_U8, S_I16, S_U16, S_I32, S_U32, S_I64, S_U64, S_F32, S_F64, S_COLOR, S_NAME,
-    S_INTS, S_BYTES, S_LONGS, S_DOUBLES, S_NAMES, S_INNERS, S_POS, S_ANY_TYPE, S_ANY, S_NESTED,
-    S_SUB, S_SHORTS
+    S_B,
+    S_I8,
+    S_U8,
+    S_I16,
+    S_U16,
+    S_I32,
+    S_U32,
+    S_I64,
+    S_U64,
+    S_F32,
+    S_F64,
+    S_COLOR,
+    S_NAME,
+    S_INTS,
+    S_BYTES,
+    S_LONGS,
+    S_DOUBLES,
+    S_NAMES,
+    S_INNERS,
+    S_POS,
+    S_ANY_TYPE,
+    S_ANY,
+    S_NESTED,
+    S_SUB,
+    S_SHORTS
 };
 
 static const char FULL[] =
@@ -157,8 +179,10 @@ static void test_flatc_full(void **state)
         npk_fb_i32(&t, 0, 7, &i32, &err);
         assert_int_equal(i32, as[i]);
         npk_fb_string(&t, 1, &s, &err);
-        if (i == 0) str_eq(&s, "x");
-        else assert_null(s.p);
+        if (i == 0)
+            str_eq(&s, "x");
+        else
+            assert_null(s.p);
     }
 
     const uint8_t *pos;
@@ -273,8 +297,9 @@ static npk_status walk(const uint8_t *buf, size_t len, npk_error *err)
         if ((st = npk_fb_vec_table(&v, i, &t, err)) || (st = npk_fb_string(&t, 1, &s, err)))
             return st;
     if ((st = npk_fb_vector(&r, S_NESTED, 1, &v, err))) return st;
-    if (v.present && ((st = npk_fb_nested(&v, &nb, err)) || (st = npk_fb_root(&nb, NULL, &t, err)) ||
-                      (st = npk_fb_string(&t, 1, &s, err))))
+    if (v.present &&
+        ((st = npk_fb_nested(&v, &nb, err)) || (st = npk_fb_root(&nb, NULL, &t, err)) ||
+         (st = npk_fb_string(&t, 1, &s, err))))
         return st;
     return NPK_OK;
 }
@@ -358,9 +383,9 @@ static void test_crafted(void **state)
 
     /* a field whose vtable entry lies outside the table's inline part */
     npk_error_clear(&err);
-    npk_st16le(buf + 18, 8);  /* table of 8 bytes */
-    npk_st16le(buf + 20, 6);  /* slot 0 at +6: a u32 would end at 10 */
-    npk_st16le(buf + 22, 4);  /* slot 1 at +4: fine */
+    npk_st16le(buf + 18, 8); /* table of 8 bytes */
+    npk_st16le(buf + 20, 6); /* slot 0 at +6: a u32 would end at 10 */
+    npk_st16le(buf + 22, 4); /* slot 1 at +4: fine */
     assert_int_equal(npk_fb_root(&b, NULL, &t, &err), NPK_OK);
     uint32_t u32;
     assert_int_equal(npk_fb_u32(&t, 0, 0, &u32, &err), NPK_E_FORMAT);
@@ -370,7 +395,7 @@ static void test_crafted(void **state)
     assert_int_equal(u32, 42);
 
     /* slot 1 as a vector of 2^31 elements, then of 10 elements past the end */
-    npk_st32le(buf + 12, 40);            /* uoffset at 12 -> 52 */
+    npk_st32le(buf + 12, 40); /* uoffset at 12 -> 52 */
     npk_st32le(buf + 52, 0x80000000u);
     assert_int_equal(npk_fb_vector(&t, 1, 4, &v, &err), NPK_E_LIMIT);
     npk_error_clear(&err);
@@ -496,17 +521,25 @@ static void test_builder_against_flatc(void **state)
     snprintf(fbs, sizeof fbs, "%s", npk_tmp("root.fbs"));
     snprintf(outdir, sizeof outdir, "%s", npk_tmpdir());
     fbt_write(fbs, SCHEMA);
-    char *argv[] = {(char *)flatc, "--json", "--strict-json", "-o", outdir, fbs, "--",
-                    bin, NULL};
+    char *argv[] = {(char *)flatc, "--json", "--strict-json", "-o", outdir, fbs, "--", bin, NULL};
     fbt_run(argv);
     size_t jl;
     char *json = (char *)npk_slurp(npk_tmp("built.json"), &jl);
     assert_non_null(json);
-    static const char *const want[] = {
-        "\"b\": false", "\"i8\": -123", "\"u16\": 4321", "\"i32\": -123456",
-        "\"u64\": 1234567890123456789", "\"f32\": -0.75", "\"name\": \"built by npukit\"",
-        "\"any_type\": \"Other\"", "\"v\": -99", "\"a\": 11", "\"one\"", "\"two\"",
-        "-9223372036854775808", "12345678901234"};
+    static const char *const want[] = {"\"b\": false",
+                                       "\"i8\": -123",
+                                       "\"u16\": 4321",
+                                       "\"i32\": -123456",
+                                       "\"u64\": 1234567890123456789",
+                                       "\"f32\": -0.75",
+                                       "\"name\": \"built by npukit\"",
+                                       "\"any_type\": \"Other\"",
+                                       "\"v\": -99",
+                                       "\"a\": 11",
+                                       "\"one\"",
+                                       "\"two\"",
+                                       "-9223372036854775808",
+                                       "12345678901234"};
     for (size_t i = 0; i < sizeof want / sizeof want[0]; i++)
         if (!strstr(json, want[i])) fail_msg("flatc's JSON lacks %s:\n%s", want[i], json);
     /* The int vector, in order. */
