@@ -24,6 +24,12 @@ extern "C" {
 
 #define NPK_ETPU_CUSTOM_CODE "edgetpu-custom-op"
 
+/* Limits per executable (real models have tens of layers and hundreds of
+ * hints); they keep hint validation, which matches hints to layers by
+ * name, cheap on hostile files. */
+#define NPK_ETPU_MAX_LAYERS 1024
+#define NPK_ETPU_MAX_HINTS 16384
+
 /* ---- schema enums (executable.fbs) ---- */
 
 typedef enum npk_etpu_exec_type {

@@ -207,6 +207,9 @@ static npk_status parse_layers(npk_etpu_rd *r, const npk_fb_table *t, int slot, 
     npk_fb_vec v;
     npk_status st = npk_fb_vector(t, slot, 4, &v, r->err);
     if (st) return st;
+    if (v.count > NPK_ETPU_MAX_LAYERS)
+        return npk_fail_at(r->err, NPK_E_LIMIT, npk_fb_vec_offset(&v), "%u %s layers (limit %d)",
+                           v.count, what, NPK_ETPU_MAX_LAYERS);
     *n = v.count;
     if (NPK_ETPU_ALLOC(r, v.count, *out, npk_fb_offset(t))) return r->st;
     for (uint32_t i = 0; i < v.count; i++) {
@@ -226,6 +229,9 @@ static npk_status parse_hints(npk_etpu_rd *r, const npk_fb_table *t, npk_etpu_ex
     if ((st = npk_fb_vector(&ht, 0, 4, &v, r->err)) ||
         (st = npk_fb_bool(&ht, 1, false, &e->fully_deterministic, r->err)))
         return npk_error_context(r->err, "DMA hints");
+    if (v.count > NPK_ETPU_MAX_HINTS)
+        return npk_fail_at(r->err, NPK_E_LIMIT, npk_fb_vec_offset(&v), "%u DMA hints (limit %d)",
+                           v.count, NPK_ETPU_MAX_HINTS);
     e->nhints = v.count;
     if (NPK_ETPU_ALLOC(r, v.count, e->hints, npk_fb_offset(&ht))) return r->st;
     for (uint32_t i = 0; i < v.count; i++) {

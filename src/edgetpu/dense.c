@@ -6,6 +6,7 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "npukit/checked.h"
 #include "npukit/edgetpu.h"
 
 /* The op's single input or output tensor and its last dimension. */
@@ -36,7 +37,8 @@ static size_t last_dim(const npk_tfl_tensor *t, size_t *batch)
 {
     if (t->ndim < 1 || t->shape[t->ndim - 1] <= 0) return 0;
     size_t b = 1;
-    for (uint32_t d = 0; d + 1 < t->ndim; d++) b *= t->shape[d] > 0 ? (size_t)t->shape[d] : 1;
+    for (uint32_t d = 0; d + 1 < t->ndim; d++)
+        if (!npk_mul_sz(b, t->shape[d] > 0 ? (size_t)t->shape[d] : 1, &b)) return 0;
     *batch = b;
     return (size_t)t->shape[t->ndim - 1];
 }

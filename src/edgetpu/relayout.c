@@ -17,6 +17,7 @@ npk_status npk_etpu_relayout(const npk_etpu_layer *l, const uint8_t *dev, size_t
     if (!npk_prod_sz(dims, 4, &need) || out_size < need)
         return npk_fail(err, NPK_E_ARG, "layer \"%s\": output buffer of %zu bytes, need %zu",
                         l->name, out_size, need);
+    if (need == 0) return NPK_OK; /* nothing to move (and no loop over empty rows) */
     if (!l->has_layout) { /* untiled: the device order is already Y, X, Z */
         if (dev_size < need)
             return npk_fail(err, NPK_E_ARG, "layer \"%s\": %zu device bytes, need %zu", l->name,
