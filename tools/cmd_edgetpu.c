@@ -32,10 +32,11 @@ static const cli_subcommand subs[] = {
      "run a Dense template on the CPU as the Edge TPU computes it: X float32 [N] or [B, N] is\n"
      "      quantised with the model's input parameters, Y = dequantised output (float32)",
      e_matmul},
-    {"synth-dense", "--size N -o OUT.tflite [--flex-width 1|2|4|8]",
+    {"synth-dense", "--size N -o OUT.tflite [--flex-width 1|2|4|8] [--chip-keys]",
      "write a SYNTHETIC N x N Dense model in the layout of a compiled template (EO + PC\n"
      "      executables, zero-filled bitstreams, golden weight pattern). For tests and demos:\n"
-     "      it is not compiler output and cannot run on a device",
+     "      it is not compiler output and cannot run on a device. --chip-keys adds the\n"
+     "      FlexBuffer keys \"6\" = [18] and \"7\" = [] of newer compilers",
      e_synth},
 };
 
