@@ -14,6 +14,29 @@ static const char *const ALL[] = {"dense_256.tflite",
                                   "split_concat.tflite",
                                   "split_concat_edgetpu.tflite"};
 
+/* The fixtures are the upstream files (sha256 from reference/fixtures.md). */
+static void test_fixture_hashes(void **state)
+{
+    (void)state;
+    static const char *const sha[] = {
+        "73fcdbe9633027647a6661a22a3e1be3d33cb95079fbdc1975ef0be0ae3555a1",
+        "145e02a22b0000b5844882d07442dff8e28c02afc17443a82758a31dd5c1f7db",
+        "bbd85284c8c899c5509f6d171435035f70603281f7951fee7ef9e0e3cd20373e",
+        "b8d2a165c8ad9238146ed1fab9c39c8c0582e39fb6c4b4f418b468e469a17c7c",
+        "47198af0e5aee83950da9426fe1d77a71dac85ee9bfda6b74cfdc89ec33fc429",
+        "1cae86d5b5440ab416f34480b1cc8301455b4c018ad18f5f268f80b9fe2ce8aa",
+        "ac718e4b27731e370c21bc018ad6214512fd56ce1dfde308a050707eda6f0a4b",
+        "1ee39c825eea0cdd45ca3cb66481921d4f48e0875dff8b4aba5d5dcc3472be79",
+        "b268eb1ecc8fe5ace629354779e489a3ea32afd98b16a712091a79ec35c8a439",
+        "f76de286d55330b6522b34c51d186d2cc154c73f96a67f16999465839d87092f"};
+    for (size_t i = 0; i < sizeof ALL / sizeof ALL[0]; i++) {
+        etpu_fx f;
+        etpu_load(ALL[i], &f);
+        sha_is(f.map.data, f.map.size, sha[i]);
+        etpu_unload(&f);
+    }
+}
+
 static void test_every_fixture_parses(void **state)
 {
     (void)state;
