@@ -290,9 +290,10 @@ static void test_bad_indices(void **state)
 int main(void)
 {
     const struct CMUnitTest tests[] = {
-        cmocka_unit_test(test_every_fixture_parses),    cmocka_unit_test(test_dense_cpu_model),
-        cmocka_unit_test(test_deprecated_builtin_code), cmocka_unit_test(test_opcode_index_default),
-        cmocka_unit_test(test_external_buffers),        cmocka_unit_test(test_bad_indices),
+        cmocka_unit_test(test_fixture_hashes),       cmocka_unit_test(test_every_fixture_parses),
+        cmocka_unit_test(test_dense_cpu_model),      cmocka_unit_test(test_deprecated_builtin_code),
+        cmocka_unit_test(test_opcode_index_default), cmocka_unit_test(test_external_buffers),
+        cmocka_unit_test(test_bad_indices),
     };
     return cmocka_run_group_tests(tests, NULL, NULL);
 }
