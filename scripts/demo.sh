@@ -47,6 +47,16 @@ rm -r "$out/rknpu_plan" "$out/rknpu_a_nc1hwc2.bin"
 # --- end rknpu ---
 
 # --- edgetpu (Coral Edge TPU) ---
+# A SYNTHETIC Dense 256 model in the layout of a compiled template (zero-filled
+# bitstreams: not compiler output), its weights out, new weights in, a CPU run.
+step "$npk" edgetpu synth-dense --size 256 -o "$out/demo_edgetpu.tflite"
+step "$npk" edgetpu info "$out/demo_edgetpu.tflite"
+step "$npk" edgetpu weights "$out/demo_edgetpu.tflite" --float -o "$out/demo_edgetpu_w.npy"
+step "$npk" tensor random --shape 256,256 --dtype f32 --seed 3 --min -0.05 --max 0.05 -o "$out/demo_edgetpu_new_w.npy"
+step "$npk" edgetpu set-weights "$out/demo_edgetpu.tflite" --weights "$out/demo_edgetpu_new_w.npy" -o "$out/demo_new_edgetpu.tflite"
+step "$npk" tensor random --shape 4,256 --dtype f32 --seed 4 -o "$out/demo_edgetpu_x.npy"
+step "$npk" edgetpu matmul "$out/demo_new_edgetpu.tflite" --input "$out/demo_edgetpu_x.npy" -o "$out/demo_edgetpu_y.npy"
+step "$npk" tensor info "$out/demo_edgetpu_y.npy"
 # --- end edgetpu ---
 
 step "$npk" info "$out"/*

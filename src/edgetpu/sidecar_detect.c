@@ -2,6 +2,7 @@
  * a JSON object carrying the template's input and output quantisation. */
 #include <string.h>
 
+#include "npukit/edgetpu.h"
 #include "../core/formats.h"
 
 static bool has_key(const uint8_t *buf, size_t len, const char *key)
@@ -21,8 +22,32 @@ bool npk_edgetpu_sidecar_probe(const uint8_t *buf, size_t len)
 npk_status npk_edgetpu_sidecar_summarize(const uint8_t *buf, size_t len, npk_summary *out,
                                          npk_error *err)
 {
-    (void)err;
-    npk_sum_title(out, "Edge TPU template sidecar%s",
-                  has_key(buf, len, "param_overhead") ? " with parameter overhead" : "");
+    npk_etpu_sidecar s;
+    npk_status st = npk_etpu_sidecar_parse(buf, len, &s, err);
+    if (st == NPK_E_UNSUPPORTED) { /* no JSON library: what the bytes show */
+        npk_sum_title(out, "Edge TPU template sidecar%s",
+                      has_key(buf, len, "param_overhead") ? " with parameter overhead" : "");
+        return NPK_OK;
+    }
+    if (st) return st;
+    static const char *const kinds[] = {"template", "Dense template", "convolution template",
+                                        "looming template"};
+    npk_sum_title(out, "Edge TPU %s sidecar%s", kinds[s.kind],
+                  s.param_overhead ? " with parameter overhead" : "");
+    if (s.kind == 1) npk_sum_int(out, "matrix_size", s.matrix_size);
+    if (s.height) npk_sum_int(out, "height", s.height);
+    if (s.width) npk_sum_int(out, "width", s.width);
+    npk_sum_float(out, "input_scale", s.input_scale);
+    npk_sum_int(out, "input_zero_point", s.input_zero_point);
+    npk_sum_float(out, "output_scale", s.output_scale);
+    npk_sum_int(out, "output_zero_point", s.output_zero_point);
+    if (s.output_count) npk_sum_int(out, "output_count", s.output_count);
+    if (s.kind == 1) {
+        npk_sum_float(out, "weight_scale_channel0", s.weight_scale);
+        npk_sum_int(out, "param_size", s.param_size);
+        npk_sum_bool(out, "use_bias", s.use_bias);
+    }
+    if (s.param_overhead) npk_sum_uint(out, "param_overhead_bytes", s.param_overhead_size);
+    npk_etpu_sidecar_free(&s);
     return NPK_OK;
 }

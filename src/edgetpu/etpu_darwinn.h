@@ -1,0 +1,11 @@
+/* Internal: the DarwiNN readers, used by the custom-op reader. */
+#ifndef NPK_ETPU_DARWINN_H
+#define NPK_ETPU_DARWINN_H
+
+#include "npukit/edgetpu.h"
+#include "etpu_fb.h"
+
+npk_status npk_etpu_parse_package(npk_etpu_rd *r, const npk_fb_buf *b, npk_etpu_package *p);
+npk_status npk_etpu_parse_executable(npk_etpu_rd *r, const npk_fb_buf *b, npk_etpu_executable *e);
+
+#endif
