@@ -5,7 +5,7 @@ BUILD ?= build
 CMAKE_FLAGS ?=
 JOBS ?= $(shell nproc 2>/dev/null || echo 2)
 
-.PHONY: all deps build demo check bench install clean asan-check fuzz fuzz-smoke cross-check format
+.PHONY: all deps build demo check bench install clean asan-check fuzz-smoke valgrind cross-check format
 
 all: build
 
@@ -37,6 +37,15 @@ asan-check: deps
 cross-check:
 	@scripts/deps.sh cross
 	scripts/cross-check.sh
+
+# Every libFuzzer target for a bounded time (about 60 s in all); see docs/fuzzing.md.
+fuzz-smoke:
+	@scripts/deps.sh fuzz
+	scripts/fuzz-smoke.sh
+
+# The CLI under valgrind memcheck over every fixture: zero errors, zero leaks.
+valgrind: build
+	scripts/valgrind-cli.sh $(BUILD)
 
 install: build
 	cmake --install $(BUILD) $(if $(PREFIX),--prefix $(PREFIX))
