@@ -42,7 +42,8 @@ static npk_status decode(const uint8_t *buf, size_t len, npk_cnn2_image *img, bo
     int fmt = wide ? SPNG_FMT_RGBA16 : SPNG_FMT_RGBA8;
     size_t size;
     if ((rc = spng_decoded_image_size(ctx, fmt, &size)) || !(pix = malloc(size)) ||
-        (rc = spng_decode_image(ctx, pix, size, fmt, SPNG_DECODE_TRNS))) {
+        (rc = spng_decode_image(ctx, pix, size, fmt, SPNG_DECODE_TRNS)) ||
+        (rc = spng_decode_chunks(ctx))) { /* read on to IEND: a cut file is an error */
         st = rc ? npk_fail(err, NPK_E_FORMAT, "PNG decoding failed: %s", spng_strerror(rc))
                 : npk_fail(err, NPK_E_NOMEM, "out of memory");
         goto done;
