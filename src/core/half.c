@@ -92,6 +92,7 @@ typedef void (*h2f_fn)(const uint16_t *, float *, size_t);
 typedef void (*f2h_fn)(const float *, uint16_t *, size_t);
 
 #if (defined(__x86_64__) || defined(__i386__)) && defined(__GNUC__)
+#include <cpuid.h>
 #include <immintrin.h>
 #define NPK_HAVE_F16C_PATH 1
 
@@ -126,10 +127,16 @@ __attribute__((target("avx,f16c"))) static void f32_to_f16_f16c(const float *s, 
     for (; i < n; i++) d[i] = npk_f32_to_f16(s[i]);
 }
 
+/* CPUID rather than __builtin_cpu_supports("f16c"), which clang 14 rejects:
+ * F16C and AVX present, and the OS saving the YMM registers (XCR0 bits 1-2). */
 static int cpu_has_f16c(void)
 {
-    __builtin_cpu_init();
-    return __builtin_cpu_supports("avx") && __builtin_cpu_supports("f16c");
+    unsigned a, b, c, d, lo, hi;
+    if (!__get_cpuid(1, &a, &b, &c, &d)) return 0;
+    if (!(c & bit_OSXSAVE) || !(c & bit_AVX) || !(c & bit_F16C)) return 0;
+    __asm__("xgetbv" : "=a"(lo), "=d"(hi) : "c"(0));
+    (void)hi;
+    return (lo & 6) == 6;
 }
 #elif defined(__aarch64__)
 #include <arm_neon.h>
