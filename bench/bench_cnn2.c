@@ -82,8 +82,10 @@ void bench_cnn2(npk_bench *b)
     if (!big.out || !small.out || npk_cnn2_renderer_new(&big.fast, &m, NULL, NULL)) return;
 
     double items_big = 1920.0 * 1080 * 3, items_small = 480.0 * 270 * 3;
-    npk_bench_note(b, "cnn2 render: 1920x1080, 3 layers 3x3 12->4, f16 faithful, clamp; "
-                      "kernel path %s, all online CPUs", npk_cnn2_render_path());
+    npk_bench_note(b,
+                   "cnn2 render: 1920x1080, 3 layers 3x3 12->4, f16 faithful, clamp; "
+                   "kernel path %s, all online CPUs",
+                   npk_cnn2_render_path());
     double t_fast = npk_bench_time(b, run_fast, &big);
     double t_ref = npk_bench_time(b, run_ref, &small);
     double ref_per_item = t_ref / items_small;
@@ -91,8 +93,8 @@ void bench_cnn2(npk_bench *b)
                           NULL, 0, 40e6);
     npk_bench_report_rate(b, "cnn2: render scalar reference (480x270)", items_small,
                           "pixel-layers/s", t_ref, NULL, 0, 0);
-    npk_bench_report_rate(b, "cnn2: render fast vs reference", items_big, "pixel-layers/s",
-                          t_fast, "scalar reference", ref_per_item * items_big, 0);
+    npk_bench_report_rate(b, "cnn2: render fast vs reference", items_big, "pixel-layers/s", t_fast,
+                          "scalar reference", ref_per_item * items_big, 0);
 
     /* One thread, and the generic (non-AVX2) vector code. */
     npk_cnn2_renderer *one;
@@ -110,8 +112,8 @@ void bench_cnn2(npk_bench *b)
     if (!npk_cnn2_renderer_new(&gen, &m, NULL, NULL)) {
         struct render_arg ag = big;
         ag.fast = gen;
-        npk_bench_report_rate(b, "cnn2: render fast, generic vectors", items_big,
-                              "pixel-layers/s", npk_bench_time(b, run_fast, &ag), NULL, 0, 0);
+        npk_bench_report_rate(b, "cnn2: render fast, generic vectors", items_big, "pixel-layers/s",
+                              npk_bench_time(b, run_fast, &ag), NULL, 0, 0);
         npk_cnn2_renderer_free(gen);
     }
     npk_cnn2_force_generic(0);

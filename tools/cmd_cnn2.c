@@ -18,7 +18,8 @@ static int c_unpack(int argc, char **argv);
 static const cli_subcommand subs[] = {
     {"validate", "FILE... [--json] [--strict]",
      "check every rule of the format; exit 0 when valid, 1 listing every problem with its\n"
-     "      file offset (warnings do not fail unless --strict)", c_validate},
+     "      file offset (warnings do not fail unless --strict)",
+     c_validate},
     {"info", "FILE [--json]", "header, layer table and warnings of a valid file", c_info},
     {"pack", "IN.safetensors -o OUT.bin [--mip N] [--format-version 1|2]",
      "tensors layer.<i>.weight [out, in, k, k] (float32 or float16) to a CNN v2 file;\n"
@@ -37,7 +38,8 @@ static const cli_subcommand subs[] = {
      cnn2_cmd_render},
     {"pattern", "--size WxH -o OUT.png [--seed N] [--alpha]",
      "write a deterministic test picture (gradients, rings, checkerboard; --alpha adds a\n"
-     "      diagonal alpha ramp, i.e. a D channel)", cnn2_cmd_pattern},
+     "      diagonal alpha ramp, i.e. a D channel)",
+     cnn2_cmd_pattern},
 };
 #define NSUBS ((int)(sizeof subs / sizeof subs[0]))
 
@@ -49,7 +51,10 @@ void cmd_cnn2_help(FILE *out)
                    subs, NSUBS);
 }
 
-int cmd_cnn2(int argc, char **argv) { return cli_dispatch("cnn2", subs, NSUBS, argc, argv); }
+int cmd_cnn2(int argc, char **argv)
+{
+    return cli_dispatch("cnn2", subs, NSUBS, argc, argv);
+}
 
 /* ---- validate ---- */
 
@@ -110,8 +115,8 @@ static int validate_one(const char *path, bool json, bool strict)
         size_t shown = rep.count, total = rep.errors + rep.warnings;
         if (total > shown) printf("%s: ... and %zu more problems\n", path, total - shown);
         if (rep.errors == 0)
-            printf("%s: valid%s (CNN v2 version %u, %u layer%s, %u weights, mip_level %u)\n",
-                   path, rep.warnings ? " with warnings" : "", rep.version, rep.num_layers,
+            printf("%s: valid%s (CNN v2 version %u, %u layer%s, %u weights, mip_level %u)\n", path,
+                   rep.warnings ? " with warnings" : "", rep.version, rep.num_layers,
                    rep.num_layers == 1 ? "" : "s", rep.total_weights, rep.mip_level);
         else
             printf("%s: INVALID (%zu error%s, %zu warning%s)\n", path, rep.errors,
@@ -130,9 +135,12 @@ static int c_validate(int argc, char **argv)
     int c;
     cli_getopt_reset();
     while ((c = getopt_long(argc, argv, "", opts, NULL)) != -1) {
-        if (c == 'j') json = true;
-        else if (c == 's') strict = true;
-        else return cli_bad_option("cnn2 validate", argv);
+        if (c == 'j')
+            json = true;
+        else if (c == 's')
+            strict = true;
+        else
+            return cli_bad_option("cnn2 validate", argv);
     }
     if (optind >= argc) return cli_usage("cnn2 validate", "no FILE given");
     if (json && !cli_json_available()) return cli_no_json();
@@ -153,8 +161,10 @@ static int c_info(int argc, char **argv)
     int c;
     cli_getopt_reset();
     while ((c = getopt_long(argc, argv, "", opts, NULL)) != -1) {
-        if (c == 'j') json = true;
-        else return cli_bad_option("cnn2 info", argv);
+        if (c == 'j')
+            json = true;
+        else
+            return cli_bad_option("cnn2 info", argv);
     }
     if (optind + 1 != argc) return cli_usage("cnn2 info", "expected one FILE");
     if (json && !cli_json_available()) return cli_no_json();
@@ -164,8 +174,7 @@ static int c_info(int argc, char **argv)
     if (npk_map_file(path, &f, &err)) return cli_error(path, &err);
     npk_cnn2_model m;
     npk_cnn2_report rep;
-    if (npk_cnn2_parse(f.data, f.size, &m, &err) ||
-        npk_cnn2_validate(f.data, f.size, &rep, &err)) {
+    if (npk_cnn2_parse(f.data, f.size, &m, &err) || npk_cnn2_validate(f.data, f.size, &rep, &err)) {
         npk_unmap_file(&f);
         npk_cnn2_free(&m);
         return cli_error(path, &err);
@@ -232,7 +241,8 @@ static int c_pack(int argc, char **argv)
     int c;
     cli_getopt_reset();
     while ((c = getopt_long(argc, argv, "o:", opts, NULL)) != -1) {
-        if (c == 'o') out = optarg;
+        if (c == 'o')
+            out = optarg;
         else if (c == 'm') {
             if (!cli_parse_u64(optarg, &mip) || mip > NPK_CNN2_MAX_MIP)
                 return cli_usage("cnn2 pack", "--mip must be 0..3");
@@ -240,7 +250,8 @@ static int c_pack(int argc, char **argv)
         } else if (c == 'v') {
             if (!cli_parse_u64(optarg, &version) || (version != 1 && version != 2))
                 return cli_usage("cnn2 pack", "--format-version must be 1 or 2");
-        } else return cli_bad_option("cnn2 pack", argv);
+        } else
+            return cli_bad_option("cnn2 pack", argv);
     }
     if (!out) return cli_usage("cnn2 pack", "missing -o OUT.bin");
     if (optind + 1 != argc) return cli_usage("cnn2 pack", "expected one IN.safetensors");
@@ -288,8 +299,10 @@ static int c_unpack(int argc, char **argv)
     int c;
     cli_getopt_reset();
     while ((c = getopt_long(argc, argv, "o:", opts, NULL)) != -1) {
-        if (c == 'o') out = optarg;
-        else return cli_bad_option("cnn2 unpack", argv);
+        if (c == 'o')
+            out = optarg;
+        else
+            return cli_bad_option("cnn2 unpack", argv);
     }
     if (!out) return cli_usage("cnn2 unpack", "missing -o OUT.safetensors");
     if (optind + 1 != argc) return cli_usage("cnn2 unpack", "expected one IN.bin");
@@ -301,9 +314,12 @@ static int c_unpack(int argc, char **argv)
     int rc = CLI_OK;
     uint8_t *buf = NULL;
     size_t len;
-    if (npk_cnn2_parse(f.data, f.size, &m, &err)) rc = cli_error(in, &err);
-    else if (npk_cnn2_st_encode(&m, &buf, &len, &err)) rc = cli_error(NULL, &err);
-    else if (npk_write_file(out, buf, len, &err)) rc = cli_error(out, &err);
+    if (npk_cnn2_parse(f.data, f.size, &m, &err))
+        rc = cli_error(in, &err);
+    else if (npk_cnn2_st_encode(&m, &buf, &len, &err))
+        rc = cli_error(NULL, &err);
+    else if (npk_write_file(out, buf, len, &err))
+        rc = cli_error(out, &err);
     free(buf);
     npk_cnn2_free(&m);
     npk_unmap_file(&f);

@@ -48,13 +48,17 @@ typedef struct render_args {
 
 static int parse_render(int argc, char **argv, render_args *a)
 {
-    static const struct option opts[] = {
-        {"output", required_argument, NULL, 'o'},     {"depth", required_argument, NULL, 'd'},
-        {"blend", required_argument, NULL, 'b'},      {"border", required_argument, NULL, 'B'},
-        {"activation", required_argument, NULL, 'a'}, {"precision", required_argument, NULL, 'p'},
-        {"raw", required_argument, NULL, 'r'},        {"dump-layers", required_argument, NULL, 'D'},
-        {"threads", required_argument, NULL, 't'},    {"reference", no_argument, NULL, 'R'},
-        {0, 0, 0, 0}};
+    static const struct option opts[] = {{"output", required_argument, NULL, 'o'},
+                                         {"depth", required_argument, NULL, 'd'},
+                                         {"blend", required_argument, NULL, 'b'},
+                                         {"border", required_argument, NULL, 'B'},
+                                         {"activation", required_argument, NULL, 'a'},
+                                         {"precision", required_argument, NULL, 'p'},
+                                         {"raw", required_argument, NULL, 'r'},
+                                         {"dump-layers", required_argument, NULL, 'D'},
+                                         {"threads", required_argument, NULL, 't'},
+                                         {"reference", no_argument, NULL, 'R'},
+                                         {0, 0, 0, 0}};
     const char *cmd = "cnn2 render";
     uint64_t threads;
     int c;
@@ -72,20 +76,28 @@ static int parse_render(int argc, char **argv, render_args *a)
             if (!cli_parse_double(optarg, &a->blend)) return cli_usage(cmd, "bad --blend");
             break;
         case 'B':
-            if (!strcmp(optarg, "clamp")) a->opts.border = NPK_CNN2_BORDER_CLAMP;
-            else if (!strcmp(optarg, "zero")) a->opts.border = NPK_CNN2_BORDER_ZERO;
-            else return cli_usage(cmd, "--border must be clamp or zero");
+            if (!strcmp(optarg, "clamp"))
+                a->opts.border = NPK_CNN2_BORDER_CLAMP;
+            else if (!strcmp(optarg, "zero"))
+                a->opts.border = NPK_CNN2_BORDER_ZERO;
+            else
+                return cli_usage(cmd, "--border must be clamp or zero");
             break;
         case 'a':
-            if (!strcmp(optarg, "default")) a->opts.activation = NPK_CNN2_ACT_DEFAULT;
+            if (!strcmp(optarg, "default"))
+                a->opts.activation = NPK_CNN2_ACT_DEFAULT;
             else if (!strcmp(optarg, "legacy-clamp"))
                 a->opts.activation = NPK_CNN2_ACT_LEGACY_CLAMP;
-            else return cli_usage(cmd, "--activation must be default or legacy-clamp");
+            else
+                return cli_usage(cmd, "--activation must be default or legacy-clamp");
             break;
         case 'p':
-            if (!strcmp(optarg, "f16")) a->opts.precision = NPK_CNN2_PREC_F16;
-            else if (!strcmp(optarg, "f32")) a->opts.precision = NPK_CNN2_PREC_F32;
-            else return cli_usage(cmd, "--precision must be f16 or f32");
+            if (!strcmp(optarg, "f16"))
+                a->opts.precision = NPK_CNN2_PREC_F16;
+            else if (!strcmp(optarg, "f32"))
+                a->opts.precision = NPK_CNN2_PREC_F32;
+            else
+                return cli_usage(cmd, "--precision must be f16 or f32");
             break;
         case 't':
             if (!cli_parse_u64(optarg, &threads) || threads == 0 || threads > 64)
@@ -221,19 +233,21 @@ int cnn2_cmd_pattern(int argc, char **argv)
     int c;
     cli_getopt_reset();
     while ((c = getopt_long(argc, argv, "o:", opts, NULL)) != -1) {
-        if (c == 'o') out = optarg;
+        if (c == 'o')
+            out = optarg;
         else if (c == 's') {
             if (!parse_size(optarg, &w, &h))
                 return cli_usage("cnn2 pattern", "--size must be WxH (1..%u each)",
                                  NPK_CNN2_MAX_SIDE);
         } else if (c == 'S') {
             if (!cli_parse_u64(optarg, &seed)) return cli_usage("cnn2 pattern", "bad --seed");
-        } else if (c == 'a') alpha = true;
-        else return cli_bad_option("cnn2 pattern", argv);
+        } else if (c == 'a')
+            alpha = true;
+        else
+            return cli_bad_option("cnn2 pattern", argv);
     }
     if (!out || !w) return cli_usage("cnn2 pattern", "need --size WxH and -o OUT.png");
-    if (optind != argc)
-        return cli_usage("cnn2 pattern", "unexpected argument '%s'", argv[optind]);
+    if (optind != argc) return cli_usage("cnn2 pattern", "unexpected argument '%s'", argv[optind]);
     npk_error err = {0};
     uint8_t *pix = NULL, *png = NULL;
     size_t len;

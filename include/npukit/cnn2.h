@@ -22,18 +22,18 @@ extern "C" {
 #endif
 
 /* ---- format facts (the single table of this target) ---- */
-#define NPK_CNN2_MAGIC        0x324E4E43u /* bytes "CNN2" */
-#define NPK_CNN2_HEADER_V1    16u
-#define NPK_CNN2_HEADER_V2    20u
-#define NPK_CNN2_LAYER_BYTES  20u
-#define NPK_CNN2_MAX_MIP      3u
-#define NPK_CNN2_MAX_OUT      8u
-#define NPK_CNN2_STATIC       8u  /* static features appended to every layer's input */
-#define NPK_CNN2_DYNAMIC      4u  /* R, G, B, D (layer 0) or the previous outputs */
-#define NPK_CNN2_STD_IN       12u /* in_channels of the standard network */
-#define NPK_CNN2_STD_OUT      4u  /* out_channels of the standard network */
+#define NPK_CNN2_MAGIC       0x324E4E43u /* bytes "CNN2" */
+#define NPK_CNN2_HEADER_V1   16u
+#define NPK_CNN2_HEADER_V2   20u
+#define NPK_CNN2_LAYER_BYTES 20u
+#define NPK_CNN2_MAX_MIP     3u
+#define NPK_CNN2_MAX_OUT     8u
+#define NPK_CNN2_STATIC      8u  /* static features appended to every layer's input */
+#define NPK_CNN2_DYNAMIC     4u  /* R, G, B, D (layer 0) or the previous outputs */
+#define NPK_CNN2_STD_IN      12u /* in_channels of the standard network */
+#define NPK_CNN2_STD_OUT     4u  /* out_channels of the standard network */
 /* npukit limits (not format rules): layers held in memory by the parser. */
-#define NPK_CNN2_MAX_LAYERS   4096u
+#define NPK_CNN2_MAX_LAYERS 4096u
 /* At most this many problems are recorded by the validator (the rest are counted). */
 #define NPK_CNN2_MAX_PROBLEMS 1000u
 
@@ -46,7 +46,7 @@ typedef struct npk_cnn2_layer {
 } npk_cnn2_layer;
 
 typedef struct npk_cnn2_model {
-    uint32_t version;       /* 1 or 2 */
+    uint32_t version; /* 1 or 2 */
     uint32_t num_layers;
     uint32_t total_weights;
     uint32_t mip_level;     /* 0..3; always 0 for version 1 */
@@ -71,24 +71,24 @@ static inline size_t npk_cnn2_weight_index(const npk_cnn2_layer *l, uint32_t o, 
 
 typedef enum npk_cnn2_check {
     /* errors, in the order of the reference's validation rules */
-    NPK_CNN2_E_SHORT,        /* file shorter than the header */
+    NPK_CNN2_E_SHORT, /* file shorter than the header */
     NPK_CNN2_E_MAGIC,
     NPK_CNN2_E_VERSION,
     NPK_CNN2_E_MIP,
     NPK_CNN2_E_NO_LAYERS,
-    NPK_CNN2_E_TABLE,        /* the layer table runs past the end of the file */
-    NPK_CNN2_E_KERNEL,       /* kernel_size even or 0 */
-    NPK_CNN2_E_IN,           /* in_channels == 0 */
-    NPK_CNN2_E_OUT,          /* out_channels 0 or > 8 */
-    NPK_CNN2_E_COUNT,        /* weight_count != out * in * k^2 */
-    NPK_CNN2_E_OFFSET,       /* weight_offset != running sum */
-    NPK_CNN2_E_TOTAL,        /* sum of weight_count != total_weights */
-    NPK_CNN2_E_SIZE,         /* file size is neither the exact nor the padded size */
+    NPK_CNN2_E_TABLE,  /* the layer table runs past the end of the file */
+    NPK_CNN2_E_KERNEL, /* kernel_size even or 0 */
+    NPK_CNN2_E_IN,     /* in_channels == 0 */
+    NPK_CNN2_E_OUT,    /* out_channels 0 or > 8 */
+    NPK_CNN2_E_COUNT,  /* weight_count != out * in * k^2 */
+    NPK_CNN2_E_OFFSET, /* weight_offset != running sum */
+    NPK_CNN2_E_TOTAL,  /* sum of weight_count != total_weights */
+    NPK_CNN2_E_SIZE,   /* file size is neither the exact nor the padded size */
     /* warnings: a valid file outside the standard network */
-    NPK_CNN2_W_IN_FIRST,     /* layer 0 in_channels != 12 */
-    NPK_CNN2_W_IN_CHAIN,     /* in_channels != previous out_channels + 8 */
-    NPK_CNN2_W_OUT_LAST,     /* last layer out_channels != 4 */
-    NPK_CNN2_W_NONFINITE     /* a weight is NaN or infinite */
+    NPK_CNN2_W_IN_FIRST, /* layer 0 in_channels != 12 */
+    NPK_CNN2_W_IN_CHAIN, /* in_channels != previous out_channels + 8 */
+    NPK_CNN2_W_OUT_LAST, /* last layer out_channels != 4 */
+    NPK_CNN2_W_NONFINITE /* a weight is NaN or infinite */
 } npk_cnn2_check;
 
 typedef struct npk_cnn2_problem {
@@ -105,16 +105,15 @@ typedef struct npk_cnn2_report {
     bool header_read;
     uint32_t version, num_layers, total_weights, mip_level;
     uint64_t file_size;
-    size_t errors, warnings;  /* totals, including unrecorded ones */
-    npk_cnn2_problem *items;  /* owned; at most NPK_CNN2_MAX_PROBLEMS */
+    size_t errors, warnings; /* totals, including unrecorded ones */
+    npk_cnn2_problem *items; /* owned; at most NPK_CNN2_MAX_PROBLEMS */
     size_t count, cap;
 } npk_cnn2_report;
 
 /* Check buf against every rule. Problems go to rep (free with
  * npk_cnn2_report_free); the return value is not about the file: only
  * NPK_E_NOMEM can fail. A file is valid when rep->errors == 0. */
-npk_status npk_cnn2_validate(const uint8_t *buf, size_t len, npk_cnn2_report *rep,
-                             npk_error *err);
+npk_status npk_cnn2_validate(const uint8_t *buf, size_t len, npk_cnn2_report *rep, npk_error *err);
 void npk_cnn2_report_free(npk_cnn2_report *rep);
 /* Short stable name of a check ("magic", "offset", "size", ...), for JSON. */
 const char *npk_cnn2_check_name(npk_cnn2_check check);
@@ -154,8 +153,7 @@ npk_status npk_cnn2_from_tensors(const npk_tensor_set *set, uint32_t version, ui
 
 /* safetensors with the header fields kept in "__metadata__"
  * ("cnn2.version", "cnn2.mip_level"), so unpack + pack reproduces a file. */
-npk_status npk_cnn2_st_encode(const npk_cnn2_model *m, uint8_t **out, size_t *len,
-                              npk_error *err);
+npk_status npk_cnn2_st_encode(const npk_cnn2_model *m, uint8_t **out, size_t *len, npk_error *err);
 /* Parse a safetensors file into a set; *version / *mip_level get the
  * metadata values, or 0 when absent. */
 npk_status npk_cnn2_st_decode(const uint8_t *buf, size_t len, npk_tensor_set *set,

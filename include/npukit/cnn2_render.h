@@ -25,8 +25,8 @@ extern "C" {
 #endif
 
 /* Images accepted by the renderer (npukit limits). */
-#define NPK_CNN2_MAX_SIDE          32768u
-#define NPK_CNN2_MAX_PIXELS        (1u << 25)
+#define NPK_CNN2_MAX_SIDE   32768u
+#define NPK_CNN2_MAX_PIXELS (1u << 25)
 /* Largest kernel the renderer runs (the format allows any odd size). */
 #define NPK_CNN2_MAX_RENDER_KERNEL 63u
 #define NPK_CNN2_CHANNELS          12u /* 4 dynamic + 8 static */
@@ -48,8 +48,8 @@ typedef enum npk_cnn2_border {
 } npk_cnn2_border;
 
 typedef enum npk_cnn2_activation {
-    NPK_CNN2_ACT_DEFAULT = 0,   /* sigmoid first and last layer, ReLU in between */
-    NPK_CNN2_ACT_LEGACY_CLAMP   /* ReLU except the last layer, which is clamped to [0, 1] */
+    NPK_CNN2_ACT_DEFAULT = 0, /* sigmoid first and last layer, ReLU in between */
+    NPK_CNN2_ACT_LEGACY_CLAMP /* ReLU except the last layer, which is clamped to [0, 1] */
 } npk_cnn2_activation;
 
 typedef enum npk_cnn2_precision {
@@ -101,8 +101,7 @@ void npk_cnn2_force_generic(int on);
 
 /* out = original * (1 - blend) + cnn * blend per channel, blend clamped to
  * [0, 1]; n pixels of 4 floats. out may alias cnn. */
-void npk_cnn2_blend(const float *original, const float *cnn, size_t npix, float blend,
-                    float *out);
+void npk_cnn2_blend(const float *original, const float *cnn, size_t npix, float blend, float *out);
 /* 8-bit: clamp to [0, 1], times 255, round to nearest. */
 void npk_cnn2_to_rgba8(const float *rgbd, size_t npix, uint8_t *out);
 /* RGBA8 to an image (alpha becomes D; has_alpha false sets D = 1). */
@@ -119,14 +118,12 @@ npk_status npk_cnn2_pattern(uint32_t width, uint32_t height, uint64_t seed, bool
 bool npk_cnn2_png_available(void);
 /* Any PNG: 8-bit RGB/RGBA directly; greyscale, palette, 16-bit and tRNS are
  * converted by libspng. D = alpha (normalised) or 1.0 without alpha. */
-npk_status npk_cnn2_png_decode(const uint8_t *buf, size_t len, npk_cnn2_image *img,
-                               npk_error *err);
+npk_status npk_cnn2_png_decode(const uint8_t *buf, size_t len, npk_cnn2_image *img, npk_error *err);
 /* Replace D by a depth PNG of the same size (its grey or first channel). */
-npk_status npk_cnn2_png_depth(npk_cnn2_image *img, const uint8_t *buf, size_t len,
-                              npk_error *err);
+npk_status npk_cnn2_png_depth(npk_cnn2_image *img, const uint8_t *buf, size_t len, npk_error *err);
 /* Encode 8-bit RGBA (or RGB when channels == 3) into a malloc'd PNG. */
-npk_status npk_cnn2_png_encode(const uint8_t *pixels, uint32_t width, uint32_t height,
-                               int channels, uint8_t **out, size_t *len, npk_error *err);
+npk_status npk_cnn2_png_encode(const uint8_t *pixels, uint32_t width, uint32_t height, int channels,
+                               uint8_t **out, size_t *len, npk_error *err);
 
 #ifdef __cplusplus
 }

@@ -20,16 +20,16 @@ npk_status npk_cnn2_summarize(const uint8_t *buf, size_t len, npk_summary *out, 
     if (st) return st;
     if (!rep.header_read) {
         const npk_cnn2_problem *p = npk_cnn2_first_error(&rep);
-        st = npk_fail_at(err, p && p->check == NPK_CNN2_E_VERSION ? NPK_E_UNSUPPORTED
-                                                                  : NPK_E_FORMAT,
-                         p ? p->offset : 0, "cnn2: %s", p ? p->msg : "unreadable header");
+        st =
+            npk_fail_at(err, p && p->check == NPK_CNN2_E_VERSION ? NPK_E_UNSUPPORTED : NPK_E_FORMAT,
+                        p ? p->offset : 0, "cnn2: %s", p ? p->msg : "unreadable header");
         npk_cnn2_report_free(&rep);
         return st;
     }
     bool valid = rep.errors == 0;
-    npk_sum_title(out, "CNN v2 weights, version %u, %u layer%s, %u weights, mip %u%s",
-                  rep.version, rep.num_layers, rep.num_layers == 1 ? "" : "s", rep.total_weights,
-                  rep.mip_level, valid ? "" : " (INVALID)");
+    npk_sum_title(out, "CNN v2 weights, version %u, %u layer%s, %u weights, mip %u%s", rep.version,
+                  rep.num_layers, rep.num_layers == 1 ? "" : "s", rep.total_weights, rep.mip_level,
+                  valid ? "" : " (INVALID)");
     npk_sum_uint(out, "version", rep.version);
     npk_sum_uint(out, "num_layers", rep.num_layers);
     npk_sum_uint(out, "total_weights", rep.total_weights);
@@ -38,8 +38,8 @@ npk_status npk_cnn2_summarize(const uint8_t *buf, size_t len, npk_summary *out, 
     npk_sum_uint(out, "errors", rep.errors);
     npk_sum_uint(out, "warnings", rep.warnings);
     const npk_cnn2_problem *p = npk_cnn2_first_error(&rep);
-    if (p) npk_sum_str(out, "first_error", "offset 0x%llx: %s", (unsigned long long)p->offset,
-                       p->msg);
+    if (p)
+        npk_sum_str(out, "first_error", "offset 0x%llx: %s", (unsigned long long)p->offset, p->msg);
     /* Layer shapes, as far as the table is inside the file (a few lines). */
     uint32_t hs = npk_cnn2_header_size(rep.version);
     for (uint32_t i = 0; i < rep.num_layers && i < 16; i++) {

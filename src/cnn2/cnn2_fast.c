@@ -17,7 +17,7 @@
 #include "npukit/checked.h"
 #include "cnn2_internal.h"
 
-#define MAX_THREADS 64
+#define MAX_THREADS   64
 #define ROWS_PER_TASK 4
 
 struct npk_cnn2_renderer {
@@ -46,7 +46,10 @@ struct npk_cnn2_renderer {
 
 /* ---- rows and margins ---- */
 
-static float *row_of(float *plane, size_t stride, long y) { return plane + y * (ptrdiff_t)stride; }
+static float *row_of(float *plane, size_t stride, long y)
+{
+    return plane + y * (ptrdiff_t)stride;
+}
 
 static float *thread_scratch(npk_cnn2_renderer *r, unsigned tid)
 {
@@ -134,8 +137,7 @@ static void run_rows(npk_cnn2_renderer *r, rows_fn fn, const void *ctx)
     long tasks = ((long)r->H + ROWS_PER_TASK - 1) / ROWS_PER_TASK;
     if ((long)n > tasks) n = (unsigned)tasks;
     for (unsigned t = 0; t < n; t++) ws[t] = (worker){&ph, t};
-    for (unsigned t = 1; t < n; t++)
-        started[t] = pthread_create(&tids[t], NULL, work, &ws[t]) == 0;
+    for (unsigned t = 1; t < n; t++) started[t] = pthread_create(&tids[t], NULL, work, &ws[t]) == 0;
     work(&ws[0]);
     for (unsigned t = 1; t < n; t++)
         if (started[t]) pthread_join(tids[t], NULL);

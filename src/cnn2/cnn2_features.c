@@ -20,11 +20,11 @@ npk_status npk_cnn2_image_alloc(npk_cnn2_image *img, uint32_t width, uint32_t he
     if (width == 0 || height == 0 || width > NPK_CNN2_MAX_SIDE || height > NPK_CNN2_MAX_SIDE ||
         (uint64_t)width * height > NPK_CNN2_MAX_PIXELS)
         return npk_fail(err, NPK_E_LIMIT,
-                        "image %ux%u is outside npukit's limits (1..%u per side, %u pixels)",
-                        width, height, NPK_CNN2_MAX_SIDE, NPK_CNN2_MAX_PIXELS);
+                        "image %ux%u is outside npukit's limits (1..%u per side, %u pixels)", width,
+                        height, NPK_CNN2_MAX_SIDE, NPK_CNN2_MAX_PIXELS);
     img->rgbd = calloc((size_t)width * height * 4, sizeof(float));
-    if (!img->rgbd) return npk_fail(err, NPK_E_NOMEM, "out of memory for a %ux%u image", width,
-                                    height);
+    if (!img->rgbd)
+        return npk_fail(err, NPK_E_NOMEM, "out of memory for a %ux%u image", width, height);
     img->width = width;
     img->height = height;
     return NPK_OK;
@@ -37,10 +37,12 @@ void npk_cnn2_image_free(npk_cnn2_image *img)
     memset(img, 0, sizeof *img);
 }
 
-float cnn2_sin10(float uvx) { return sinf(10.0f * uvx); }
+float cnn2_sin10(float uvx)
+{
+    return sinf(10.0f * uvx);
+}
 
-npk_status cnn2_mips_build(cnn2_mips *m, const npk_cnn2_image *img, uint32_t levels,
-                           npk_error *err)
+npk_status cnn2_mips_build(cnn2_mips *m, const npk_cnn2_image *img, uint32_t levels, npk_error *err)
 {
     memset(m, 0, sizeof *m);
     m->w[0] = img->width;
@@ -105,8 +107,8 @@ npk_status npk_cnn2_features(const npk_cnn2_image *img, uint32_t mip_level,
             cnn2_tap tx = cnn2_tap_at(x, W, lw);
             for (uint32_t c = 0; c < 4; c++) {
                 f[c] = px[c];
-                f[4 + c] = mip_level == 0 ? px[c]
-                                          : cnn2_bilinear(mips.level[mip_level], lw, tx, ty, c);
+                f[4 + c] =
+                    mip_level == 0 ? px[c] : cnn2_bilinear(mips.level[mip_level], lw, tx, ty, c);
             }
             float uvx = cnn2_uv(x, W);
             f[8] = uvx;
@@ -120,8 +122,7 @@ npk_status npk_cnn2_features(const npk_cnn2_image *img, uint32_t mip_level,
     return NPK_OK;
 }
 
-npk_status npk_cnn2_render_check(const npk_cnn2_model *m, const npk_cnn2_image *img,
-                                 npk_error *err)
+npk_status npk_cnn2_render_check(const npk_cnn2_model *m, const npk_cnn2_image *img, npk_error *err)
 {
     npk_status st = m ? npk_cnn2_check_model(m, err) : NPK_OK;
     if (st) return st;
@@ -138,9 +139,8 @@ npk_status npk_cnn2_render_check(const npk_cnn2_model *m, const npk_cnn2_image *
                             l->kernel_size, l->kernel_size, NPK_CNN2_MAX_RENDER_KERNEL);
     }
     if (!img) return NPK_OK; /* the network alone */
-    if (!img->rgbd || img->width == 0 || img->height == 0 ||
-        img->width > NPK_CNN2_MAX_SIDE || img->height > NPK_CNN2_MAX_SIDE ||
-        (uint64_t)img->width * img->height > NPK_CNN2_MAX_PIXELS)
+    if (!img->rgbd || img->width == 0 || img->height == 0 || img->width > NPK_CNN2_MAX_SIDE ||
+        img->height > NPK_CNN2_MAX_SIDE || (uint64_t)img->width * img->height > NPK_CNN2_MAX_PIXELS)
         return npk_fail(err, NPK_E_ARG, "cnn2: image size is outside the renderer's limits");
     return NPK_OK;
 }

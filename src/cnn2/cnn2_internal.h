@@ -36,7 +36,7 @@ static inline float cnn2_u2f(uint32_t u)
 #define CNN2_EXP_LO    -86.0f /* e^-86 is still a normal float; sigmoid(86) rounds to 1 */
 #define CNN2_EXP_HI    88.0f
 #define CNN2_LOG2E     1.44269504088896341f
-#define CNN2_ROUNDER   12582912.0f /* 1.5 * 2^23: adding it rounds to an integer */
+#define CNN2_ROUNDER   12582912.0f  /* 1.5 * 2^23: adding it rounds to an integer */
 #define CNN2_LN2_HI    0.693359375f /* ln 2 = LN2_HI + LN2_LO, LN2_HI with 9 bits */
 #define CNN2_LN2_LO    -2.12194440e-4f
 #define CNN2_CANON_NAN 0x7fc00000u
@@ -67,7 +67,10 @@ static inline float cnn2_expf(float x)
     return cnn2_u2f(cnn2_f2u(p) + (ni << 23));
 }
 
-static inline float cnn2_sigmoid(float a) { return 1.0f / (1.0f + cnn2_expf(-a)); }
+static inline float cnn2_sigmoid(float a)
+{
+    return 1.0f / (1.0f + cnn2_expf(-a));
+}
 
 /* What a layer does to its accumulated sums. */
 typedef enum cnn2_act { CNN2_SIGMOID, CNN2_RELU, CNN2_CLAMP01 } cnn2_act;
@@ -84,8 +87,10 @@ static inline cnn2_act cnn2_layer_act(npk_cnn2_activation mode, uint32_t layer, 
 static inline float cnn2_activate(float a, cnn2_act act)
 {
     float v;
-    if (act == CNN2_SIGMOID) v = cnn2_sigmoid(a);
-    else if (act == CNN2_RELU) v = a < 0.0f ? 0.0f : a;
+    if (act == CNN2_SIGMOID)
+        v = cnn2_sigmoid(a);
+    else if (act == CNN2_RELU)
+        v = a < 0.0f ? 0.0f : a;
     else {
         v = a < 0.0f ? 0.0f : a;
         v = v > 1.0f ? 1.0f : v;
@@ -132,7 +137,10 @@ static inline cnn2_tap cnn2_tap_at(uint32_t i, uint32_t n, uint32_t nm)
     return t;
 }
 
-static inline double cnn2_lerp(double a, double b, double t) { return a + (b - a) * t; }
+static inline double cnn2_lerp(double a, double b, double t)
+{
+    return a + (b - a) * t;
+}
 
 /* The f32 value of p_c at a level > 0 for taps tx, ty. */
 static inline float cnn2_bilinear(const float *lvl, uint32_t lw, cnn2_tap tx, cnn2_tap ty,
@@ -146,7 +154,10 @@ static inline float cnn2_bilinear(const float *lvl, uint32_t lw, cnn2_tap tx, cn
 }
 
 /* uv_x, uv_y and sin(10 uv_x), unrounded f32. */
-static inline float cnn2_uv(uint32_t i, uint32_t n) { return ((float)i + 0.5f) / (float)n; }
+static inline float cnn2_uv(uint32_t i, uint32_t n)
+{
+    return ((float)i + 0.5f) / (float)n;
+}
 float cnn2_sin10(float uvx);
 
 /* ---- fast renderer kernels (cnn2_kernel.c) ---- */

@@ -12,10 +12,10 @@
 typedef float v4f __attribute__((vector_size(16)));
 typedef int32_t v4i __attribute__((vector_size(16)));
 typedef uint32_t v4u __attribute__((vector_size(16)));
-#define VF       v4f
-#define VI       v4i
-#define VU       v4u
-#define VW       4
+#define VF v4f
+#define VI v4i
+#define VU v4u
+#define VW 4
 #define KATTR
 #define KNAME(x) x##_generic
 #include "cnn2_kernel_body.h"
@@ -48,7 +48,10 @@ static int cpu_has_avx2(void)
 
 static int force_generic;
 
-void npk_cnn2_force_generic(int on) { force_generic = on; }
+void npk_cnn2_force_generic(int on)
+{
+    force_generic = on;
+}
 
 void cnn2_kernels(cnn2_conv_fn *conv, cnn2_act_fn *act, const char **name)
 {

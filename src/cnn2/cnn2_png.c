@@ -11,7 +11,10 @@
 #ifdef NPK_HAVE_SPNG
 #include <spng.h>
 
-bool npk_cnn2_png_available(void) { return true; }
+bool npk_cnn2_png_available(void)
+{
+    return true;
+}
 
 /* Decode into img (RGBD); *alpha says whether the PNG carried transparency. */
 static npk_status decode(const uint8_t *buf, size_t len, npk_cnn2_image *img, bool *alpha,
@@ -61,15 +64,13 @@ done:
     return st;
 }
 
-npk_status npk_cnn2_png_decode(const uint8_t *buf, size_t len, npk_cnn2_image *img,
-                               npk_error *err)
+npk_status npk_cnn2_png_decode(const uint8_t *buf, size_t len, npk_cnn2_image *img, npk_error *err)
 {
     bool alpha;
     return decode(buf, len, img, &alpha, err);
 }
 
-npk_status npk_cnn2_png_depth(npk_cnn2_image *img, const uint8_t *buf, size_t len,
-                              npk_error *err)
+npk_status npk_cnn2_png_depth(npk_cnn2_image *img, const uint8_t *buf, size_t len, npk_error *err)
 {
     npk_cnn2_image d;
     bool alpha;
@@ -86,8 +87,8 @@ npk_status npk_cnn2_png_depth(npk_cnn2_image *img, const uint8_t *buf, size_t le
     return st;
 }
 
-npk_status npk_cnn2_png_encode(const uint8_t *pixels, uint32_t width, uint32_t height,
-                               int channels, uint8_t **out, size_t *len, npk_error *err)
+npk_status npk_cnn2_png_encode(const uint8_t *pixels, uint32_t width, uint32_t height, int channels,
+                               uint8_t **out, size_t *len, npk_error *err)
 {
     *out = NULL;
     if ((channels != 3 && channels != 4) || !width || !height)
@@ -102,8 +103,7 @@ npk_status npk_cnn2_png_encode(const uint8_t *pixels, uint32_t width, uint32_t h
     int rc;
     npk_status st = NPK_OK;
     size_t size = (size_t)width * height * (size_t)channels;
-    if ((rc = spng_set_option(ctx, SPNG_ENCODE_TO_BUFFER, 1)) ||
-        (rc = spng_set_ihdr(ctx, &ihdr)) ||
+    if ((rc = spng_set_option(ctx, SPNG_ENCODE_TO_BUFFER, 1)) || (rc = spng_set_ihdr(ctx, &ihdr)) ||
         (rc = spng_encode_image(ctx, pixels, size, SPNG_FMT_PNG, SPNG_ENCODE_FINALIZE))) {
         st = npk_fail(err, NPK_E_IO, "PNG encoding failed: %s", spng_strerror(rc));
     } else {
@@ -117,15 +117,17 @@ npk_status npk_cnn2_png_encode(const uint8_t *pixels, uint32_t width, uint32_t h
 
 #else /* !NPK_HAVE_SPNG */
 
-bool npk_cnn2_png_available(void) { return false; }
+bool npk_cnn2_png_available(void)
+{
+    return false;
+}
 
 static npk_status no_png(npk_error *err)
 {
     return npk_fail(err, NPK_E_UNSUPPORTED, "PNG support was not built (needs libspng)");
 }
 
-npk_status npk_cnn2_png_decode(const uint8_t *buf, size_t len, npk_cnn2_image *img,
-                               npk_error *err)
+npk_status npk_cnn2_png_decode(const uint8_t *buf, size_t len, npk_cnn2_image *img, npk_error *err)
 {
     (void)buf;
     (void)len;
@@ -133,8 +135,7 @@ npk_status npk_cnn2_png_decode(const uint8_t *buf, size_t len, npk_cnn2_image *i
     return no_png(err);
 }
 
-npk_status npk_cnn2_png_depth(npk_cnn2_image *img, const uint8_t *buf, size_t len,
-                              npk_error *err)
+npk_status npk_cnn2_png_depth(npk_cnn2_image *img, const uint8_t *buf, size_t len, npk_error *err)
 {
     (void)img;
     (void)buf;
@@ -142,8 +143,8 @@ npk_status npk_cnn2_png_depth(npk_cnn2_image *img, const uint8_t *buf, size_t le
     return no_png(err);
 }
 
-npk_status npk_cnn2_png_encode(const uint8_t *pixels, uint32_t width, uint32_t height,
-                               int channels, uint8_t **out, size_t *len, npk_error *err)
+npk_status npk_cnn2_png_encode(const uint8_t *pixels, uint32_t width, uint32_t height, int channels,
+                               uint8_t **out, size_t *len, npk_error *err)
 {
     (void)pixels;
     (void)width;

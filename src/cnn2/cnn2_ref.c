@@ -44,8 +44,7 @@ npk_status npk_cnn2_render_ref(const npk_cnn2_model *m, const npk_cnn2_image *im
         return npk_fail(err, NPK_E_NOMEM, "out of memory");
     }
     st = npk_cnn2_features(img, m->mip_level, opts->precision, in, err);
-    if (!st && opts->features)
-        memcpy(opts->features, in, npix * NPK_CNN2_CHANNELS * sizeof(float));
+    if (!st && opts->features) memcpy(opts->features, in, npix * NPK_CNN2_CHANNELS * sizeof(float));
     for (uint32_t l = 0; !st && l < m->num_layers; l++) {
         const npk_cnn2_layer *layer = &m->layers[l];
         long k = layer->kernel_size, r = k / 2;

@@ -14,8 +14,7 @@
 #ifdef NPK_HAVE_CJSON
 #include <cjson/cJSON.h>
 
-npk_status npk_cnn2_st_encode(const npk_cnn2_model *m, uint8_t **out, size_t *len,
-                              npk_error *err)
+npk_status npk_cnn2_st_encode(const npk_cnn2_model *m, uint8_t **out, size_t *len, npk_error *err)
 {
     npk_tensor_set set;
     npk_status st = npk_cnn2_to_tensors(m, &set, err);
@@ -98,8 +97,7 @@ npk_status npk_cnn2_st_decode(const uint8_t *buf, size_t len, npk_tensor_set *se
 
 #else /* !NPK_HAVE_CJSON */
 
-npk_status npk_cnn2_st_encode(const npk_cnn2_model *m, uint8_t **out, size_t *len,
-                              npk_error *err)
+npk_status npk_cnn2_st_encode(const npk_cnn2_model *m, uint8_t **out, size_t *len, npk_error *err)
 {
     (void)m;
     (void)out;

@@ -48,7 +48,8 @@ npk_status npk_cnn2_from_tensors(const npk_tensor_set *set, uint32_t version, ui
 {
     memset(m, 0, sizeof *m);
     size_t n = set->count;
-    if (n == 0) return npk_fail(err, NPK_E_FORMAT, "cnn2: no tensors (expected layer.0.weight ...)");
+    if (n == 0)
+        return npk_fail(err, NPK_E_FORMAT, "cnn2: no tensors (expected layer.0.weight ...)");
     if (n > NPK_CNN2_MAX_LAYERS)
         return npk_fail(err, NPK_E_LIMIT, "cnn2: %zu tensors, more than %u layers", n,
                         NPK_CNN2_MAX_LAYERS);
@@ -63,14 +64,14 @@ npk_status npk_cnn2_from_tensors(const npk_tensor_set *set, uint32_t version, ui
         const npk_tensor *t = &set->items[j];
         long i = layer_index(t->name);
         if (i < 0) {
-            st = npk_fail(err, NPK_E_FORMAT,
-                          "cnn2: tensor '%s' is not named layer.<i>.weight", t->name ? t->name : "");
+            st = npk_fail(err, NPK_E_FORMAT, "cnn2: tensor '%s' is not named layer.<i>.weight",
+                          t->name ? t->name : "");
             goto done;
         }
         if ((size_t)i >= n) {
             st = npk_fail(err, NPK_E_FORMAT,
-                          "cnn2: tensor '%s' but only %zu tensors (layers must be 0..%zu)",
-                          t->name, n, n - 1);
+                          "cnn2: tensor '%s' but only %zu tensors (layers must be 0..%zu)", t->name,
+                          n, n - 1);
             goto done;
         }
         by_layer[i] = t; /* names are unique in a set, so no index repeats */
@@ -86,9 +87,8 @@ npk_status npk_cnn2_from_tensors(const npk_tensor_set *set, uint32_t version, ui
             t->shape[2] < 1 || t->shape[0] > (int64_t)NPK_CNN2_MAX_OUT ||
             t->shape[1] > (int64_t)UINT32_MAX || t->shape[2] > 65535) {
             char buf[128];
-            st = npk_fail(err, NPK_E_FORMAT,
-                          "cnn2: %s has shape %s; expected [out 1..8, in, k, k]", t->name,
-                          npk_shape_str(t, buf, sizeof buf));
+            st = npk_fail(err, NPK_E_FORMAT, "cnn2: %s has shape %s; expected [out 1..8, in, k, k]",
+                          t->name, npk_shape_str(t, buf, sizeof buf));
             goto done;
         }
         shapes[i].out_channels = (uint32_t)t->shape[0];
@@ -104,8 +104,10 @@ npk_status npk_cnn2_from_tensors(const npk_tensor_set *set, uint32_t version, ui
     for (size_t i = 0; i < n; i++) {
         const npk_tensor *t = by_layer[i];
         uint16_t *dst = m->weights + m->layers[i].weight_offset;
-        if (t->dtype == NPK_F16) memcpy(dst, t->data, (size_t)m->layers[i].weight_count * 2);
-        else npk_f32_to_f16_n(t->data, dst, m->layers[i].weight_count);
+        if (t->dtype == NPK_F16)
+            memcpy(dst, t->data, (size_t)m->layers[i].weight_count * 2);
+        else
+            npk_f32_to_f16_n(t->data, dst, m->layers[i].weight_count);
     }
 done:
     free(by_layer);

@@ -40,8 +40,10 @@ static npk_status add(npk_cnn2_report *rep, npk_error *err, npk_cnn2_check check
                       int32_t layer, const char *fmt, ...)
 {
     bool warning = check >= NPK_CNN2_W_IN_FIRST;
-    if (warning) rep->warnings++;
-    else rep->errors++;
+    if (warning)
+        rep->warnings++;
+    else
+        rep->errors++;
     if (rep->count >= NPK_CNN2_MAX_PROBLEMS) return NPK_OK;
     if (rep->count == rep->cap) {
         size_t cap = rep->cap ? rep->cap * 2 : 8;
@@ -68,7 +70,10 @@ static npk_status add(npk_cnn2_report *rep, npk_error *err, npk_cnn2_check check
         if (add(rep, err, __VA_ARGS__)) return NPK_E_NOMEM;                                        \
     } while (0)
 
-static uint32_t field(const uint8_t *rec, int idx) { return npk_ld32le(rec + 4 * idx); }
+static uint32_t field(const uint8_t *rec, int idx)
+{
+    return npk_ld32le(rec + 4 * idx);
+}
 
 /* Rule 5, one layer. */
 static npk_status check_layer(npk_cnn2_report *rep, npk_error *err, const uint8_t *rec,
@@ -108,8 +113,7 @@ static npk_status check_warnings(npk_cnn2_report *rep, npk_error *err, const uin
                 "layer 0: in_channels %u, the standard network has 4 + 8 = 12", in);
         if (i > 0 && (uint64_t)in != (uint64_t)prev_out + NPK_CNN2_STATIC)
             ADD(NPK_CNN2_W_IN_CHAIN, off + 4, (int32_t)i,
-                "layer %u: in_channels %u, expected previous out_channels %u + 8", i, in,
-                prev_out);
+                "layer %u: in_channels %u, expected previous out_channels %u + 8", i, in, prev_out);
         if (i + 1 == n && out != NPK_CNN2_STD_OUT)
             ADD(NPK_CNN2_W_OUT_LAST, off + 8, (int32_t)i,
                 "layer %u (last): out_channels %u, the standard network has 4", i, out);
@@ -137,8 +141,7 @@ static npk_status check_warnings(npk_cnn2_report *rep, npk_error *err, const uin
     return NPK_OK;
 }
 
-npk_status npk_cnn2_validate(const uint8_t *buf, size_t len, npk_cnn2_report *rep,
-                             npk_error *err)
+npk_status npk_cnn2_validate(const uint8_t *buf, size_t len, npk_cnn2_report *rep, npk_error *err)
 {
     memset(rep, 0, sizeof *rep);
     rep->file_size = len;
@@ -149,8 +152,10 @@ npk_status npk_cnn2_validate(const uint8_t *buf, size_t len, npk_cnn2_report *re
     }
     uint32_t magic = npk_ld32le(buf);
     if (magic != NPK_CNN2_MAGIC)
-        ADD(NPK_CNN2_E_MAGIC, 0, -1, "magic is 0x%08X (bytes %02x %02x %02x %02x), expected "
-            "0x324E4E43 (\"CNN2\")", magic, buf[0], buf[1], buf[2], buf[3]);
+        ADD(NPK_CNN2_E_MAGIC, 0, -1,
+            "magic is 0x%08X (bytes %02x %02x %02x %02x), expected "
+            "0x324E4E43 (\"CNN2\")",
+            magic, buf[0], buf[1], buf[2], buf[3]);
     /* Rule 2: the header length comes from the version, never the file size. */
     uint32_t version = npk_ld32le(buf + 4);
     uint32_t hs = npk_cnn2_header_size(version);
@@ -179,7 +184,8 @@ npk_status npk_cnn2_validate(const uint8_t *buf, size_t len, npk_cnn2_report *re
         uint64_t whole = (len - hs) / NPK_CNN2_LAYER_BYTES;
         ADD(NPK_CNN2_E_TABLE, hs + whole * NPK_CNN2_LAYER_BYTES, -1,
             "layer table of %u x 20 bytes at 0x%x ends at %llu, past the end of the file (%zu "
-            "bytes)", n, hs, (unsigned long long)table_end, len);
+            "bytes)",
+            n, hs, (unsigned long long)table_end, len);
         return NPK_OK;
     }
     /* Rule 5, then 6 and 7 over the whole table. */
@@ -194,8 +200,8 @@ npk_status npk_cnn2_validate(const uint8_t *buf, size_t len, npk_cnn2_report *re
         uint32_t wo = field(buf + off, 3), wc = field(buf + off, 4);
         if (wo != sum)
             ADD(NPK_CNN2_E_OFFSET, off + 12, (int32_t)i,
-                "layer %u: weight_offset %u, expected %llu (the sum of the previous counts)", i,
-                wo, (unsigned long long)sum);
+                "layer %u: weight_offset %u, expected %llu (the sum of the previous counts)", i, wo,
+                (unsigned long long)sum);
         sum += wc;
     }
     if (sum != rep->total_weights)

@@ -20,15 +20,17 @@ static const char *valid_fixtures[] = {
     "cnn2/synthetic_random_3layer_v2.bin"};
 
 /* A private copy of a fixture path (NPK_FIXTURE's buffer is reused). */
-static char *fixture(const char *rel) { return strdup(NPK_FIXTURE(rel)); }
+static char *fixture(const char *rel)
+{
+    return strdup(NPK_FIXTURE(rel));
+}
 
 static void expect(npk_run *r, int status, const char *out_has, const char *err_has)
 {
     if (r->status != status || (out_has && !strstr(r->out, out_has)) ||
         (err_has && !strstr(r->err, err_has)))
         fail_msg("status %d (want %d)\nstdout: %s\nstderr: %s\nwanted stdout '%s' stderr '%s'",
-                 r->status, status, r->out, r->err, out_has ? out_has : "",
-                 err_has ? err_has : "");
+                 r->status, status, r->out, r->err, out_has ? out_has : "", err_has ? err_has : "");
     npk_run_free(r);
 }
 
@@ -42,7 +44,8 @@ static void test_validate(void **state)
         free(f);
     }
     char *bm = fixture("cnn2/bad_magic.bin"), *bo = fixture("cnn2/bad_offset.bin"),
-         *bt = fixture("cnn2/bad_truncated.bin"), *ok = fixture("cnn2/synthetic_identity_1x1_v2.bin");
+         *bt = fixture("cnn2/bad_truncated.bin"),
+         *ok = fixture("cnn2/synthetic_identity_1x1_v2.bin");
     npk_run r = npk_cli("cnn2 validate %s", bm);
     expect(&r, 1, "offset 0x0: error: magic is 0x314E4E43", NULL);
     r = npk_cli("cnn2 validate %s", bo);
@@ -148,7 +151,8 @@ static void test_pack_unpack(void **state)
         free(bin);
     }
     /* v2 identity re-packed as version 1 is the v1 fixture. */
-    char *v2 = fixture("cnn2/synthetic_identity_1x1_v2.bin"), *v1 = fixture("cnn2/synthetic_identity_1x1_v1.bin");
+    char *v2 = fixture("cnn2/synthetic_identity_1x1_v2.bin"),
+         *v1 = fixture("cnn2/synthetic_identity_1x1_v1.bin");
     npk_run r = npk_cli("cnn2 unpack %s -o %s", v2, npk_tmp("id.safetensors"));
     expect(&r, 0, NULL, NULL);
     r = npk_cli("cnn2 pack %s --format-version 1 -o %s", npk_tmp("id.safetensors"),
@@ -232,8 +236,7 @@ static void test_render(void **state)
     assert_int_equal(img.width, 21);
 
     /* Identity: raw output = sigmoid(input) per channel; D from alpha. */
-    r = npk_cli("cnn2 render %s %s -o %s --raw %s", id, in, npk_tmp("out.png"),
-                npk_tmp("raw.npy"));
+    r = npk_cli("cnn2 render %s %s -o %s --raw %s", id, in, npk_tmp("out.png"), npk_tmp("raw.npy"));
     expect(&r, 0, NULL, NULL);
     npk_tensor t;
     assert_int_equal(npk_npy_load(npk_tmp("raw.npy"), &t, NULL), NPK_OK);
@@ -264,8 +267,8 @@ static void test_render(void **state)
     assert_memory_equal(same.rgbd, img.rgbd, 21 * 13 * 16);
     npk_cnn2_image_free(&same);
     /* Fast and reference renderers write the same file; layers are dumped. */
-    r = npk_cli("cnn2 render %s %s -o %s --dump-layers %s --threads 3", rnd, in,
-                npk_tmp("f.png"), npk_tmp("dump"));
+    r = npk_cli("cnn2 render %s %s -o %s --dump-layers %s --threads 3", rnd, in, npk_tmp("f.png"),
+                npk_tmp("dump"));
     expect(&r, 0, NULL, NULL);
     r = npk_cli("cnn2 render %s %s -o %s --reference", rnd, in, npk_tmp("r.png"));
     expect(&r, 0, NULL, NULL);
@@ -347,8 +350,8 @@ static void test_render_errors(void **state)
 int main(void)
 {
     const struct CMUnitTest tests[] = {
-        cmocka_unit_test(test_validate),    cmocka_unit_test(test_info),
-        cmocka_unit_test(test_pack_unpack), cmocka_unit_test(test_render),
+        cmocka_unit_test(test_validate),      cmocka_unit_test(test_info),
+        cmocka_unit_test(test_pack_unpack),   cmocka_unit_test(test_render),
         cmocka_unit_test(test_render_errors),
     };
     return cmocka_run_group_tests(tests, NULL, NULL);

@@ -36,8 +36,8 @@ static void check_layer(const npk_cnn2_layer *l, uint32_t k, uint32_t in, uint32
 }
 
 /* Identity-style weights: want(o, i, ky, kx) for every weight of layer 0. */
-static void check_weights(const npk_cnn2_model *m, uint16_t (*want)(uint32_t, uint32_t, uint32_t,
-                                                                    uint32_t, uint32_t))
+static void check_weights(const npk_cnn2_model *m,
+                          uint16_t (*want)(uint32_t, uint32_t, uint32_t, uint32_t, uint32_t))
 {
     const npk_cnn2_layer *l = &m->layers[0];
     uint32_t k = l->kernel_size;
@@ -626,12 +626,18 @@ static void test_summary(void **state)
 int main(void)
 {
     const struct CMUnitTest tests[] = {
-        cmocka_unit_test(test_fixture_headers),  cmocka_unit_test(test_fixture_hashes),
-        cmocka_unit_test(test_bad_fixtures),     cmocka_unit_test(test_truncation_every_byte),
-        cmocka_unit_test(test_round_trip),       cmocka_unit_test(test_odd_count_padding),
-        cmocka_unit_test(test_every_problem_listed), cmocka_unit_test(test_header_errors),
-        cmocka_unit_test(test_count_overflow),   cmocka_unit_test(test_warnings),
-        cmocka_unit_test(test_writer_checks),    cmocka_unit_test(test_from_tensors),
+        cmocka_unit_test(test_fixture_headers),
+        cmocka_unit_test(test_fixture_hashes),
+        cmocka_unit_test(test_bad_fixtures),
+        cmocka_unit_test(test_truncation_every_byte),
+        cmocka_unit_test(test_round_trip),
+        cmocka_unit_test(test_odd_count_padding),
+        cmocka_unit_test(test_every_problem_listed),
+        cmocka_unit_test(test_header_errors),
+        cmocka_unit_test(test_count_overflow),
+        cmocka_unit_test(test_warnings),
+        cmocka_unit_test(test_writer_checks),
+        cmocka_unit_test(test_from_tensors),
         cmocka_unit_test(test_summary),
     };
     return cmocka_run_group_tests(tests, NULL, NULL);

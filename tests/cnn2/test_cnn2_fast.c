@@ -21,8 +21,8 @@ typedef struct config {
 
 static void describe(const config *c, char *buf, size_t n)
 {
-    int at = snprintf(buf, n, "%ux%u mip %u border %s act %s prec %s threads %u %s k=", c->w,
-                      c->h, c->mip, c->o.border ? "zero" : "clamp",
+    int at = snprintf(buf, n, "%ux%u mip %u border %s act %s prec %s threads %u %s k=", c->w, c->h,
+                      c->mip, c->o.border ? "zero" : "clamp",
                       c->o.activation ? "legacy" : "default", c->o.precision ? "f32" : "f16",
                       c->o.threads, c->generic ? "generic" : npk_cnn2_render_path());
     for (uint32_t i = 0; i < c->nlayers && at > 0 && (size_t)at < n; i++)
@@ -89,8 +89,8 @@ static void run_case(const config *c, uint64_t *s, bool nonfinite)
     npk_cnn2_free(&m);
 }
 
-static const uint32_t sizes[][2] = {{1, 1},  {7, 3},  {33, 17}, {1, 9},  {9, 1},
-                                    {2, 2},  {16, 5}, {17, 33}, {40, 23}, {3, 31}};
+static const uint32_t sizes[][2] = {{1, 1}, {7, 3},  {33, 17}, {1, 9},   {9, 1},
+                                    {2, 2}, {16, 5}, {17, 33}, {40, 23}, {3, 31}};
 #define NSIZES (sizeof sizes / sizeof sizes[0])
 
 /* Every size x mip x border x activation, with random layer stacks. */

@@ -43,8 +43,8 @@ static void expect_px(const npk_cnn2_image *img, size_t i, float r, float g, flo
 {
     const float *p = img->rgbd + i * 4;
     if (p[0] != r || p[1] != g || p[2] != b || p[3] != d)
-        fail_msg("pixel %zu: (%g %g %g %g), want (%g %g %g %g)", i, p[0], p[1], p[2], p[3], r, g,
-                 b, d);
+        fail_msg("pixel %zu: (%g %g %g %g), want (%g %g %g %g)", i, p[0], p[1], p[2], p[3], r, g, b,
+                 d);
 }
 
 static void test_rgb_rgba_8(void **state)
@@ -171,7 +171,7 @@ static void test_depth(void **state)
     npk_cnn2_image img;
     decode_ok(png, len, &img);
     assert_int_equal(npk_cnn2_png_depth(&img, dpng, dlen, &err), NPK_OK);
-    expect_px(&img, 0, 1 / 255.0f, 2 / 255.0f, 3 / 255.0f, 0.0f);   /* depth overrides alpha */
+    expect_px(&img, 0, 1 / 255.0f, 2 / 255.0f, 3 / 255.0f, 0.0f); /* depth overrides alpha */
     expect_px(&img, 1, 5 / 255.0f, 6 / 255.0f, 7 / 255.0f, 204 / 255.0f);
     free(dpng);
     /* A depth image of another size is refused and leaves D alone. */

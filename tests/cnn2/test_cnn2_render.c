@@ -15,10 +15,19 @@ typedef npk_status (*render_fn)(const npk_cnn2_model *, const npk_cnn2_image *,
 static const render_fn renderers[2] = {npk_cnn2_render_ref, npk_cnn2_render};
 static const char *renderer_names[2] = {"reference", "fast"};
 
-static uint16_t h(float v) { return npk_f32_to_f16(v); }
-static float r16(float v) { return npk_f16_to_f32(npk_f32_to_f16(v)); }
+static uint16_t h(float v)
+{
+    return npk_f32_to_f16(v);
+}
+static float r16(float v)
+{
+    return npk_f16_to_f32(npk_f32_to_f16(v));
+}
 /* Independent sigmoid: double exp, rounded to f16. */
-static uint16_t sig16(double a) { return npk_f32_to_f16((float)(1.0 / (1.0 + exp(-a)))); }
+static uint16_t sig16(double a)
+{
+    return npk_f32_to_f16((float)(1.0 / (1.0 + exp(-a))));
+}
 
 static void set_w(npk_cnn2_model *m, uint32_t l, uint32_t o, uint32_t i, uint32_t ky, uint32_t kx,
                   float v)
@@ -108,10 +117,10 @@ static void test_one_by_one(void **state)
     npk_cnn2_model m;
     uint32_t k1 = 1;
     build(&m, 0, 1, &k1);
-    set_w(&m, 0, 0, 11, 0, 0, 1.0f);  /* o0 = bias = 1 */
-    set_w(&m, 0, 1, 0, 0, 0, 0.25f);  /* o1 = 0.25 R, R = 1 */
-    set_w(&m, 0, 2, 1, 0, 0, 1.0f);   /* o2 = G = 0.5 */
-    set_w(&m, 0, 3, 8, 0, 0, 0.5f);   /* o3 = 0.5 uv_x + uv_y = 0.25 + 0.5 */
+    set_w(&m, 0, 0, 11, 0, 0, 1.0f); /* o0 = bias = 1 */
+    set_w(&m, 0, 1, 0, 0, 0, 0.25f); /* o1 = 0.25 R, R = 1 */
+    set_w(&m, 0, 2, 1, 0, 0, 1.0f);  /* o2 = G = 0.5 */
+    set_w(&m, 0, 3, 8, 0, 0, 0.5f);  /* o3 = 0.5 uv_x + uv_y = 0.25 + 0.5 */
     set_w(&m, 0, 3, 9, 0, 0, 1.0f);
     npk_cnn2_image img;
     image(&img, 1, 1);
@@ -168,15 +177,15 @@ static void test_three_layers_by_hand(void **state)
     npk_cnn2_model m;
     uint32_t ks[3] = {1, 1, 1};
     build(&m, 0, 3, ks);
-    set_w(&m, 0, 0, 0, 0, 0, 1.0f);  /* L0 o0 = sig(R) */
+    set_w(&m, 0, 0, 0, 0, 0, 1.0f);   /* L0 o0 = sig(R) */
     set_w(&m, 0, 1, 11, 0, 0, -1.0f); /* L0 o1 = sig(-1) */
     set_w(&m, 1, 0, 0, 0, 0, 2.0f);   /* L1 o0 = relu(2 * L0o0) */
     set_w(&m, 1, 1, 1, 0, 0, -4.0f);  /* L1 o1 = relu(-4 * L0o1) = 0 */
     set_w(&m, 1, 2, 11, 0, 0, 0.5f);  /* L1 o2 = 0.5 */
     set_w(&m, 2, 0, 0, 0, 0, 1.0f);   /* L2 o0 = sig(L1o0 - 1) */
     set_w(&m, 2, 0, 11, 0, 0, -1.0f);
-    set_w(&m, 2, 1, 1, 0, 0, 1.0f);   /* L2 o1 = sig(0) */
-    set_w(&m, 2, 2, 2, 0, 0, 3.0f);   /* L2 o2 = sig(1.5) */
+    set_w(&m, 2, 1, 1, 0, 0, 1.0f); /* L2 o1 = sig(0) */
+    set_w(&m, 2, 2, 2, 0, 0, 3.0f); /* L2 o2 = sig(1.5) */
     npk_cnn2_image img;
     image(&img, 1, 1);
     img.rgbd[0] = 0.25f;
@@ -282,7 +291,7 @@ static void random_image(npk_cnn2_image *img, uint32_t w, uint32_t hgt, uint64_t
 static void test_features_independent(void **state)
 {
     (void)state;
-    static const uint32_t sizes[][2] = {{1, 1}, {2, 3}, {4, 4}, {7, 5}, {5, 1},
+    static const uint32_t sizes[][2] = {{1, 1}, {2, 3},   {4, 4},   {7, 5}, {5, 1},
                                         {1, 9}, {33, 17}, {64, 64}, {13, 2}};
     uint64_t s = 99;
     for (size_t z = 0; z < sizeof sizes / sizeof sizes[0]; z++) {
@@ -527,8 +536,10 @@ static void test_random_fixture(void **state)
                 size_t i = ((size_t)y * 37 + x) * 4 + c;
                 bool inner = x >= 4 && y >= 4 && x < 37 - 4 && y < 29 - 4;
                 bool d = base[0][i] != zero[0][i];
-                if (inner) interior_diff += d;
-                else band_diff += d;
+                if (inner)
+                    interior_diff += d;
+                else
+                    band_diff += d;
             }
     assert_int_equal(interior_diff, 0);
     assert_true(band_diff > 0);
