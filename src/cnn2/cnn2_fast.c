@@ -1,13 +1,23 @@
-/* The fast CNN v2 renderer: same bits as cnn2_ref.c, much less time.
+/* The fast CNN v2 renderer: the bits of cnn2_ref.c, much sooner.
  *
- * - Planar f32 buffers (8 static feature planes, 2 x 4 ping-pong planes for
- *   the dynamic channels) with a margin of R = max(k/2) on every side,
- *   filled by the border rule, so the convolution never branches.
- * - Rows are vectorised 16 pixels at a time (cnn2_kernel.c); each output's
- *   sum runs in the reference's (i, ky, kx) order.
- * - Threads take bands of rows (a shared counter); every phase (features,
- *   then each layer) ends with a join, since a layer reads its neighbours.
- * - All buffers are allocated per frame size and reused; nothing per pixel. */
+ * Line-buffer pipeline over bands of rows. A thread takes a band of output
+ * rows and produces it row by row: one row of features, then every layer
+ * computes the next row it can, so each layer only keeps the last 2r+2 rows
+ * of its input in a small ring (the working set stays in the L2 cache
+ * instead of streaming whole frames through memory per layer). Bands start
+ * with a halo of sum(r) rows, computed again by the neighbouring band; the
+ * values are the same, so the result does not depend on the banding.
+ *
+ * - Rows have a margin of max(k/2) columns on both sides, filled by the
+ *   border rule; rows above or below the image are the edge row (clamp) or a
+ *   zero row (zero), chosen through per-tap row pointers. So the kernel never
+ *   tests borders.
+ * - The kernel (cnn2_kernel.c) vectorises across 16 pixels x 4 outputs and
+ *   sums each output in the reference's (i, ky, kx) order.
+ * - Deep networks run in stages of at most 8 layers / 24 rows of halo, each
+ *   stage writing a full frame that the next one reads.
+ * - Threads (pthreads) take bands from a shared counter; stages are joined.
+ *   All buffers are allocated per frame size and reused; nothing per pixel. */
 #include <pthread.h>
 #include <stdatomic.h>
 #include <stdlib.h>
@@ -18,7 +28,25 @@
 #include "cnn2_internal.h"
 
 #define MAX_THREADS   64
-#define ROWS_PER_TASK 4
+#define STAGE_LAYERS  8  /* layers pipelined together */
+#define STAGE_HALO    24 /* and at most this many rows of halo (sum of k/2) */
+#define MIN_BAND_ROWS 16
+#define MAX_BAND_ROWS 256
+
+typedef struct stage {
+    uint32_t first, count; /* layers first .. first + count - 1 */
+    long halo;             /* sum of their k/2 */
+} stage;
+
+/* Per-thread buffers. */
+typedef struct scratch {
+    float *feat; /* ring of feature rows: slot x 12 channels x stride */
+    float *ring; /* rings of layer outputs (layers of a stage but its last) */
+    float *acc;  /* 4 x wpad accumulators */
+    float *tmp;  /* one row */
+    uint16_t *half;
+    cnn2_row_job job;
+} scratch;
 
 struct npk_cnn2_renderer {
     npk_cnn2_render_opts opts;
@@ -28,48 +56,43 @@ struct npk_cnn2_renderer {
     cnn2_conv_fn conv;
     cnn2_act_fn act;
     unsigned threads;
-    long R; /* margin: the largest k/2 */
-    /* Frame buffers (for width x height). */
+    long R; /* column margin: the largest k/2 */
+    stage *stages;
+    uint32_t nstages;
+    size_t feat_slots, ring_floats; /* per thread, for the largest stage */
+    /* Frame buffers (for W x H). */
     uint32_t W, H;
     size_t wpad, stride;
-    float *block;
-    float *stat[8], *dyn[2][4]; /* column 0 of row 0 */
-    float *scratch;             /* per thread: 4 accumulator rows + 1 temporary row */
-    uint16_t *half;             /* per thread: one row of f16 */
-    float *uvx, *sinx;          /* per column, rounded */
-    cnn2_tap *tx, *ty;          /* bilinear taps per column and row */
+    long band;
+    float *uvx, *sinx; /* per column, rounded */
+    cnn2_tap *tx, *ty;
+    float *zero_row; /* stride zeros: rows outside the image with zero borders */
+    float *inter[2]; /* stage outputs, W*H*4, when there are several stages */
+    scratch *scr;
+    float *scr_block;
+    uint16_t *half_block;
     /* Per frame. */
     const npk_cnn2_image *img;
     cnn2_mips mips;
     float *out;
 };
 
-/* ---- rows and margins ---- */
-
-static float *row_of(float *plane, size_t stride, long y)
-{
-    return plane + y * (ptrdiff_t)stride;
-}
-
-static float *thread_scratch(npk_cnn2_renderer *r, unsigned tid)
-{
-    return r->scratch + (size_t)tid * 5 * r->wpad;
-}
+/* ---- rows ---- */
 
 /* n values from src into dst, rounded to f16 in faithful precision. */
-static void round_row(npk_cnn2_renderer *r, unsigned tid, const float *src, float *dst, size_t n)
+static void round_row(const npk_cnn2_renderer *r, scratch *s, const float *src, float *dst,
+                      size_t n)
 {
     if (r->opts.precision == NPK_CNN2_PREC_F16) {
-        uint16_t *h = r->half + (size_t)tid * r->wpad;
-        npk_f32_to_f16_n(src, h, n);
-        npk_f16_to_f32_n(h, dst, n);
+        npk_f32_to_f16_n(src, s->half, n);
+        npk_f16_to_f32_n(s->half, dst, n);
     } else if (src != dst) {
         memcpy(dst, src, n * sizeof(float));
     }
 }
 
 /* Left and right margins of one row (right: up to the last column read). */
-static void fill_lr(npk_cnn2_renderer *r, float *row)
+static void fill_lr(const npk_cnn2_renderer *r, float *row)
 {
     bool zero = r->opts.border == NPK_CNN2_BORDER_ZERO;
     float left = zero ? 0.0f : row[0], right = zero ? 0.0f : row[r->W - 1];
@@ -77,170 +100,242 @@ static void fill_lr(npk_cnn2_renderer *r, float *row)
     for (size_t x = r->W; x < r->wpad + (size_t)r->R; x++) row[x] = right;
 }
 
-/* Top and bottom margin rows of a plane, whole width (after fill_lr). */
-static void fill_tb(npk_cnn2_renderer *r, float *plane)
+/* Column 0 of channel c of feature row y (in the ring). */
+static float *feat_row(const npk_cnn2_renderer *r, const scratch *s, long y, uint32_t c)
 {
-    size_t n = r->stride;
-    for (long j = 1; j <= r->R; j++) {
-        float *top = row_of(plane, r->stride, -j) - r->R;
-        float *bot = row_of(plane, r->stride, (long)r->H - 1 + j) - r->R;
-        if (r->opts.border == NPK_CNN2_BORDER_ZERO) {
-            memset(top, 0, n * sizeof(float));
-            memset(bot, 0, n * sizeof(float));
+    size_t slot = (size_t)y % r->feat_slots;
+    return s->feat + (slot * NPK_CNN2_CHANNELS + c) * r->stride + (size_t)r->R;
+}
+
+/* ---- one band of one stage ---- */
+
+typedef struct band_state {
+    const stage *st;
+    const float *src;                        /* stage input (interleaved W*H*4), NULL: the image */
+    float *dst;                              /* stage output (interleaved W*H*4) */
+    long y0, y1;                             /* the band's output rows */
+    long lo[STAGE_LAYERS], hi[STAGE_LAYERS]; /* rows each layer computes */
+    long next[STAGE_LAYERS];                 /* next row each layer computes */
+    long feat_done;                          /* last feature row made */
+    size_t ring_at[STAGE_LAYERS], ring_slots[STAGE_LAYERS];
+} band_state;
+
+/* Feature row y: dynamic channels (image rounded, or the previous stage's
+ * output) and the 8 static features, with their margins. */
+static void make_features(const npk_cnn2_renderer *r, scratch *s, const band_state *b, long y)
+{
+    uint32_t W = r->W;
+    float *tmp = s->tmp;
+    const npk_cnn2_precision prec = r->opts.precision;
+    for (uint32_t c = 0; c < 4; c++) {
+        float *d = feat_row(r, s, y, c);
+        if (b->src) { /* already rounded by the previous stage */
+            for (uint32_t x = 0; x < W; x++) d[x] = b->src[((size_t)y * W + x) * 4 + c];
         } else {
-            memcpy(top, row_of(plane, r->stride, 0) - r->R, n * sizeof(float));
-            memcpy(bot, row_of(plane, r->stride, (long)r->H - 1) - r->R, n * sizeof(float));
+            const float *px = r->img->rgbd + (size_t)y * W * 4;
+            for (uint32_t x = 0; x < W; x++) tmp[x] = px[(size_t)x * 4 + c];
+            round_row(r, s, tmp, d, W);
+        }
+        float *p = feat_row(r, s, y, 4 + c);
+        if (r->mip_level == 0) {
+            /* p_c is the image itself, rounded like channels 0..3 of layer 0. */
+            if (!b->src)
+                memcpy(p, d, W * sizeof(float));
+            else {
+                const float *px = r->img->rgbd + (size_t)y * W * 4;
+                for (uint32_t x = 0; x < W; x++) tmp[x] = px[(size_t)x * 4 + c];
+                round_row(r, s, tmp, p, W);
+            }
+        } else {
+            const float *lvl = r->mips.level[r->mip_level];
+            uint32_t lw = r->mips.w[r->mip_level];
+            for (uint32_t x = 0; x < W; x++) tmp[x] = cnn2_bilinear(lvl, lw, r->tx[x], r->ty[y], c);
+            round_row(r, s, tmp, p, W);
+        }
+    }
+    memcpy(feat_row(r, s, y, 8), r->uvx, W * sizeof(float));
+    memcpy(feat_row(r, s, y, 10), r->sinx, W * sizeof(float));
+    float uvy = cnn2_round(cnn2_uv((uint32_t)y, r->H), prec);
+    float *v = feat_row(r, s, y, 9), *one = feat_row(r, s, y, 11);
+    for (uint32_t x = 0; x < W; x++) {
+        v[x] = uvy;
+        one[x] = 1.0f;
+    }
+    for (uint32_t c = 0; c < NPK_CNN2_CHANNELS; c++) fill_lr(r, feat_row(r, s, y, c));
+    if (r->opts.features && !b->src && y >= b->y0 && y < b->y1) {
+        float *f = r->opts.features + (size_t)y * W * NPK_CNN2_CHANNELS;
+        for (uint32_t c = 0; c < NPK_CNN2_CHANNELS; c++) {
+            const float *q = feat_row(r, s, y, c);
+            for (uint32_t x = 0; x < W; x++) f[(size_t)x * NPK_CNN2_CHANNELS + c] = q[x];
+        }
+    }
+}
+
+/* Column 0 of output channel o of stage-layer j's row y (in its ring). */
+static float *ring_row(const npk_cnn2_renderer *r, const scratch *s, const band_state *b,
+                       uint32_t j, long y, uint32_t o)
+{
+    size_t slot = (size_t)y % b->ring_slots[j];
+    return s->ring + b->ring_at[j] + (slot * 4 + o) * r->stride + (size_t)r->R;
+}
+
+/* Layer j of the stage computes its row y. */
+static void layer_row(const npk_cnn2_renderer *r, scratch *s, const band_state *b, uint32_t j,
+                      long y)
+{
+    uint32_t l = b->st->first + j, W = r->W;
+    long H = (long)r->H, k = (long)r->ksize[l], rad = k / 2;
+    bool last = j + 1 == b->st->count, final = l + 1 == r->num_layers;
+    cnn2_row_job *job = &s->job;
+    for (long ky = 0; ky < k; ky++) {
+        long yy = y + ky - rad;
+        bool outside = yy < 0 || yy >= H;
+        yy = yy < 0 ? 0 : yy >= H ? H - 1 : yy;
+        bool zero = outside && r->opts.border == NPK_CNN2_BORDER_ZERO;
+        for (uint32_t i = 0; i < NPK_CNN2_CHANNELS; i++) {
+            const float *row;
+            if (zero)
+                row = r->zero_row + r->R;
+            else if (i < 4 && j > 0)
+                row = ring_row(r, s, b, j - 1, yy, i);
+            else
+                row = feat_row(r, s, yy, i);
+            job->rows[i][ky] = row;
+        }
+    }
+    job->w = r->w[l];
+    job->k = (uint32_t)k;
+    r->conv(job);
+    cnn2_act act = cnn2_layer_act(r->opts.activation, l, r->num_layers);
+    float *lout = r->opts.layer_out ? r->opts.layer_out[l] : NULL;
+    bool mine = y >= b->y0 && y < b->y1; /* each row is written out by one band */
+    for (uint32_t o = 0; o < 4; o++) {
+        r->act(job->acc[o], W, act);
+        float *dst = last ? job->acc[o] : ring_row(r, s, b, j, y, o);
+        round_row(r, s, job->acc[o], dst, W);
+        if (!last) fill_lr(r, dst);
+        float *inter[2] = {last && mine ? (final ? r->out : b->dst) : NULL, mine ? lout : NULL};
+        for (int t = 0; t < 2; t++) {
+            if (!inter[t]) continue;
+            float *q = inter[t] + (size_t)y * W * 4 + o;
+            for (uint32_t x = 0; x < W; x++) q[(size_t)x * 4] = dst[x];
+        }
+    }
+}
+
+/* Compute rows [y0, y1) of the stage's last layer. Layers advance one row at
+ * a time, in order, each as soon as its input rows exist, so no ring holds
+ * more than 2r + 1 live rows. */
+static void run_band(const npk_cnn2_renderer *r, scratch *s, band_state *b)
+{
+    const stage *st = b->st;
+    long H = (long)r->H, after = 0;
+    for (uint32_t j = st->count; j-- > 0;) {
+        b->lo[j] = b->y0 - after < 0 ? 0 : b->y0 - after;
+        b->hi[j] = b->y1 + after > H ? H : b->y1 + after;
+        b->next[j] = b->lo[j];
+        after += (long)r->ksize[st->first + j] / 2;
+    }
+    long f0 = b->y0 - st->halo < 0 ? 0 : b->y0 - st->halo;
+    long f1 = b->y1 + st->halo > H ? H : b->y1 + st->halo;
+    for (long f = f0; f < f1; f++) {
+        make_features(r, s, b, f);
+        b->feat_done = f;
+        for (bool progress = true; progress;) {
+            progress = false;
+            for (uint32_t j = 0; j < st->count; j++) {
+                long y = b->next[j];
+                if (y >= b->hi[j]) continue;
+                long need = y + (long)r->ksize[st->first + j] / 2;
+                need = need > H - 1 ? H - 1 : need;
+                long have = j == 0 ? b->feat_done : b->next[j - 1] - 1;
+                if (have < need) continue;
+                layer_row(r, s, b, j, y);
+                b->next[j] = y + 1;
+                progress = true;
+            }
         }
     }
 }
 
 /* ---- threads ---- */
 
-typedef void (*rows_fn)(npk_cnn2_renderer *r, unsigned tid, long y0, long y1, const void *ctx);
-
-typedef struct phase {
-    npk_cnn2_renderer *r;
-    rows_fn fn;
-    const void *ctx;
+typedef struct job_queue {
+    const npk_cnn2_renderer *r;
+    const stage *st;
+    const float *src;
+    float *dst;
     atomic_long next;
-    long rows;
-} phase;
+} job_queue;
 
 typedef struct worker {
-    phase *ph;
+    job_queue *q;
     unsigned tid;
 } worker;
 
 static void *work(void *arg)
 {
     worker *w = arg;
-    phase *ph = w->ph;
+    job_queue *q = w->q;
+    const npk_cnn2_renderer *r = q->r;
+    scratch *s = &r->scr[w->tid];
+    band_state b;
+    memset(&b, 0, sizeof b);
+    b.st = q->st;
+    b.src = q->src;
+    b.dst = q->dst;
+    size_t at = 0;
+    for (uint32_t j = 0; j + 1 < q->st->count; j++) {
+        b.ring_at[j] = at;
+        b.ring_slots[j] = 2 * (size_t)(r->ksize[q->st->first + j + 1] / 2) + 2;
+        at += b.ring_slots[j] * 4 * r->stride;
+    }
     for (;;) {
-        long y0 = atomic_fetch_add(&ph->next, ROWS_PER_TASK);
-        if (y0 >= ph->rows) break;
-        long y1 = y0 + ROWS_PER_TASK < ph->rows ? y0 + ROWS_PER_TASK : ph->rows;
-        ph->fn(ph->r, w->tid, y0, y1, ph->ctx);
+        long y0 = atomic_fetch_add(&q->next, r->band);
+        if (y0 >= (long)r->H) break;
+        b.y0 = y0;
+        b.y1 = y0 + r->band < (long)r->H ? y0 + r->band : (long)r->H;
+        run_band(r, s, &b);
     }
     return NULL;
 }
 
-/* Run fn over all rows on the renderer's threads (the caller is thread 0;
- * if a thread cannot start, the others simply take its rows). */
-static void run_rows(npk_cnn2_renderer *r, rows_fn fn, const void *ctx)
+/* One stage over all bands on the renderer's threads (the caller is thread
+ * 0; if a thread cannot start, the others take its bands). */
+static void run_stage(npk_cnn2_renderer *r, const stage *st, const float *src, float *dst)
 {
-    phase ph = {r, fn, ctx, 0, (long)r->H};
-    atomic_init(&ph.next, 0);
+    job_queue q = {r, st, src, dst, 0};
+    atomic_init(&q.next, 0);
     pthread_t tids[MAX_THREADS];
     worker ws[MAX_THREADS];
     bool started[MAX_THREADS] = {false};
-    unsigned n = r->threads;
-    long tasks = ((long)r->H + ROWS_PER_TASK - 1) / ROWS_PER_TASK;
-    if ((long)n > tasks) n = (unsigned)tasks;
-    for (unsigned t = 0; t < n; t++) ws[t] = (worker){&ph, t};
+    long bands = ((long)r->H + r->band - 1) / r->band;
+    unsigned n = (long)r->threads > bands ? (unsigned)bands : r->threads;
+    for (unsigned t = 0; t < n; t++) ws[t] = (worker){&q, t};
     for (unsigned t = 1; t < n; t++) started[t] = pthread_create(&tids[t], NULL, work, &ws[t]) == 0;
     work(&ws[0]);
     for (unsigned t = 1; t < n; t++)
         if (started[t]) pthread_join(tids[t], NULL);
 }
 
-/* ---- phases ---- */
-
-static void feature_rows(npk_cnn2_renderer *r, unsigned tid, long y0, long y1, const void *ctx)
-{
-    (void)ctx;
-    const npk_cnn2_image *img = r->img;
-    uint32_t W = r->W, lw = r->mips.w[r->mip_level];
-    float *tmp = thread_scratch(r, tid) + 4 * r->wpad;
-    for (long y = y0; y < y1; y++) {
-        const float *px = img->rgbd + (size_t)y * W * 4;
-        float uvy = cnn2_round(cnn2_uv((uint32_t)y, r->H), r->opts.precision);
-        for (uint32_t c = 0; c < 4; c++) {
-            for (uint32_t x = 0; x < W; x++) tmp[x] = px[(size_t)x * 4 + c];
-            float *d = row_of(r->dyn[0][c], r->stride, y);
-            round_row(r, tid, tmp, d, W);
-            float *p = row_of(r->stat[c], r->stride, y);
-            if (r->mip_level == 0) {
-                memcpy(p, d, W * sizeof(float));
-            } else {
-                const float *lvl = r->mips.level[r->mip_level];
-                for (uint32_t x = 0; x < W; x++)
-                    tmp[x] = cnn2_bilinear(lvl, lw, r->tx[x], r->ty[y], c);
-                round_row(r, tid, tmp, p, W);
-            }
-        }
-        memcpy(row_of(r->stat[4], r->stride, y), r->uvx, W * sizeof(float));
-        memcpy(row_of(r->stat[6], r->stride, y), r->sinx, W * sizeof(float));
-        float *v = row_of(r->stat[5], r->stride, y), *b = row_of(r->stat[7], r->stride, y);
-        for (uint32_t x = 0; x < W; x++) {
-            v[x] = uvy;
-            b[x] = 1.0f;
-        }
-        if (r->opts.features) {
-            float *f = r->opts.features + (size_t)y * W * NPK_CNN2_CHANNELS;
-            for (uint32_t x = 0; x < W; x++) {
-                for (uint32_t c = 0; c < 4; c++)
-                    f[(size_t)x * NPK_CNN2_CHANNELS + c] = row_of(r->dyn[0][c], r->stride, y)[x];
-                for (uint32_t c = 0; c < 8; c++)
-                    f[(size_t)x * NPK_CNN2_CHANNELS + 4 + c] = row_of(r->stat[c], r->stride, y)[x];
-            }
-        }
-        for (uint32_t c = 0; c < 4; c++) fill_lr(r, row_of(r->dyn[0][c], r->stride, y));
-        for (uint32_t c = 0; c < 8; c++) fill_lr(r, row_of(r->stat[c], r->stride, y));
-    }
-}
-
-typedef struct layer_ctx {
-    uint32_t layer;
-    int src; /* ping-pong index read; the other is written */
-    cnn2_act act;
-} layer_ctx;
-
-static void layer_rows(npk_cnn2_renderer *r, unsigned tid, long y0, long y1, const void *ctx)
-{
-    const layer_ctx *lc = ctx;
-    uint32_t W = r->W;
-    bool last = lc->layer + 1 == r->num_layers;
-    float *scr = thread_scratch(r, tid);
-    cnn2_row_job job;
-    for (int c = 0; c < 4; c++) job.planes[c] = r->dyn[lc->src][c];
-    for (int c = 0; c < 8; c++) job.planes[4 + c] = r->stat[c];
-    job.stride = r->stride;
-    job.w = r->w[lc->layer];
-    job.k = r->ksize[lc->layer];
-    job.wpad = r->wpad;
-    for (int o = 0; o < 4; o++) job.acc[o] = scr + (size_t)o * r->wpad;
-    float *lout = r->opts.layer_out ? r->opts.layer_out[lc->layer] : NULL;
-    for (long y = y0; y < y1; y++) {
-        r->conv(&job, y);
-        for (int o = 0; o < 4; o++) {
-            r->act(job.acc[o], W, lc->act);
-            float *dst = last ? job.acc[o] : row_of(r->dyn[!lc->src][o], r->stride, y);
-            round_row(r, tid, job.acc[o], dst, W);
-            if (!last) fill_lr(r, dst);
-            float *inter[2] = {last ? r->out : NULL, lout};
-            for (int t = 0; t < 2; t++) {
-                if (!inter[t]) continue;
-                float *q = inter[t] + (size_t)y * W * 4 + o;
-                for (uint32_t x = 0; x < W; x++) q[(size_t)x * 4] = dst[x];
-            }
-        }
-    }
-}
-
 /* ---- setup ---- */
 
 static void free_frame(npk_cnn2_renderer *r)
 {
-    free(r->block);
-    free(r->scratch);
-    free(r->half);
     free(r->uvx);
     free(r->sinx);
     free(r->tx);
     free(r->ty);
-    r->block = r->scratch = r->uvx = r->sinx = NULL;
-    r->half = NULL;
+    free(r->zero_row);
+    free(r->inter[0]);
+    free(r->inter[1]);
+    free(r->scr);
+    free(r->scr_block);
+    free(r->half_block);
+    r->uvx = r->sinx = r->zero_row = r->inter[0] = r->inter[1] = r->scr_block = NULL;
     r->tx = r->ty = NULL;
+    r->scr = NULL;
+    r->half_block = NULL;
     r->W = r->H = 0;
 }
 
@@ -249,18 +344,26 @@ static npk_status setup_frame(npk_cnn2_renderer *r, uint32_t W, uint32_t H, npk_
     if (r->W == W && r->H == H) return NPK_OK;
     free_frame(r);
     size_t wpad = ((size_t)W + 15) & ~(size_t)15;
-    size_t stride = wpad + 2 * (size_t)r->R, rows = (size_t)H + 2 * (size_t)r->R;
-    size_t plane, all;
-    if (!npk_mul_sz(stride, rows, &plane) || !npk_mul_sz(plane, 16, &all))
+    size_t stride = wpad + 2 * (size_t)r->R;
+    /* Per thread: feature ring + layer rings + 4 accumulator rows + 1 row. */
+    size_t per, feat, t;
+    if (!npk_mul_sz(r->feat_slots * NPK_CNN2_CHANNELS, stride, &feat) ||
+        !npk_mul_sz(r->ring_floats, stride, &t) || !npk_add_sz(feat, t, &per) ||
+        !npk_add_sz(per, 5 * wpad, &per) || !npk_mul_sz(per, r->threads, &t))
         return npk_fail(err, NPK_E_LIMIT, "cnn2: frame too large");
-    r->block = calloc(all, sizeof(float));
-    r->scratch = calloc((size_t)r->threads * 5 * wpad, sizeof(float));
-    r->half = calloc((size_t)r->threads * wpad, sizeof(uint16_t));
+    r->scr_block = calloc(t, sizeof(float));
+    r->half_block = calloc((size_t)r->threads * wpad, sizeof(uint16_t));
+    r->scr = calloc(r->threads, sizeof *r->scr);
+    r->zero_row = calloc(stride, sizeof(float));
     r->uvx = malloc(W * sizeof(float));
     r->sinx = malloc(W * sizeof(float));
     r->tx = malloc(W * sizeof(cnn2_tap));
     r->ty = malloc(H * sizeof(cnn2_tap));
-    if (!r->block || !r->scratch || !r->half || !r->uvx || !r->sinx || !r->tx || !r->ty) {
+    bool ok = r->scr_block && r->half_block && r->scr && r->zero_row && r->uvx && r->sinx &&
+              r->tx && r->ty;
+    for (int i = 0; ok && r->nstages > 1 && i < 2; i++)
+        ok = (r->inter[i] = malloc((size_t)W * H * 4 * sizeof(float))) != NULL;
+    if (!ok) {
         free_frame(r);
         return npk_fail(err, NPK_E_NOMEM, "out of memory for a %ux%u frame", W, H);
     }
@@ -268,9 +371,19 @@ static npk_status setup_frame(npk_cnn2_renderer *r, uint32_t W, uint32_t H, npk_
     r->H = H;
     r->wpad = wpad;
     r->stride = stride;
-    size_t origin = (size_t)r->R * stride + (size_t)r->R;
-    for (int p = 0; p < 8; p++) r->stat[p] = r->block + (size_t)p * plane + origin;
-    for (int p = 0; p < 8; p++) r->dyn[p / 4][p % 4] = r->block + (size_t)(8 + p) * plane + origin;
+    for (unsigned i = 0; i < r->threads; i++) {
+        scratch *s = &r->scr[i];
+        s->feat = r->scr_block + i * per;
+        s->ring = s->feat + feat;
+        s->acc = s->ring + r->ring_floats * stride;
+        s->tmp = s->acc + 4 * wpad;
+        s->half = r->half_block + i * wpad;
+        s->job.wpad = wpad;
+        for (int o = 0; o < 4; o++) s->job.acc[o] = s->acc + (size_t)o * wpad;
+    }
+    long band = r->threads > 1 ? ((long)H + 8 * (long)r->threads - 1) / (8 * (long)r->threads)
+                               : MAX_BAND_ROWS;
+    r->band = band < MIN_BAND_ROWS ? MIN_BAND_ROWS : band > MAX_BAND_ROWS ? MAX_BAND_ROWS : band;
     for (uint32_t x = 0; x < W; x++) {
         float u = cnn2_uv(x, W);
         r->uvx[x] = cnn2_round(u, r->opts.precision);
@@ -283,6 +396,30 @@ static npk_status setup_frame(npk_cnn2_renderer *r, uint32_t W, uint32_t H, npk_
     return NPK_OK;
 }
 
+/* Split the layers into stages and size the per-thread rings. */
+static npk_status plan_stages(npk_cnn2_renderer *r, npk_error *err)
+{
+    r->stages = calloc(r->num_layers, sizeof *r->stages);
+    if (!r->stages) return npk_fail(err, NPK_E_NOMEM, "out of memory");
+    for (uint32_t l = 0; l < r->num_layers; l++) {
+        long rad = (long)r->ksize[l] / 2;
+        stage *cur = r->nstages ? &r->stages[r->nstages - 1] : NULL;
+        if (!cur || cur->count == STAGE_LAYERS || (cur->halo + rad > STAGE_HALO && cur->count))
+            cur = &r->stages[r->nstages++], cur->first = l;
+        cur->count++;
+        cur->halo += rad;
+    }
+    for (uint32_t i = 0; i < r->nstages; i++) {
+        const stage *st = &r->stages[i];
+        size_t slots = 2 * (size_t)st->halo + 3, ring = 0;
+        for (uint32_t j = 0; j + 1 < st->count; j++)
+            ring += (2 * (size_t)(r->ksize[st->first + j + 1] / 2) + 2) * 4;
+        if (slots > r->feat_slots) r->feat_slots = slots;
+        if (ring > r->ring_floats) r->ring_floats = ring;
+    }
+    return NPK_OK;
+}
+
 void npk_cnn2_renderer_free(npk_cnn2_renderer *r)
 {
     if (!r) return;
@@ -291,6 +428,7 @@ void npk_cnn2_renderer_free(npk_cnn2_renderer *r)
         for (uint32_t l = 0; l < r->num_layers; l++) free(r->w[l]);
     free(r->w);
     free(r->ksize);
+    free(r->stages);
     free(r);
 }
 
@@ -321,6 +459,10 @@ npk_status npk_cnn2_renderer_new(npk_cnn2_renderer **out, const npk_cnn2_model *
                     for (uint32_t o = 0; o < 4; o++)
                         *w++ = npk_f16_to_f32(m->weights[npk_cnn2_weight_index(L, o, i, ky, kx)]);
     }
+    if ((st = plan_stages(r, err))) {
+        npk_cnn2_renderer_free(r);
+        return st;
+    }
     const char *name;
     cnn2_kernels(&r->conv, &r->act, &name);
     unsigned t = r->opts.threads;
@@ -345,15 +487,9 @@ npk_status npk_cnn2_renderer_run(npk_cnn2_renderer *r, const npk_cnn2_image *img
     if ((st = cnn2_mips_build(&r->mips, img, r->mip_level, err))) return st;
     r->img = img;
     r->out = out;
-    run_rows(r, feature_rows, NULL);
-    for (int p = 0; p < 4; p++) fill_tb(r, r->dyn[0][p]);
-    for (int p = 0; p < 8; p++) fill_tb(r, r->stat[p]);
-    for (uint32_t l = 0; l < r->num_layers; l++) {
-        layer_ctx lc = {l, (int)(l % 2), cnn2_layer_act(r->opts.activation, l, r->num_layers)};
-        run_rows(r, layer_rows, &lc);
-        if (l + 1 < r->num_layers)
-            for (int p = 0; p < 4; p++) fill_tb(r, r->dyn[!lc.src][p]);
-    }
+    for (uint32_t i = 0; i < r->nstages; i++)
+        run_stage(r, &r->stages[i], i ? r->inter[(i - 1) % 2] : NULL,
+                  i + 1 < r->nstages ? r->inter[i % 2] : out);
     cnn2_mips_free(&r->mips);
     r->img = NULL;
     r->out = NULL;

@@ -163,19 +163,19 @@ float cnn2_sin10(float uvx);
 /* ---- fast renderer kernels (cnn2_kernel.c) ---- */
 
 /* One output row of one 12 -> 4 layer: acc[o][x] for x < wpad (a multiple
- * of 16), reading planes[i] (pointer to column 0 of row 0, row stride
- * `stride`, readable margins of at least k/2 around the image and up to
- * wpad + k/2 columns). w: weights as [i][ky][kx][o] f32. */
+ * of 16). rows[i][ky] points at column 0 of the input row y + ky - k/2 of
+ * channel i (the border rule already applied to rows outside the image);
+ * each row is readable from column -k/2 to wpad + k/2 - 1. w: weights as
+ * [i][ky][kx][o] f32. */
 typedef struct cnn2_row_job {
-    const float *planes[NPK_CNN2_CHANNELS];
-    size_t stride;
+    const float *rows[NPK_CNN2_CHANNELS][NPK_CNN2_MAX_RENDER_KERNEL];
     const float *w;
     uint32_t k;
     size_t wpad;
     float *acc[NPK_CNN2_STD_OUT];
 } cnn2_row_job;
 
-typedef void (*cnn2_conv_fn)(const cnn2_row_job *job, long y);
+typedef void (*cnn2_conv_fn)(const cnn2_row_job *job);
 typedef void (*cnn2_act_fn)(float *v, size_t n, cnn2_act act);
 
 /* The best kernels for this CPU (or the generic ones when forced). */

@@ -12,16 +12,15 @@
 /* acc[o][x .. x + 2 VW) for every x < wpad: 4 outputs x 2 blocks of VW
  * pixels = 8 independent add chains. (Specialising constant k was tried:
  * no measurable gain.) */
-KATTR static void KNAME(conv)(const cnn2_row_job *j, long y)
+KATTR static void KNAME(conv)(const cnn2_row_job *j)
 {
     const long k = (long)j->k, r = k / 2;
-    const ptrdiff_t S = (ptrdiff_t)j->stride;
     for (size_t x = 0; x < j->wpad; x += 2 * VW) {
         VF a0 = BC(0.0f), a1 = a0, a2 = a0, a3 = a0, b0 = a0, b1 = a0, b2 = a0, b3 = a0;
         const float *w = j->w;
         for (unsigned i = 0; i < NPK_CNN2_CHANNELS; i++) {
-            const float *p = j->planes[i] + (y - r) * S + (ptrdiff_t)x - r;
-            for (long ky = 0; ky < k; ky++, p += S)
+            for (long ky = 0; ky < k; ky++) {
+                const float *p = j->rows[i][ky] + (ptrdiff_t)x - r;
                 for (long kx = 0; kx < k; kx++, w += 4) {
                     VF in0, in1;
                     memcpy(&in0, p + kx, sizeof in0);
@@ -35,6 +34,7 @@ KATTR static void KNAME(conv)(const cnn2_row_job *j, long y)
                     a3 = a3 + w[3] * in0;
                     b3 = b3 + w[3] * in1;
                 }
+            }
         }
         memcpy(j->acc[0] + x, &a0, sizeof a0);
         memcpy(j->acc[0] + x + VW, &b0, sizeof b0);

@@ -13,8 +13,10 @@
 #include "npukit/cnn2.h"
 #include "npukit/cnn2_render.h"
 
+#define MAXL 24
+
 typedef struct config {
-    uint32_t w, h, mip, nlayers, ks[5];
+    uint32_t w, h, mip, nlayers, ks[MAXL];
     npk_cnn2_render_opts o;
     int generic;
 } config;
@@ -32,7 +34,7 @@ static void describe(const config *c, char *buf, size_t n)
 /* Weights uniform in +-0.6 as f16, a few exact zeros; nonfinite adds inf/NaN. */
 static void random_model(npk_cnn2_model *m, const config *c, uint64_t *s, bool nonfinite)
 {
-    npk_cnn2_shape sh[5];
+    npk_cnn2_shape sh[MAXL];
     for (uint32_t i = 0; i < c->nlayers; i++) sh[i] = (npk_cnn2_shape){c->ks[i], 12, 4};
     if (npk_cnn2_build(m, 2, c->mip, c->nlayers, sh, NULL)) fail_msg("build");
     for (uint32_t j = 0; j < m->total_weights; j++) {
@@ -56,7 +58,7 @@ static void run_case(const config *c, uint64_t *s, bool nonfinite)
     for (size_t i = 0; i < (size_t)c->w * c->h * 4; i++)
         img.rgbd[i] = bytes ? (float)(npk_rand(s) % 256) / 255.0f : (float)npk_randf(s);
     size_t npix = (size_t)c->w * c->h;
-    float *out[2], *feat[2], *layers[2][5];
+    float *out[2], *feat[2], *layers[2][MAXL];
     for (int r = 0; r < 2; r++) {
         out[r] = malloc(npix * 16);
         feat[r] = malloc(npix * 48);
@@ -89,8 +91,9 @@ static void run_case(const config *c, uint64_t *s, bool nonfinite)
     npk_cnn2_free(&m);
 }
 
-static const uint32_t sizes[][2] = {{1, 1}, {7, 3},  {33, 17}, {1, 9},   {9, 1},
-                                    {2, 2}, {16, 5}, {17, 33}, {40, 23}, {3, 31}};
+/* Tall ones are split into several bands per thread. */
+static const uint32_t sizes[][2] = {{1, 1},  {7, 3},   {33, 17}, {1, 9},  {9, 1},  {2, 2},
+                                    {16, 5}, {17, 33}, {40, 23}, {3, 31}, {5, 70}, {3, 130}};
 #define NSIZES (sizeof sizes / sizeof sizes[0])
 
 /* Every size x mip x border x activation, with random layer stacks. */
@@ -149,6 +152,32 @@ static void test_every_kernel(void **state)
                 }
 }
 
+/* Deep networks run in stages (at most 8 layers / 24 rows of halo each),
+ * the largest kernel the renderer takes, and tall images in many bands. */
+static void test_deep_and_tall(void **state)
+{
+    (void)state;
+    uint64_t s = 31;
+    static const struct {
+        uint32_t n, k, w, h;
+    } nets[] = {{12, 3, 9, 40}, {9, 7, 6, 50}, {24, 1, 13, 7}, {17, 5, 4, 90},
+                {1, 63, 5, 70}, {2, 63, 3, 3}, {10, 3, 1, 200}};
+    for (size_t t = 0; t < sizeof nets / sizeof nets[0]; t++)
+        for (unsigned threads = 1; threads <= 3; threads += 2) {
+            config c = {0};
+            c.w = nets[t].w;
+            c.h = nets[t].h;
+            c.mip = (uint32_t)t % 4;
+            c.nlayers = nets[t].n;
+            for (uint32_t l = 0; l < c.nlayers; l++)
+                c.ks[l] = nets[t].k == 3 && l % 3 == 1 ? 5 : nets[t].k;
+            c.o.border = (npk_cnn2_border)(t & 1);
+            c.o.activation = (npk_cnn2_activation)((t >> 1) & 1);
+            c.o.threads = threads;
+            run_case(&c, &s, false);
+        }
+}
+
 /* Infinite and NaN weights: both renderers give the same (canonical NaN) bits. */
 static void test_nonfinite_weights(void **state)
 {
@@ -205,9 +234,8 @@ static void test_renderer_reuse(void **state)
 int main(void)
 {
     const struct CMUnitTest tests[] = {
-        cmocka_unit_test(test_random_sweep),
-        cmocka_unit_test(test_every_kernel),
-        cmocka_unit_test(test_nonfinite_weights),
+        cmocka_unit_test(test_random_sweep),   cmocka_unit_test(test_every_kernel),
+        cmocka_unit_test(test_deep_and_tall),  cmocka_unit_test(test_nonfinite_weights),
         cmocka_unit_test(test_renderer_reuse),
     };
     return cmocka_run_group_tests(tests, NULL, NULL);
