@@ -169,8 +169,8 @@ static void bench_usb(npk_bench *b, const char *name, const uint8_t *file, size_
         double tu = npk_bench_time(b, run_once, &a);
         snprintf(label, sizeof label, "edgetpu usb: %s run with parameter upload (emulator)", name);
         npk_bench_report_rate(b, label, 1, "runs/s", tu, "reference executor alone", tr, 0);
-        size_t moved = p.pc->parameters_size + p.pc->bitstreams[0].size + p.eo->bitstreams[0].size +
-                       2 * d.n;
+        size_t moved =
+            p.pc->parameters_size + p.pc->bitstreams[0].size + p.eo->bitstreams[0].size + 2 * d.n;
         snprintf(label, sizeof label, "edgetpu usb: %s bytes moved per upload run", name);
         npk_bench_report_bytes(b, label, moved, tu, 0);
         if (npk_etpu_emu_violation(emu))

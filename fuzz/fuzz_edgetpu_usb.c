@@ -21,7 +21,8 @@ static void run_model(const uint8_t *data, size_t size)
         size_t total = 0;
         for (uint32_t i = 0; i < p.ninputs; i++) total += (size_t)p.eo->inputs[i].size_bytes;
         for (uint32_t i = 0; i < p.noutputs; i++) total += (size_t)p.eo->outputs[i].size_bytes;
-        uint8_t **in = calloc(p.ninputs + 1, sizeof *in), **out = calloc(p.noutputs + 1, sizeof *out);
+        uint8_t **in = calloc(p.ninputs + 1, sizeof *in),
+                **out = calloc(p.noutputs + 1, sizeof *out);
         bool ok = in && out && total < (16u << 20);
         for (uint32_t i = 0; ok && i < p.ninputs; i++)
             ok = (in[i] = calloc((size_t)p.eo->inputs[i].size_bytes, 1)) != NULL;
@@ -60,7 +61,8 @@ static void stream(const uint8_t *data, size_t size)
     npk_error err = {0};
     if (!file) {
         npk_etpu_synth_opts so = {.n = 64};
-        if (npk_etpu_synth_dense(&so, &file, &len, NULL) || npk_etpu_parse(file, len, &m, NULL)) abort();
+        if (npk_etpu_synth_dense(&so, &file, &len, NULL) || npk_etpu_parse(file, len, &m, NULL))
+            abort();
     }
     npk_etpu_emu *emu = NULL;
     npk_etpu_device *dev = NULL;

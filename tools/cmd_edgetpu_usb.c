@@ -64,8 +64,8 @@ int cmd_edgetpu_devices(int argc, char **argv)
 #endif
     if (n == 0) printf("no Edge TPU accelerator found\n");
     for (size_t i = 0; i < n; i++)
-        printf("%zu: usb %s (bus %u address %u): %04x:%04x, %s, %s\n", i, devs[i].port,
-               devs[i].bus, devs[i].address, devs[i].vid, devs[i].pid,
+        printf("%zu: usb %s (bus %u address %u): %04x:%04x, %s, %s\n", i, devs[i].port, devs[i].bus,
+               devs[i].address, devs[i].vid, devs[i].pid,
                devs[i].dfu ? "DFU (bootloader) mode: runs need --firmware PATH"
                            : "application mode",
                speed_name(devs[i].speed));
@@ -183,7 +183,8 @@ static int write_outputs(run_ctx *r, const char *out, bool raw)
         const npk_tfl_tensor *tt = npk_etpu_layer_tensor(&r->m, l);
         int64_t shape[NPK_MAX_DIMS];
         int nd = 0;
-        for (uint32_t d = 0; tt && d < tt->ndim && d < NPK_MAX_DIMS; d++) shape[nd++] = tt->shape[d];
+        for (uint32_t d = 0; tt && d < tt->ndim && d < NPK_MAX_DIMS; d++)
+            shape[nd++] = tt->shape[d];
         if (npk_etpu_layer_to_tensor(l, r->out[k], (size_t)l->size_bytes, raw, tt ? shape : NULL,
                                      nd, &ts[nt], &err))
             rc = cli_error(NULL, &err);
@@ -307,9 +308,11 @@ int cmd_edgetpu_run(int argc, char **argv)
         goto done;
     }
     for (uint32_t i = 0; i < r.p.ninputs; i++)
-        if (!(r.in[i] = calloc((size_t)r.p.eo->inputs[i].size_bytes, 1))) rc = cli_fail("out of memory");
+        if (!(r.in[i] = calloc((size_t)r.p.eo->inputs[i].size_bytes, 1)))
+            rc = cli_fail("out of memory");
     for (uint32_t i = 0; i < r.p.noutputs; i++)
-        if (!(r.out[i] = calloc((size_t)r.p.eo->outputs[i].size_bytes, 1))) rc = cli_fail("out of memory");
+        if (!(r.out[i] = calloc((size_t)r.p.eo->outputs[i].size_bytes, 1)))
+            rc = cli_fail("out of memory");
     if (rc || (rc = assign_inputs(&r, inputs, ninputs))) goto done;
     if (fw_path && npk_map_file(fw_path, &r.fw, &err)) {
         rc = cli_error(fw_path, &err);
@@ -333,13 +336,15 @@ int cmd_edgetpu_run(int argc, char **argv)
     npk_etpu_open_opts oo = {.firmware = fw_path ? r.fw.data : NULL,
                              .firmware_size = fw_path ? r.fw.size : 0,
                              .timeout_ms = (unsigned)timeout};
+    const bool dfu = npk_etpu_transport_is_dfu(t);
     double t0 = now_ms();
     if (npk_etpu_open(t, &oo, &r.dev, &err)) {
         rc = cli_error(NULL, &err);
         goto done;
     }
     printf("%s: opened in %.3f ms%s\n", t->name, now_ms() - t0,
-           fw_path ? " (firmware uploaded when in DFU mode)" : "");
+           dfu ? " (firmware uploaded over DFU)"
+               : fw_path ? " (already in application mode: --firmware not used)" : "");
     for (uint64_t k = 1; k <= repeat; k++) {
         npk_etpu_run_info info;
         t0 = now_ms();

@@ -30,10 +30,11 @@ extern "C" {
 
 /* ---- bulk framing: u32 LE length, tag in the low nibble, 3 zero bytes ---- */
 #define NPK_ETPU_HEADER_SIZE 8
-#define NPK_ETPU_EVENT_SIZE  16   /* u64 address, u32 length, tag in the low nibble of byte 12 */
-#define NPK_ETPU_OUTPUT_READ 32768 /* every output read asks for 32 KiB (smaller ones can overflow) */
+#define NPK_ETPU_EVENT_SIZE  16 /* u64 address, u32 length, tag in the low nibble of byte 12 */
+#define NPK_ETPU_OUTPUT_READ                                                                       \
+    32768 /* every output read asks for 32 KiB (smaller ones can overflow) */
 #define NPK_ETPU_MAX_BULK_OUT (1024 * 1024) /* libedgetpu's largest bulk-out transfer */
-#define NPK_ETPU_TIMEOUT_MS  6000 /* libedgetpu's default USB timeout */
+#define NPK_ETPU_TIMEOUT_MS   6000          /* libedgetpu's default USB timeout */
 
 typedef enum npk_etpu_tag {
     NPK_ETPU_TAG_INSTRUCTIONS = 0,
@@ -69,9 +70,9 @@ enum { /* bState of GETSTATUS */
        NPK_ETPU_DFU_STATE_UPLOAD_IDLE = 9,
        NPK_ETPU_DFU_STATE_ERROR = 10
 };
-#define NPK_ETPU_DFU_STATUS_SIZE    6   /* bStatus, bwPollTimeout[3], bState, iString */
-#define NPK_ETPU_DFU_TRANSFER_SIZE  256 /* what libredgetpu sends; libusb reads the descriptor */
-#define NPK_ETPU_MAX_FIRMWARE       (1024 * 1024)
+#define NPK_ETPU_DFU_STATUS_SIZE   6   /* bStatus, bwPollTimeout[3], bState, iString */
+#define NPK_ETPU_DFU_TRANSFER_SIZE 256 /* what libredgetpu sends; libusb reads the descriptor */
+#define NPK_ETPU_MAX_FIRMWARE      (1024 * 1024)
 
 /* ---- registers: X(ID, name, address, access bits, reset value, kind) ----
  * Access is 32-bit for the 0x1xxxx SCU/OMC block and 64-bit elsewhere, as
@@ -145,7 +146,9 @@ enum { /* bState of GETSTATUS */
     X(IDLE_DISABLE, IDLE_REGISTER, "disable_idle", 31, 1)
 
 #define NPK_ETPU_CSR_ENUM_(id, name, addr, bits, reset, kind) NPK_ETPU_CSR_##id,
-typedef enum npk_etpu_csr_id { NPK_ETPU_CSR_TABLE(NPK_ETPU_CSR_ENUM_) NPK_ETPU_CSR_COUNT } npk_etpu_csr_id;
+typedef enum npk_etpu_csr_id {
+    NPK_ETPU_CSR_TABLE(NPK_ETPU_CSR_ENUM_) NPK_ETPU_CSR_COUNT
+} npk_etpu_csr_id;
 #undef NPK_ETPU_CSR_ENUM_
 
 #define NPK_ETPU_FIELD_ENUM_(id, reg, name, lo, width) NPK_ETPU_F_##id,

@@ -34,9 +34,9 @@ extern "C" {
 typedef struct npk_etpu_emu npk_etpu_emu;
 
 typedef struct npk_etpu_emu_opts {
-    bool dfu;          /* start in DFU mode: a firmware upload is needed */
-    bool high_speed;   /* report USB 2 high speed (expects outfeed_chunk_length 0x20) */
-    size_t chunk_size; /* output chunk size; 0: 32 KiB */
+    bool dfu;           /* start in DFU mode: a firmware upload is needed */
+    bool high_speed;    /* report USB 2 high speed (expects outfeed_chunk_length 0x20) */
+    size_t chunk_size;  /* output chunk size; 0: 32 KiB */
     size_t first_chunk; /* size of the first chunk of each output stream; 0: chunk_size */
     /* Disconnect: transfer number vanish_at (1-based, counting control and
      * bulk transfers) fails as a vanished device (bulk transfers move part
@@ -49,13 +49,13 @@ typedef struct npk_etpu_emu_opts {
 typedef struct npk_etpu_emu_stats {
     uint64_t control, bulk_out, bulk_in, events; /* transfers */
     uint64_t csr_reads, csr_writes;
-    uint64_t frames[3];          /* bulk-out frames per tag: instructions, input, parameters */
-    uint64_t parameter_loads;    /* PC executables completed */
-    uint64_t executions;         /* EO / stand-alone executables completed */
-    uint64_t output_bytes;       /* delivered on 0x81 */
-    uint64_t dfu_blocks;         /* DNLOAD blocks with data */
-    size_t firmware_size;        /* bytes of the firmware that was manifested */
-    bool initialised;            /* the init sequence's effects were all present */
+    uint64_t frames[3];       /* bulk-out frames per tag: instructions, input, parameters */
+    uint64_t parameter_loads; /* PC executables completed */
+    uint64_t executions;      /* EO / stand-alone executables completed */
+    uint64_t output_bytes;    /* delivered on 0x81 */
+    uint64_t dfu_blocks;      /* DNLOAD blocks with data */
+    size_t firmware_size;     /* bytes of the firmware that was manifested */
+    bool initialised;         /* the init sequence's effects were all present */
     bool app_mode;
 } npk_etpu_emu_stats;
 

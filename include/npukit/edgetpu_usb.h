@@ -72,9 +72,9 @@ void npk_etpu_transport_close(npk_etpu_transport *t);
 typedef struct npk_etpu_usb_info {
     uint8_t bus, address;
     uint16_t vid, pid;
-    bool dfu;       /* bootloader mode: needs a firmware upload */
-    int speed;      /* libusb speed: 2 full, 3 high, 4 super, 0 unknown */
-    char port[32];  /* "1-4.2" */
+    bool dfu;      /* bootloader mode: needs a firmware upload */
+    int speed;     /* libusb speed: 2 full, 3 high, 4 super, 0 unknown */
+    char port[32]; /* "1-4.2" */
 } npk_etpu_usb_info;
 
 /* Accelerators on the bus, application and DFU mode. *count may be 0. */
@@ -118,7 +118,7 @@ unsigned npk_etpu_device_efuse_revision(const npk_etpu_device *d);
 
 /* ---- what to run: the executables of a model, validated before any transfer ---- */
 
-#define NPK_ETPU_MAX_LAYER_BYTES ((size_t)256 << 20)
+#define NPK_ETPU_MAX_LAYER_BYTES    ((size_t)256 << 20)
 #define NPK_ETPU_MAX_INPUT_OVERREAD 65536 /* input DMAs may read this far past their layer */
 
 typedef struct npk_etpu_plan {
@@ -127,8 +127,9 @@ typedef struct npk_etpu_plan {
     const npk_etpu_executable *eo; /* the executable that runs (EO or stand-alone) */
     uint64_t param_hash;           /* of pc->parameters: the cache key together with the token */
     uint32_t ninputs, noutputs;    /* eo's layers */
-    size_t *input_span;  /* per input layer: bytes its DMAs read (size_bytes or more: zero-padded) */
-    uint32_t *output_steps; /* per output layer: output DMA steps that fill it (0: not transferred) */
+    size_t *input_span; /* per input layer: bytes its DMAs read (size_bytes or more: zero-padded) */
+    uint32_t
+        *output_steps; /* per output layer: output DMA steps that fill it (0: not transferred) */
 } npk_etpu_plan;
 
 /* Select the Edge TPU op's executables (one op, one package: EO + PC or

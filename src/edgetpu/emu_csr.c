@@ -47,7 +47,8 @@ static uint64_t writable(npk_etpu_csr_id id)
          3},
         {NPK_ETPU_CSR_OMC0_D4, {NPK_ETPU_F_OMC0_D4_THM_WARN_EN}, 1},
         {NPK_ETPU_CSR_OMC0_D8, {NPK_ETPU_F_OMC0_D8_SD_EN}, 1},
-        {NPK_ETPU_CSR_RAMBIST_CTRL_1, {NPK_ETPU_F_RAMBIST1_INT_STATUS, NPK_ETPU_F_RAMBIST1_INT_MASK},
+        {NPK_ETPU_CSR_RAMBIST_CTRL_1,
+         {NPK_ETPU_F_RAMBIST1_INT_STATUS, NPK_ETPU_F_RAMBIST1_INT_MASK},
          2},
     };
     for (size_t i = 0; i < sizeof rmw / sizeof rmw[0]; i++)

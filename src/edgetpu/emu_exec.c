@@ -102,7 +102,8 @@ static npk_status begin_execution(npk_etpu_emu *e, emu_model *em, const npk_etpu
         const npk_etpu_dma_hint *h = &x->hints[i];
         const npk_etpu_layer *l = npk_etpu_hint_layer(x, h);
         if (h->kind != NPK_ETPU_HINT_DMA || h->meta.desc != NPK_ETPU_DESC_INPUT || !l) continue;
-        size_t end = (size_t)h->offset_in_bytes + (size_t)h->size_in_bytes, k = (size_t)(l - x->inputs);
+        size_t end = (size_t)h->offset_in_bytes + (size_t)h->size_in_bytes,
+               k = (size_t)(l - x->inputs);
         if (end > e->in_len[k]) e->in_len[k] = end;
     }
     for (uint32_t i = 0; i < x->ninputs; i++)
@@ -200,8 +201,10 @@ static npk_status compute(npk_etpu_emu *e, npk_error *err)
         npk_status st = dense_output(e);
         if (st == NPK_OK) return NPK_OK;
         if (st == NPK_E_NOMEM) return npk_fail(err, st, "out of memory");
-        return emu_violation(e, err, "the parameters the device holds are not a Dense blob of %zu "
-                             "x %zu", e->em->d.n, e->em->d.n);
+        return emu_violation(e, err,
+                             "the parameters the device holds are not a Dense blob of %zu "
+                             "x %zu",
+                             e->em->d.n, e->em->d.n);
     }
     for (uint32_t k = 0; k < x->noutputs; k++)
         npk_etpu_emu_fill(x->outputs[k].name, e->executions + 1, e->out[k],
@@ -308,7 +311,8 @@ static npk_status frame_begin(npk_etpu_emu *e, npk_error *err)
     const npk_etpu_dma_hint *h = &x->hints[e->cursor];
     const int tag = step_tag(h);
     if (tag < 0)
-        return emu_violation(e, err, "a tag-%u frame while step %u of the %s executable waits for %s",
+        return emu_violation(e, err,
+                             "a tag-%u frame while step %u of the %s executable waits for %s",
                              e->tag, e->cursor, npk_etpu_exec_type_name(x->type), step_name(h));
     if (tag != e->tag || step_size(x, h) != e->frame_len)
         return emu_violation(e, err,
@@ -372,8 +376,8 @@ static npk_status frame_end(npk_etpu_emu *e, npk_error *err)
                         const npk_etpu_executable *x = &m->ops[o].packages[p].executables[k];
                         if (!x->nhints || x->hints[0].kind != NPK_ETPU_HINT_INSTRUCTION ||
                             step_size(x, &x->hints[0]) != e->frame_len ||
-                            memcmp(x->bitstreams[x->hints[0].instruction_chunk_index].data,
-                                   e->ibuf, e->frame_len))
+                            memcmp(x->bitstreams[x->hints[0].instruction_chunk_index].data, e->ibuf,
+                                   e->frame_len))
                             continue;
                         npk_status st = begin_execution(e, &e->models[i], x, err);
                         if (st) return st;
@@ -399,8 +403,8 @@ npk_status emu_bulk_out(npk_etpu_emu *e, const uint8_t *data, size_t len, npk_er
                              e->event_pending ? "an event" : "output activations");
     while (len > 0) {
         if (!e->in_frame) {
-            size_t n = NPK_ETPU_HEADER_SIZE - e->hdr_got < len ? NPK_ETPU_HEADER_SIZE - e->hdr_got
-                                                               : len;
+            size_t n =
+                NPK_ETPU_HEADER_SIZE - e->hdr_got < len ? NPK_ETPU_HEADER_SIZE - e->hdr_got : len;
             memcpy(e->hdr + e->hdr_got, data, n);
             e->hdr_got += n;
             data += n;
@@ -445,8 +449,9 @@ npk_status emu_bulk_in(npk_etpu_emu *e, uint8_t ep, uint8_t *buf, size_t cap, si
     if (st) return st;
     if (ep == NPK_ETPU_EP_EVENT) {
         if (!e->event_pending) {
-            emu_violation(e, err, "an event read on 0x82 with no event pending (the host would "
-                                  "wait for the timeout)");
+            emu_violation(e, err,
+                          "an event read on 0x82 with no event pending (the host would "
+                          "wait for the timeout)");
             return NPK_E_TIMEOUT;
         }
         if (cap < NPK_ETPU_EVENT_SIZE)
@@ -462,8 +467,9 @@ npk_status emu_bulk_in(npk_etpu_emu *e, uint8_t ep, uint8_t *buf, size_t cap, si
     if (ep != NPK_ETPU_EP_OUTPUT)
         return emu_violation(e, err, "a bulk-in read on endpoint 0x%02x", ep);
     if (!e->stream || e->stream_pos >= e->stream_len) {
-        emu_violation(e, err, "an output read on 0x81 with no output pending (the host would "
-                              "wait for the timeout)");
+        emu_violation(e, err,
+                      "an output read on 0x81 with no output pending (the host would "
+                      "wait for the timeout)");
         return NPK_E_TIMEOUT;
     }
     size_t chunk = e->next_boundary - e->stream_pos;

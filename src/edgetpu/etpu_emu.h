@@ -19,11 +19,11 @@ typedef struct emu_model {
 
 /* Init-sequence effects observed in the order the protocol requires. */
 enum {
-    EMU_RESET_ENTERED = 1u << 0,  /* host saw cur_pwr_state 2 after rg_force_sleep 3 */
-    EMU_CREDIT_HIGH = 1u << 1,    /* gcbb_credit0 = 0xF in reset */
-    EMU_CREDIT_PULSED = 1u << 2,  /* ... then 0 */
-    EMU_RESET_QUIT = 1u << 3,     /* host saw cur_pwr_state 0 after rg_force_sleep 2 */
-    EMU_CORE_POLLED = 1u << 4,    /* scalarCoreRunControl read as 0 after quitting reset */
+    EMU_RESET_ENTERED = 1u << 0,   /* host saw cur_pwr_state 2 after rg_force_sleep 3 */
+    EMU_CREDIT_HIGH = 1u << 1,     /* gcbb_credit0 = 0xF in reset */
+    EMU_CREDIT_PULSED = 1u << 2,   /* ... then 0 */
+    EMU_RESET_QUIT = 1u << 3,      /* host saw cur_pwr_state 0 after rg_force_sleep 2 */
+    EMU_CORE_POLLED = 1u << 4,     /* scalarCoreRunControl read as 0 after quitting reset */
     EMU_TILES_CONFIRMED = 1u << 5, /* tileconfig0 broadcast read back */
     EMU_EFUSE_READ = 1u << 6
 };

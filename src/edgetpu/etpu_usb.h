@@ -14,8 +14,8 @@ struct npk_etpu_device {
     uint64_t cached_token, cached_hash;
     size_t cached_size;
     uint8_t efuse_revision;
-    uint8_t *stage;            /* header + first data bytes of a bulk-out frame */
-    uint8_t *carry;            /* output bytes read but not yet consumed */
+    uint8_t *stage; /* header + first data bytes of a bulk-out frame */
+    uint8_t *carry; /* output bytes read but not yet consumed */
     size_t carry_len, carry_pos;
 };
 

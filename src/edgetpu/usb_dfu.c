@@ -27,17 +27,18 @@ static npk_status get_status(npk_etpu_transport *t, unsigned timeout, uint32_t b
 {
     uint8_t s[NPK_ETPU_DFU_STATUS_SIZE] = {0};
     size_t got;
-    npk_status st =
-        ctl(t, NPK_ETPU_DFU_IN, NPK_ETPU_DFU_GETSTATUS, 0, s, sizeof s, &got, timeout, "GETSTATUS", err);
+    npk_status st = ctl(t, NPK_ETPU_DFU_IN, NPK_ETPU_DFU_GETSTATUS, 0, s, sizeof s, &got, timeout,
+                        "GETSTATUS", err);
     if (st) return st;
     if (got != sizeof s)
         return npk_fail(err, NPK_E_DEVICE, "%s: firmware upload: GETSTATUS gave %zu of 6 bytes",
                         t->name, got);
     if (s[0] != 0 || s[4] != want)
-        return npk_fail(err, NPK_E_DEVICE,
-                        "%s: firmware upload: block %u: DFU status %u, state %u (expected status 0, "
-                        "state %d)",
-                        t->name, block, s[0], s[4], want);
+        return npk_fail(
+            err, NPK_E_DEVICE,
+            "%s: firmware upload: block %u: DFU status %u, state %u (expected status 0, "
+            "state %d)",
+            t->name, block, s[0], s[4], want);
     return NPK_OK;
 }
 
@@ -46,8 +47,7 @@ npk_status npk_etpu_dfu_upload(npk_etpu_transport *t, const uint8_t *fw, size_t 
 {
     if (!npk_etpu_transport_is_dfu(t))
         return npk_fail(err, NPK_E_ARG, "%s is not in DFU mode", t->name);
-    if (!fw || size == 0)
-        return npk_fail(err, NPK_E_ARG, "the firmware image is empty");
+    if (!fw || size == 0) return npk_fail(err, NPK_E_ARG, "the firmware image is empty");
     if (size > NPK_ETPU_MAX_FIRMWARE)
         return npk_fail(err, NPK_E_LIMIT, "a %zu-byte firmware image is larger than %d bytes", size,
                         NPK_ETPU_MAX_FIRMWARE);

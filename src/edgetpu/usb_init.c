@@ -47,15 +47,15 @@ npk_status npk_etpu_csr_read(npk_etpu_device *d, npk_etpu_csr_id id, uint64_t *v
     uint8_t b[8] = {0};
     uint16_t n = c->bits / 8;
     size_t got = 0;
-    npk_status st = etpu_control(d, NPK_ETPU_CSR_READ, (uint8_t)csr_request(c),
-                                 (uint16_t)(c->addr & 0xffff), (uint16_t)(c->addr >> 16), b, n,
-                                 &got, err);
+    npk_status st =
+        etpu_control(d, NPK_ETPU_CSR_READ, (uint8_t)csr_request(c), (uint16_t)(c->addr & 0xffff),
+                     (uint16_t)(c->addr >> 16), b, n, &got, err);
     if (st) return st;
     if (got != n)
         return etpu_transfer_fail(d,
                                   npk_fail(err, NPK_E_DEVICE,
-                                           "%s: reading %s (0x%05x): %zu of %u bytes",
-                                           d->t->name, c->name, c->addr, got, n),
+                                           "%s: reading %s (0x%05x): %zu of %u bytes", d->t->name,
+                                           c->name, c->addr, got, n),
                                   err);
     *value = n == 4 ? npk_ld32le(b) : npk_ld64le(b);
     return NPK_OK;
@@ -80,7 +80,8 @@ static npk_status rmw(npk_etpu_device *d, npk_etpu_field_id f, uint64_t v, npk_e
 {
     uint64_t r;
     npk_status st = npk_etpu_csr_read(d, npk_etpu_fields[f].reg, &r, err);
-    return st ? st : npk_etpu_csr_write(d, npk_etpu_fields[f].reg, npk_etpu_field_set(f, r, v), err);
+    return st ? st
+              : npk_etpu_csr_write(d, npk_etpu_fields[f].reg, npk_etpu_field_set(f, r, v), err);
 }
 
 static double now_ms(void)
@@ -110,8 +111,9 @@ static npk_status poll(npk_etpu_device *d, npk_etpu_csr_id reg, int f, uint64_t 
                                 "%u ms",
                                 d->t->name, npk_etpu_csrs[reg].name, npk_etpu_csrs[reg].addr,
                                 (unsigned long long)want, (unsigned long long)r, d->timeout_ms);
-            return npk_fail(err, NPK_E_TIMEOUT, "%s: %s.%s did not become %llu (is %llu) within %u ms",
-                            d->t->name, npk_etpu_csrs[reg].name, npk_etpu_fields[f].name,
+            return npk_fail(err, NPK_E_TIMEOUT,
+                            "%s: %s.%s did not become %llu (is %llu) within %u ms", d->t->name,
+                            npk_etpu_csrs[reg].name, npk_etpu_fields[f].name,
                             (unsigned long long)want, (unsigned long long)v, d->timeout_ms);
         }
     }
@@ -203,15 +205,19 @@ static npk_status phase_initialize_chip(npk_etpu_device *d, npk_error *err)
  * (through a confirmed tileconfig0 broadcast) every tile engine. */
 static npk_status phase_run_control(npk_etpu_device *d, npk_error *err)
 {
-    static const npk_etpu_csr_id core[] = {NPK_ETPU_CSR_SCALAR_CORE_RUN, NPK_ETPU_CSR_AVDATA_POP_RUN,
-                                           NPK_ETPU_CSR_PARAMETER_POP_RUN, NPK_ETPU_CSR_INFEED_RUN,
-                                           NPK_ETPU_CSR_OUTFEED_RUN};
-    static const npk_etpu_csr_id tile[] = {
-        NPK_ETPU_CSR_TILE_OP_RUN,           NPK_ETPU_CSR_TILE_NARROW_TO_WIDE_RUN,
-        NPK_ETPU_CSR_TILE_WIDE_TO_NARROW_RUN, NPK_ETPU_CSR_TILE_MESH0_RUN,
-        NPK_ETPU_CSR_TILE_MESH1_RUN,        NPK_ETPU_CSR_TILE_MESH2_RUN,
-        NPK_ETPU_CSR_TILE_MESH3_RUN,        NPK_ETPU_CSR_TILE_RING_CONSUMER0_RUN,
-        NPK_ETPU_CSR_TILE_RING_CONSUMER1_RUN, NPK_ETPU_CSR_TILE_RING_PRODUCER_RUN};
+    static const npk_etpu_csr_id core[] = {
+        NPK_ETPU_CSR_SCALAR_CORE_RUN, NPK_ETPU_CSR_AVDATA_POP_RUN, NPK_ETPU_CSR_PARAMETER_POP_RUN,
+        NPK_ETPU_CSR_INFEED_RUN, NPK_ETPU_CSR_OUTFEED_RUN};
+    static const npk_etpu_csr_id tile[] = {NPK_ETPU_CSR_TILE_OP_RUN,
+                                           NPK_ETPU_CSR_TILE_NARROW_TO_WIDE_RUN,
+                                           NPK_ETPU_CSR_TILE_WIDE_TO_NARROW_RUN,
+                                           NPK_ETPU_CSR_TILE_MESH0_RUN,
+                                           NPK_ETPU_CSR_TILE_MESH1_RUN,
+                                           NPK_ETPU_CSR_TILE_MESH2_RUN,
+                                           NPK_ETPU_CSR_TILE_MESH3_RUN,
+                                           NPK_ETPU_CSR_TILE_RING_CONSUMER0_RUN,
+                                           NPK_ETPU_CSR_TILE_RING_CONSUMER1_RUN,
+                                           NPK_ETPU_CSR_TILE_RING_PRODUCER_RUN};
     for (size_t i = 0; i < sizeof core / sizeof core[0]; i++)
         TRY(npk_etpu_csr_write(d, core[i], NPK_ETPU_RUN, err));
     TRY(npk_etpu_csr_write(d, NPK_ETPU_CSR_TILECONFIG0, NPK_ETPU_TILE_BROADCAST, err));
@@ -233,7 +239,8 @@ static npk_status phase_interrupts(npk_etpu_device *d, npk_error *err)
         NPK_ETPU_CSR_FATAL_ERR_INT_CONTROL, NPK_ETPU_CSR_TOP_LEVEL_INT_0_CONTROL,
         NPK_ETPU_CSR_TOP_LEVEL_INT_1_CONTROL, NPK_ETPU_CSR_TOP_LEVEL_INT_2_CONTROL,
         NPK_ETPU_CSR_TOP_LEVEL_INT_3_CONTROL};
-    for (size_t i = 0; i < sizeof ctl / sizeof ctl[0]; i++) TRY(npk_etpu_csr_write(d, ctl[i], 1, err));
+    for (size_t i = 0; i < sizeof ctl / sizeof ctl[0]; i++)
+        TRY(npk_etpu_csr_write(d, ctl[i], 1, err));
     TRY(rmw(d, NPK_ETPU_F_OMC0_D4_THM_WARN_EN, 1, err));
     uint64_t r;
     TRY(npk_etpu_csr_read(d, NPK_ETPU_CSR_RAMBIST_CTRL_1, &r, err));

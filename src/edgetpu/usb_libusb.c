@@ -175,8 +175,8 @@ static npk_status u_bulk_out(void *ctx, uint8_t ep, const uint8_t *data, size_t 
     int done = 0;
     if (!u->h) return npk_fail(err, NPK_E_DEVICE, "the device is not open");
     if (len > NPK_ETPU_MAX_BULK_OUT) return npk_fail(err, NPK_E_ARG, "bulk out of %zu bytes", len);
-    int rc = libusb_bulk_transfer(u->h, ep, (unsigned char *)(uintptr_t)data, (int)len, &done,
-                                  timeout);
+    int rc =
+        libusb_bulk_transfer(u->h, ep, (unsigned char *)(uintptr_t)data, (int)len, &done, timeout);
     if (rc) return usb_fail(err, rc, "bulk out");
     if ((size_t)done != len)
         return npk_fail(err, NPK_E_DEVICE, "bulk out: %d of %zu bytes sent", done, len);
@@ -251,8 +251,7 @@ npk_status npk_etpu_usb_open(int index, npk_etpu_transport **out, npk_error *err
     libusb_device *devs[16];
     size_t n = 0;
     npk_status st = enumerate(u->ctx, info, 16, &n, devs, err);
-    if (!st && n == 0)
-        st = npk_fail(err, NPK_E_NOTFOUND, "no Edge TPU accelerator found on USB");
+    if (!st && n == 0) st = npk_fail(err, NPK_E_NOTFOUND, "no Edge TPU accelerator found on USB");
     if (!st && (index >= (int)n))
         st = npk_fail(err, NPK_E_NOTFOUND, "there is no accelerator %d (%zu found)", index, n);
     if (!st) {

@@ -52,20 +52,23 @@ static npk_status check_executable(const npk_etpu_executable *e, bool is_pc, npk
         switch (h->kind) {
         case NPK_ETPU_HINT_INSTRUCTION:
             if (h->direction != NPK_ETPU_INFEED)
-                return npk_fail(err, NPK_E_FORMAT, "%s executable: DMA hint %u: instructions "
-                                "travel to the device (INFEED)", x, i);
+                return npk_fail(err, NPK_E_FORMAT,
+                                "%s executable: DMA hint %u: instructions "
+                                "travel to the device (INFEED)",
+                                x, i);
             break;
         case NPK_ETPU_HINT_INTERRUPT:
             if (h->direction != NPK_ETPU_OUTFEED)
-                return npk_fail(err, NPK_E_FORMAT, "%s executable: DMA hint %u: interrupts come "
-                                "from the device (OUTFEED)", x, i);
+                return npk_fail(err, NPK_E_FORMAT,
+                                "%s executable: DMA hint %u: interrupts come "
+                                "from the device (OUTFEED)",
+                                x, i);
             break;
         case NPK_ETPU_HINT_FENCE: break;
         case NPK_ETPU_HINT_DMA: {
             if (h->offset_in_bytes < 0 || h->size_in_bytes <= 0)
-                return npk_fail(err, NPK_E_FORMAT,
-                                "%s executable: DMA hint %u: offset %d, size %d", x, i,
-                                h->offset_in_bytes, h->size_in_bytes);
+                return npk_fail(err, NPK_E_FORMAT, "%s executable: DMA hint %u: offset %d, size %d",
+                                x, i, h->offset_in_bytes, h->size_in_bytes);
             const bool in = h->direction == NPK_ETPU_INFEED;
             switch (h->meta.desc) {
             case NPK_ETPU_DESC_PARAMETER:
@@ -113,15 +116,13 @@ static npk_status check_layers(const npk_etpu_layer *ls, uint32_t n, const char 
 {
     for (uint32_t i = 0; i < n; i++) {
         size_t count, elem;
-        if (!ls[i].name)
-            return npk_fail(err, NPK_E_FORMAT, "%s layer %u has no name", kind, i);
+        if (!ls[i].name) return npk_fail(err, NPK_E_FORMAT, "%s layer %u has no name", kind, i);
         if (ls[i].size_bytes <= 0 || (size_t)ls[i].size_bytes > NPK_ETPU_MAX_LAYER_BYTES)
             return npk_fail(err, NPK_E_FORMAT, "%s layer \"%s\": %d bytes", kind, ls[i].name,
                             ls[i].size_bytes);
         if (!npk_etpu_layer_count(&ls[i], &count, &elem))
             return npk_fail(err, NPK_E_UNSUPPORTED, "%s layer \"%s\": data type %s (%d)", kind,
-                            ls[i].name, npk_etpu_data_type_name(ls[i].data_type),
-                            ls[i].data_type);
+                            ls[i].name, npk_etpu_data_type_name(ls[i].data_type), ls[i].data_type);
         for (uint32_t k = 0; k < i; k++)
             if (!strcmp(ls[k].name, ls[i].name))
                 return npk_fail(err, NPK_E_FORMAT, "two %s layers are named \"%s\"", kind,
@@ -180,7 +181,8 @@ npk_status npk_etpu_plan_init(const npk_etpu_model *m, npk_etpu_plan *p, npk_err
         npk_etpu_plan_free(p);
         return npk_fail(err, NPK_E_NOMEM, "out of memory");
     }
-    for (uint32_t i = 0; i < p->ninputs; i++) p->input_span[i] = (size_t)p->eo->inputs[i].size_bytes;
+    for (uint32_t i = 0; i < p->ninputs; i++)
+        p->input_span[i] = (size_t)p->eo->inputs[i].size_bytes;
     for (uint32_t i = 0; i < p->eo->nhints; i++) {
         const npk_etpu_dma_hint *h = &p->eo->hints[i];
         if (h->kind != NPK_ETPU_HINT_DMA) continue;

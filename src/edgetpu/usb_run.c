@@ -55,10 +55,11 @@ static npk_status read_output(npk_etpu_device *d, uint8_t *dst, size_t n, const 
                                                NPK_ETPU_OUTPUT_READ, &got, d->timeout_ms, &e);
             if (st) return out_fail(d, st, &e, what, err);
             if (got == 0 || got > NPK_ETPU_OUTPUT_READ)
-                return etpu_transfer_fail(
-                    d, npk_fail(err, NPK_E_DEVICE, "%s: %s: the device sent %zu bytes", d->t->name,
-                                what, got),
-                    err);
+                return etpu_transfer_fail(d,
+                                          npk_fail(err, NPK_E_DEVICE,
+                                                   "%s: %s: the device sent %zu bytes", d->t->name,
+                                                   what, got),
+                                          err);
             d->carry_len = got;
             *bytes_in += got;
         }
@@ -76,20 +77,21 @@ static npk_status read_event(npk_etpu_device *d, int type, npk_error *err)
     uint8_t ev[NPK_ETPU_EVENT_SIZE];
     npk_error e = {0};
     size_t got = 0;
-    npk_status st = d->t->ops->bulk_in(d->t->ctx, NPK_ETPU_EP_EVENT, ev, sizeof ev, &got,
-                                       d->timeout_ms, &e);
+    npk_status st =
+        d->t->ops->bulk_in(d->t->ctx, NPK_ETPU_EP_EVENT, ev, sizeof ev, &got, d->timeout_ms, &e);
     if (st) return out_fail(d, st, &e, "reading the completion event", err);
     if (got != sizeof ev)
-        return etpu_transfer_fail(d, npk_fail(err, NPK_E_DEVICE,
-                                              "%s: an event of %zu bytes (expected 16)",
-                                              d->t->name, got),
-                                  err);
+        return etpu_transfer_fail(
+            d,
+            npk_fail(err, NPK_E_DEVICE, "%s: an event of %zu bytes (expected 16)", d->t->name, got),
+            err);
     unsigned tag = ev[12] & 0xF;
     if (tag != (unsigned)(NPK_ETPU_TAG_INTERRUPT0 + type))
-        return etpu_transfer_fail(
-            d, npk_fail(err, NPK_E_DEVICE, "%s: event with tag %u, expected interrupt %d (tag %d)",
-                        d->t->name, tag, type, NPK_ETPU_TAG_INTERRUPT0 + type),
-            err);
+        return etpu_transfer_fail(d,
+                                  npk_fail(err, NPK_E_DEVICE,
+                                           "%s: event with tag %u, expected interrupt %d (tag %d)",
+                                           d->t->name, tag, type, NPK_ETPU_TAG_INTERRUPT0 + type),
+                                  err);
     return NPK_OK;
 }
 
@@ -150,8 +152,8 @@ npk_status npk_etpu_run(npk_etpu_device *d, const npk_etpu_plan *p, const uint8_
     if (!info) info = &dummy;
     memset(info, 0, sizeof *info);
     if (d->broken)
-        return npk_fail(err, NPK_E_DEVICE,
-                        "%s: an earlier transfer failed; reopen the device", d->t->name);
+        return npk_fail(err, NPK_E_DEVICE, "%s: an earlier transfer failed; reopen the device",
+                        d->t->name);
     const npk_etpu_executable *eo = p->eo, *pc = p->pc;
     /* Each input layer gets its own buffer, zero-padded to what its DMAs read. */
     uint8_t **in = calloc(p->ninputs ? p->ninputs : 1, sizeof *in);

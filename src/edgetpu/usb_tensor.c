@@ -63,12 +63,13 @@ npk_status npk_etpu_layer_from_tensor(const npk_etpu_layer *l, const npk_tensor 
     const npk_dtype raw = raw_dtype(l->data_type);
     if (t->dtype == raw) {
         if (raw == NPK_F32) {
-            for (size_t i = 0; i < count; i++) npk_stf32le(dev + 4 * i, ((const float *)t->data)[i]);
+            for (size_t i = 0; i < count; i++)
+                npk_stf32le(dev + 4 * i, ((const float *)t->data)[i]);
         } else {
             const uint32_t flip = raw == NPK_I8 ? 0x80 : raw == NPK_I16 ? 0x8000 : 0;
             for (size_t i = 0; i < count; i++) {
-                uint32_t v = elem == 1 ? ((const uint8_t *)t->data)[i]
-                                       : ((const uint16_t *)t->data)[i];
+                uint32_t v =
+                    elem == 1 ? ((const uint8_t *)t->data)[i] : ((const uint16_t *)t->data)[i];
                 put_dev(dev, i, elem, v ^ flip);
             }
         }
@@ -88,9 +89,8 @@ npk_status npk_etpu_layer_from_tensor(const npk_etpu_layer *l, const npk_tensor 
         for (size_t i = 0; i < count; i++) npk_stf32le(dev + 4 * i, x[i]);
     } else if (!l->has_numerics || !(l->dequantization_factor > 0) ||
                !isfinite(l->dequantization_factor)) {
-        st = npk_fail(err, NPK_E_ARG,
-                      "input \"%s\" has no quantisation parameters: give %s values", l->name,
-                      npk_dtype_name(raw));
+        st = npk_fail(err, NPK_E_ARG, "input \"%s\" has no quantisation parameters: give %s values",
+                      l->name, npk_dtype_name(raw));
     } else {
         const double hi = elem == 1 ? 255 : 65535;
         for (size_t i = 0; i < count && !st; i++) {
@@ -130,8 +130,7 @@ npk_status npk_etpu_layer_to_tensor(const npk_etpu_layer *l, const uint8_t *dev,
     const npk_dtype rt = raw_dtype(l->data_type);
     const bool fl = raw || rt == NPK_F32;
     if (!st) st = npk_tensor_alloc(t, l->name, fl ? rt : NPK_F32, ndim, shape, err);
-    if (!st && !raw && rt != NPK_F32 &&
-        !(l->has_numerics && isfinite(l->dequantization_factor)))
+    if (!st && !raw && rt != NPK_F32 && !(l->has_numerics && isfinite(l->dequantization_factor)))
         st = npk_fail(err, NPK_E_ARG, "output \"%s\" has no quantisation parameters (use raw)",
                       l->name);
     if (st) {

@@ -15,16 +15,16 @@ static void test_csr_table(void **state)
         npk_etpu_csr_id id;
         uint32_t addr;
     } want[] = {
-        {NPK_ETPU_CSR_SCU_CTRL_0, 0x1A30C},       {NPK_ETPU_CSR_SCU_CTRL_2, 0x1A314},
-        {NPK_ETPU_CSR_SCU_CTRL_3, 0x1A318},       {NPK_ETPU_CSR_GCBB_CREDIT0, 0x1907C},
-        {NPK_ETPU_CSR_SCALAR_CORE_RUN, 0x44018},  {NPK_ETPU_CSR_IDLE_REGISTER, 0x4A000},
-        {NPK_ETPU_CSR_TILECONFIG0, 0x48788},      {NPK_ETPU_CSR_TILE_DEEP_SLEEP, 0x40020},
-        {NPK_ETPU_CSR_OMC0_00, 0x1A000},          {NPK_ETPU_CSR_DESCR_EP, 0x4C148},
-        {NPK_ETPU_CSR_MULTI_BO_EP, 0x4C160},      {NPK_ETPU_CSR_OUTFEED_CHUNK_LENGTH, 0x4C058},
-        {NPK_ETPU_CSR_OMC0_D4, 0x1A0D4},          {NPK_ETPU_CSR_OMC0_D8, 0x1A0D8},
-        {NPK_ETPU_CSR_RAMBIST_CTRL_1, 0x1A704},   {NPK_ETPU_CSR_SCU_CTR_7, 0x1A33C},
-        {NPK_ETPU_CSR_MST_ABM_EN, 0x1A600},       {NPK_ETPU_CSR_MST_ERR_RESP_ISR_MASK, 0x1A658},
-        {NPK_ETPU_CSR_AVDATA_POP_RUN, 0x44158},   {NPK_ETPU_CSR_TILE_OP_RUN, 0x400C0},
+        {NPK_ETPU_CSR_SCU_CTRL_0, 0x1A30C},      {NPK_ETPU_CSR_SCU_CTRL_2, 0x1A314},
+        {NPK_ETPU_CSR_SCU_CTRL_3, 0x1A318},      {NPK_ETPU_CSR_GCBB_CREDIT0, 0x1907C},
+        {NPK_ETPU_CSR_SCALAR_CORE_RUN, 0x44018}, {NPK_ETPU_CSR_IDLE_REGISTER, 0x4A000},
+        {NPK_ETPU_CSR_TILECONFIG0, 0x48788},     {NPK_ETPU_CSR_TILE_DEEP_SLEEP, 0x40020},
+        {NPK_ETPU_CSR_OMC0_00, 0x1A000},         {NPK_ETPU_CSR_DESCR_EP, 0x4C148},
+        {NPK_ETPU_CSR_MULTI_BO_EP, 0x4C160},     {NPK_ETPU_CSR_OUTFEED_CHUNK_LENGTH, 0x4C058},
+        {NPK_ETPU_CSR_OMC0_D4, 0x1A0D4},         {NPK_ETPU_CSR_OMC0_D8, 0x1A0D8},
+        {NPK_ETPU_CSR_RAMBIST_CTRL_1, 0x1A704},  {NPK_ETPU_CSR_SCU_CTR_7, 0x1A33C},
+        {NPK_ETPU_CSR_MST_ABM_EN, 0x1A600},      {NPK_ETPU_CSR_MST_ERR_RESP_ISR_MASK, 0x1A658},
+        {NPK_ETPU_CSR_AVDATA_POP_RUN, 0x44158},  {NPK_ETPU_CSR_TILE_OP_RUN, 0x400C0},
         {NPK_ETPU_CSR_TILE_MESH0_RUN, 0x40250},
     };
     for (size_t i = 0; i < sizeof want / sizeof want[0]; i++)
@@ -153,25 +153,41 @@ static void test_emulator_rejects(void **state)
         const char *part;
         int kind;
     } cases[] = {
-        {"header bytes 4..7", 0},     {"must start with its instructions", 1},
+        {"header bytes 4..7", 0},
+        {"must start with its instructions", 1},
         {"starts with a chunk of that size", 2},
         {"expects parameters (tag 2, 67584 bytes); got tag 1", 3},
-        {"equal no first instruction chunk", 4}, {"no parameters", 5},
+        {"equal no first instruction chunk", 4},
+        {"no parameters", 5},
         {"no event pending", 7},
-        {"no output pending", 8},          {"overflow", 9},
-        {"waits for the host to read", 10}, {"endpoint 0x02", 11},
+        {"no output pending", 8},
+        {"overflow", 9},
+        {"waits for the host to read", 10},
+        {"endpoint 0x02", 11},
     };
     for (size_t c = 0; c < sizeof cases / sizeof cases[0]; c++) {
         npk_etpu_emu_opts o = {.chunk_size = 100};
-        rig_open(&r, cases[c].kind == 9 ? "split_concat_edgetpu.tflite" : "dense_256_edgetpu.tflite", &o);
+        rig_open(&r,
+                 cases[c].kind == 9 ? "split_concat_edgetpu.tflite" : "dense_256_edgetpu.tflite",
+                 &o);
         const npk_etpu_executable *pc = r.p.pc, *eo = r.p.eo;
         uint8_t *buf = calloc(1, 70000);
         npk_status st = NPK_OK;
         npk_error e = {0};
         switch (cases[c].kind) {
-        case 0: frame(buf, 16, 0); buf[6] = 1; st = bulk_out(r.emu, buf, 8, &e); break;
-        case 1: frame(buf, 256, 1); st = bulk_out(r.emu, buf, 8 + 256, &e); break;
-        case 2: frame(buf, 16, 0); st = bulk_out(r.emu, buf, 8 + 16, &e); break;
+        case 0:
+            frame(buf, 16, 0);
+            buf[6] = 1;
+            st = bulk_out(r.emu, buf, 8, &e);
+            break;
+        case 1:
+            frame(buf, 256, 1);
+            st = bulk_out(r.emu, buf, 8 + 256, &e);
+            break;
+        case 2:
+            frame(buf, 16, 0);
+            st = bulk_out(r.emu, buf, 8 + 16, &e);
+            break;
         case 3: /* EO instructions, then parameters instead of the input */
         case 4:
         case 5:
@@ -184,9 +200,9 @@ static void test_emulator_rejects(void **state)
                 frame(buf, (uint32_t)eo->bitstreams[0].size, 0);
                 memcpy(buf + 8, eo->bitstreams[0].data, eo->bitstreams[0].size);
             }
-            st = bulk_out(r.emu, buf,
-                          8 + (cases[c].kind == 5 ? eo->bitstreams[0].size : pc->bitstreams[0].size),
-                          &e);
+            st = bulk_out(
+                r.emu, buf,
+                8 + (cases[c].kind == 5 ? eo->bitstreams[0].size : pc->bitstreams[0].size), &e);
             if (st) break;
             if (cases[c].kind == 3) {
                 frame(buf, 256, 1);
@@ -244,7 +260,7 @@ static void modify_inputs(rig *r)
 {
     npk_error err = {0};
     npk_etpu_executable *eo = (npk_etpu_executable *)r->p.eo;
-    eo->hints[2].size_in_bytes = 96; /* "inputs/rnn1" (64 bytes) read 32 bytes too far */
+    eo->hints[2].size_in_bytes = 96;   /* "inputs/rnn1" (64 bytes) read 32 bytes too far */
     eo->hints[3].meta.name = "input1"; /* a second DMA of "input1", overlapping the first */
     eo->hints[3].offset_in_bytes = 100;
     eo->hints[3].size_in_bytes = 92;
@@ -355,14 +371,18 @@ static void test_dfu_upload(void **state)
     for (int c = 0; c < 3; c++) {
         rig_prepare(&r, "dense_256_edgetpu.tflite", &o);
         uint8_t blk[256] = {0}, st6[6];
-        assert_int_equal(ctl(r.emu, NPK_ETPU_DFU_OUT, NPK_ETPU_DFU_DNLOAD, 0, blk, 256, &err), NPK_OK);
-        if (c == 1) assert_int_equal(ctl(r.emu, NPK_ETPU_DFU_IN, NPK_ETPU_DFU_GETSTATUS, 0, st6, 6, &err), NPK_OK);
+        assert_int_equal(ctl(r.emu, NPK_ETPU_DFU_OUT, NPK_ETPU_DFU_DNLOAD, 0, blk, 256, &err),
+                         NPK_OK);
+        if (c == 1)
+            assert_int_equal(ctl(r.emu, NPK_ETPU_DFU_IN, NPK_ETPU_DFU_GETSTATUS, 0, st6, 6, &err),
+                             NPK_OK);
         npk_status st = c == 2 ? ctl(r.emu, NPK_ETPU_CSR_READ, 1, 0x1a318, blk, 4, &err)
                                : ctl(r.emu, NPK_ETPU_DFU_OUT, NPK_ETPU_DFU_DNLOAD, c == 1 ? 2 : 1,
                                      blk, 256, &err);
         assert_int_equal(st, NPK_E_DEVICE);
-        assert_violation(r.emu, c == 0 ? "acknowledged by GETSTATUS"
-                                       : c == 1 ? "expected block 1" : "no CSR access");
+        assert_violation(r.emu, c == 0   ? "acknowledged by GETSTATUS"
+                                : c == 1 ? "expected block 1"
+                                         : "no CSR access");
         rig_close(&r);
     }
     free(img);
@@ -395,7 +415,8 @@ static void test_vanish_everywhere(void **state)
             assert_int_equal(st, NPK_OK);
         } else {
             assert_int_equal(st, NPK_E_DEVICE);
-            if (!strstr(e.msg, "disappeared")) fail_msg("transfer %llu: %s", (unsigned long long)v, e.msg);
+            if (!strstr(e.msg, "disappeared"))
+                fail_msg("transfer %llu: %s", (unsigned long long)v, e.msg);
             assert_no_violation(r.emu);
             if (r.dev) { /* failed in a run: the device refuses further runs */
                 npk_error e2 = {0};
@@ -415,7 +436,8 @@ static void test_stuck_chip_times_out(void **state)
     npk_error err = {0};
     rig_prepare(&r, "dense_256_edgetpu.tflite", &o);
     npk_etpu_open_opts oo = {.timeout_ms = 50};
-    assert_int_equal(npk_etpu_open(npk_etpu_emu_transport(r.emu), &oo, &r.dev, &err), NPK_E_TIMEOUT);
+    assert_int_equal(npk_etpu_open(npk_etpu_emu_transport(r.emu), &oo, &r.dev, &err),
+                     NPK_E_TIMEOUT);
     assert_non_null(strstr(err.msg, "cur_pwr_state did not become 2"));
     assert_null(r.dev);
     rig_close(&r);
@@ -432,14 +454,22 @@ static void test_malformed_hints(void **state)
     const uint64_t before = s->control + s->bulk_out + s->bulk_in;
     npk_etpu_executable *eo = (npk_etpu_executable *)r.p.eo, *pc = (npk_etpu_executable *)r.p.pc;
     static const char *const want[] = {
-        "DMA hint 1: offset 0, size 0", "instruction chunk 3 of 1",    "output activations must be OUTFEED",
-        "no input layer named \"nope\"",  "past the end of input",       "hint 0 must send instructions",
-        "BASE_ADDRESS_SCRATCH",           "interrupts come from the device", "no input layer named \"input1\"",
-        "different caching tokens",       "two input layers",            "parameters 0 + 64 exceed",
+        "DMA hint 1: offset 0, size 0",
+        "instruction chunk 3 of 1",
+        "output activations must be OUTFEED",
+        "no input layer named \"nope\"",
+        "past the end of input",
+        "hint 0 must send instructions",
+        "BASE_ADDRESS_SCRATCH",
+        "interrupts come from the device",
+        "no input layer named \"input1\"",
+        "different caching tokens",
+        "two input layers",
+        "parameters 0 + 64 exceed",
     };
     for (int c = 0; c < 12; c++) {
-        npk_etpu_dma_hint h1 = eo->hints[1], h0 = eo->hints[0], h2 = eo->hints[2], h4 = eo->hints[4],
-                          h9 = eo->hints[9];
+        npk_etpu_dma_hint h1 = eo->hints[1], h0 = eo->hints[0], h2 = eo->hints[2],
+                          h4 = eo->hints[4], h9 = eo->hints[9];
         npk_etpu_dma_hint p1 = pc->hints[1];
         uint64_t tok = pc->parameter_caching_token;
         const char *name1 = eo->inputs[1].name;
@@ -449,7 +479,10 @@ static void test_malformed_hints(void **state)
         case 2: eo->hints[4].direction = NPK_ETPU_INFEED; break;
         case 3: eo->hints[1].meta.name = "nope"; break;
         case 4: eo->hints[1].size_in_bytes = 192 + NPK_ETPU_MAX_INPUT_OVERREAD + 1; break;
-        case 5: eo->hints[0] = h1; eo->hints[1] = h0; break;
+        case 5:
+            eo->hints[0] = h1;
+            eo->hints[1] = h0;
+            break;
         case 6: eo->hints[1].meta.desc = NPK_ETPU_DESC_SCRATCH; break;
         case 7: eo->hints[9].direction = NPK_ETPU_INFEED; break;
         case 8: pc->hints[1] = h1; break;
@@ -458,7 +491,10 @@ static void test_malformed_hints(void **state)
             eo->inputs[1].name = eo->inputs[0].name;
             eo->hints[2].meta.name = eo->inputs[0].name;
             break;
-        case 11: eo->hints[1].meta.desc = NPK_ETPU_DESC_PARAMETER; eo->hints[1].size_in_bytes = 64; break;
+        case 11:
+            eo->hints[1].meta.desc = NPK_ETPU_DESC_PARAMETER;
+            eo->hints[1].size_in_bytes = 64;
+            break;
         }
         npk_etpu_plan p;
         npk_error e = {0};
@@ -516,10 +552,14 @@ static void test_reopen(void **state)
 int main(void)
 {
     const struct CMUnitTest tests[] = {
-        cmocka_unit_test(test_csr_table),        cmocka_unit_test(test_emulator_rejects),
-        cmocka_unit_test(test_input_padding),    cmocka_unit_test(test_dfu_upload),
-        cmocka_unit_test(test_vanish_everywhere), cmocka_unit_test(test_stuck_chip_times_out),
-        cmocka_unit_test(test_malformed_hints),  cmocka_unit_test(test_high_speed),
+        cmocka_unit_test(test_csr_table),
+        cmocka_unit_test(test_emulator_rejects),
+        cmocka_unit_test(test_input_padding),
+        cmocka_unit_test(test_dfu_upload),
+        cmocka_unit_test(test_vanish_everywhere),
+        cmocka_unit_test(test_stuck_chip_times_out),
+        cmocka_unit_test(test_malformed_hints),
+        cmocka_unit_test(test_high_speed),
         cmocka_unit_test(test_reopen),
     };
     return cmocka_run_group_tests(tests, NULL, NULL);

@@ -153,7 +153,8 @@ static void test_split_concat(void **state)
     assert_string_equal(r.p.eo->hints[4].meta.name, "outputs/rnn1");
     assert_string_equal(r.p.eo->outputs[0].name, "concat/split0");
     for (uint64_t run = 1; run <= 2; run++) {
-        for (uint32_t i = 0; i < 3; i++) memset(r.in[i], (int)(0x10 * (i + 1) + run), r.p.eo->inputs[i].size_bytes);
+        for (uint32_t i = 0; i < 3; i++)
+            memset(r.in[i], (int)(0x10 * (i + 1) + run), r.p.eo->inputs[i].size_bytes);
         if (rig_run(&r, &info, &err)) rig_fail("run", &err);
         assert_no_violation(r.emu);
         assert_int_equal(info.output_steps, 5);
@@ -182,7 +183,8 @@ static void test_lstm(void **state)
         /* PC parameters once, EO parameters every run. */
         assert_int_equal(s->frames[NPK_ETPU_TAG_PARAMETERS], (uint64_t)run + 2);
         assert_int_equal(s->frames[NPK_ETPU_TAG_INPUT], 3 * ((uint64_t)run + 1));
-        assert_int_equal(info.bytes_out, (run == 0 ? 3152 + 43968 : 0) + 60864 + 576 + 784 + 24 + 40);
+        assert_int_equal(info.bytes_out,
+                         (run == 0 ? 3152 + 43968 : 0) + 60864 + 576 + 784 + 24 + 40);
     }
     for (uint32_t i = 0; i < 3; i++) {
         size_t n;
@@ -256,9 +258,11 @@ static void test_relayout_and_dequant(void **state)
         assert_non_null(tt);
         int64_t shape[8];
         for (uint32_t d = 0; d < tt->ndim; d++) shape[d] = tt->shape[d];
-        assert_int_equal(npk_etpu_layer_to_tensor(l, r.out[0], n, false, shape, (int)tt->ndim, &t, &err),
+        assert_int_equal(
+            npk_etpu_layer_to_tensor(l, r.out[0], n, false, shape, (int)tt->ndim, &t, &err),
+            NPK_OK);
+        assert_int_equal(npk_etpu_layer_to_tensor(l, r.out[0], n, true, NULL, 0, &raw, &err),
                          NPK_OK);
-        assert_int_equal(npk_etpu_layer_to_tensor(l, r.out[0], n, true, NULL, 0, &raw, &err), NPK_OK);
         assert_int_equal(t.ndim, (int)tt->ndim);
         assert_int_equal(raw.ndim, 3);
         assert_int_equal(raw.dtype, NPK_U8);
@@ -322,7 +326,8 @@ static void test_tensor_conversion(void **state)
     assert_int_equal(l8->data_type, NPK_ETPU_SIGNED_FIXED_POINT8);
     assert_int_equal(l16->data_type, NPK_ETPU_SIGNED_FIXED_POINT16);
     /* The TFLite zero points are the layer's minus the offset. */
-    const npk_tfl_tensor *t8 = npk_etpu_layer_tensor(&f.m, l8), *t16 = npk_etpu_layer_tensor(&f.m, l16);
+    const npk_tfl_tensor *t8 = npk_etpu_layer_tensor(&f.m, l8),
+                         *t16 = npk_etpu_layer_tensor(&f.m, l16);
     assert_non_null(t8);
     assert_non_null(t16);
     assert_int_equal(t8->q.zero_point[0] + 128, l8->zero_point);
@@ -371,10 +376,10 @@ static void test_tensor_conversion(void **state)
 int main(void)
 {
     const struct CMUnitTest tests[] = {
-        cmocka_unit_test(test_dense_sequence),       cmocka_unit_test(test_set_weights_not_skipped),
-        cmocka_unit_test(test_split_concat),         cmocka_unit_test(test_lstm),
-        cmocka_unit_test(test_chunk_boundaries),     cmocka_unit_test(test_relayout_and_dequant),
-        cmocka_unit_test(test_synthetic),            cmocka_unit_test(test_tensor_conversion),
+        cmocka_unit_test(test_dense_sequence),   cmocka_unit_test(test_set_weights_not_skipped),
+        cmocka_unit_test(test_split_concat),     cmocka_unit_test(test_lstm),
+        cmocka_unit_test(test_chunk_boundaries), cmocka_unit_test(test_relayout_and_dequant),
+        cmocka_unit_test(test_synthetic),        cmocka_unit_test(test_tensor_conversion),
     };
     return cmocka_run_group_tests(tests, NULL, NULL);
 }
