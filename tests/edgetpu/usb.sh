@@ -87,6 +87,10 @@ for v in 10 62 64; do
     [ ! -e "$tmp/gone.npy" ] || fail "partial output after the device vanished"
 done
 
+# npukit info says whether the runtime can run a model.
+"$npk" info "$fx/split_concat_edgetpu.tflite" | grep -q "usb_runtime: runnable: 3 inputs, 5 outputs, 5 output steps" || fail "info usb_runtime"
+"$npk" info "$fx/keras_lstm_mnist_ptq_edgetpu.tflite" | grep -q "0 output steps, hints not fully deterministic" || fail "info lstm usb_runtime"
+
 # split_concat: named and positional inputs; five outputs by name.
 "$npk" tensor random --shape 1,8,8,3 --dtype f32 --seed 1 -o "$tmp/a.npy"
 "$npk" tensor random --shape 1,8,8,1 --dtype f32 --seed 2 -o "$tmp/b.npy"
