@@ -76,6 +76,12 @@ step "$npk" edgetpu set-weights "$out/demo_edgetpu.tflite" --weights "$out/demo_
 step "$npk" tensor random --shape 4,256 --dtype f32 --seed 4 -o "$out/demo_edgetpu_x.npy"
 step "$npk" edgetpu matmul "$out/demo_new_edgetpu.tflite" --input "$out/demo_edgetpu_x.npy" -o "$out/demo_edgetpu_y.npy"
 step "$npk" tensor info "$out/demo_edgetpu_y.npy"
+# The USB runtime on the emulated accelerator (protocol-checked; its answer is the CPU
+# reference's), then whatever accelerators are plugged in (none is fine).
+step "$npk" tensor random --shape 256 --dtype f32 --seed 5 -o "$out/demo_edgetpu_x1.npy"
+step "$npk" edgetpu run "$out/demo_new_edgetpu.tflite" --input "$out/demo_edgetpu_x1.npy" -o "$out/demo_edgetpu_y1.npy" --device emu --repeat 3
+step "$npk" tensor info "$out/demo_edgetpu_y1.npy"
+step "$npk" edgetpu devices
 # --- end edgetpu ---
 
 step "$npk" info "$out"/*
