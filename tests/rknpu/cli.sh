@@ -149,7 +149,7 @@ for c in p["core_ranges"]:
         w104, w105 = struct.unpack_from("<2Q", reg, off + 104 * 8)
         if i + 1 < n:
             assert w104 >> 48 == 0x0101 and w104 & 0xFFFF == 0x0010
-            assert w105 == 0x0101000000340014
+            assert w105 == 0x0101000000350014  # amount 53: the whole next stream
             addr = (w104 >> 16) & 0xFFFFFFFF
         else:
             assert w104 == 0 and w105 == 0x0101000000000014
