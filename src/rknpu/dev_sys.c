@@ -180,9 +180,11 @@ npk_status npk_rk_devices_list(const npk_rk_sys *sys, const char *const *dirs,
         char names[64][64];
         size_t nn = 0;
         struct dirent *de;
-        while ((de = readdir(dir)) && nn < 64)
-            if (node_name(de->d_name) && strlen(de->d_name) < sizeof names[0])
-                snprintf(names[nn++], sizeof names[0], "%s", de->d_name);
+        while ((de = readdir(dir)) && nn < 64) {
+            size_t len = strlen(de->d_name);
+            if (node_name(de->d_name) && len < sizeof names[0])
+                memcpy(names[nn++], de->d_name, len + 1);
+        }
         closedir(dir);
         for (size_t a = 1; a < nn; a++)
             for (size_t b = a; b > 0 && strcmp(names[b - 1], names[b]) > 0; b--) {
