@@ -181,6 +181,20 @@ static void bench_emulator(npk_bench *b)
                    npk_rk_emu_kernel(a.emu));
     npk_bench_report_rate(b, "rknpu emulator: fp16 matmul 256x512x128 (one task)", flops, "FLOP/s",
                           npk_bench_time(b, emu_task, &a), peer_name, peer, 0.25);
+    /* The same task with the portable kernel (what hosts without AVX2 get). */
+    npk_rk_emu *fast = a.emu, *slow = NULL;
+    npk_rk_emu_opts po = {3, 0, true};
+    if (!npk_rk_emu_create(&po, &slow, NULL)) {
+        npk_rk_emu_map(slow, 0x10000000, a.in, EM * EK * 2, NULL);
+        npk_rk_emu_map(slow, 0x20000000, a.wt, EK * EN * 2, NULL);
+        npk_rk_emu_map(slow, 0x30000000, a.out, EM * EN * 4, NULL);
+        npk_rk_emu_map(slow, 0x00100000, a.stream, 112 * 8, NULL);
+        a.emu = slow;
+        npk_bench_report_rate(b, "rknpu emulator: the same, portable kernel", flops, "FLOP/s",
+                              npk_bench_time(b, emu_task, &a), peer_name, peer, 0);
+        a.emu = fast;
+        npk_rk_emu_destroy(slow);
+    }
     npk_bench_report_rate(b, "rknpu emulator: run-matmul end to end (plan, layout, run, read back)",
                           flops, "FLOP/s", npk_bench_time(b, emu_end_to_end, &a), peer_name, peer,
                           0);
