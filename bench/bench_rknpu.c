@@ -176,8 +176,9 @@ static void bench_emulator(npk_bench *b)
 #else
     npk_bench_note(b, "rknpu emulator: built without OpenBLAS; no peer figure");
 #endif
-    npk_bench_note(b, "rknpu emulator: fp16 256x512x128 (fp32 accumulation), %s kernel; FLOP = "
-                      "2MKN",
+    npk_bench_note(b,
+                   "rknpu emulator: fp16 256x512x128 (fp32 accumulation), %s kernel; FLOP = "
+                   "2MKN",
                    npk_rk_emu_kernel(a.emu));
     npk_bench_report_rate(b, "rknpu emulator: fp16 matmul 256x512x128 (one task)", flops, "FLOP/s",
                           npk_bench_time(b, emu_task, &a), peer_name, peer, 0.25);

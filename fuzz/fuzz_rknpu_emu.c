@@ -45,7 +45,14 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
         npk_rknpu_submit s;
         memset(&s, 0, sizeof s);
         for (int i = 0; i < 4; i++)
-            rec[i] = (npk_rknpu_task){0, 0, 0x0D, 0x300, 0x1FFFF, 0, amount + (uint32_t)i, 0,
+            rec[i] = (npk_rknpu_task){0,
+                                      0,
+                                      0x0D,
+                                      0x300,
+                                      0x1FFFF,
+                                      0,
+                                      amount + (uint32_t)i,
+                                      0,
                                       SADDR + 0x400u * (uint32_t)i};
         s.flags = 1;
         s.task_number = tasks;

@@ -125,13 +125,14 @@ int rknpu_cmd_run_matmul(int argc, char **argv)
             goto done;
         }
         printf("check: max abs error %.6g, max rel error %.6g (%s)\n", chk.max_abs, chk.max_rel,
-               dt == NPK_RK_INT8 ? "int8: exact"
+               dt == NPK_RK_INT8   ? "int8: exact"
                : dt == NPK_RK_FP16 ? "bound: fp32 accumulation"
                                    : "bound: fp32 accumulation + fp16 rounding");
         if (chk.bad) {
-            printf("check: FAILED: %zu of %llu elements outside their bound (worst C[%llu][%llu])\n",
-                   chk.bad, (unsigned long long)ro.m * ro.n,
-                   (unsigned long long)(chk.worst / ro.n), (unsigned long long)(chk.worst % ro.n));
+            printf(
+                "check: FAILED: %zu of %llu elements outside their bound (worst C[%llu][%llu])\n",
+                chk.bad, (unsigned long long)ro.m * ro.n, (unsigned long long)(chk.worst / ro.n),
+                (unsigned long long)(chk.worst % ro.n));
             rc = CLI_PROBLEMS;
         } else {
             printf("check: ok\n");

@@ -62,8 +62,8 @@ extern const char *const npk_rk_default_dev_dirs[];
  * (DRM_IOCTL_VERSION). Nodes of other drivers and nodes that cannot be
  * opened are left out. dirs: NULL-terminated, NULL for the defaults;
  * sys: NULL for the real calls. No node found is not an error. */
-npk_status npk_rk_devices_list(const npk_rk_sys *sys, const char *const *dirs,
-                               npk_rk_devnode *out, size_t cap, size_t *count, npk_error *err);
+npk_status npk_rk_devices_list(const npk_rk_sys *sys, const char *const *dirs, npk_rk_devnode *out,
+                               size_t cap, size_t *count, npk_error *err);
 
 /* ---- devices ---- */
 

@@ -110,8 +110,8 @@ static void release_all(npk_rk_device *d, dev_buf *bufs)
         if (bufs[i].live) d->ops->release(d, &bufs[i]);
 }
 
-static npk_status write_inputs(npk_rk_device *d, const npk_rk_plan *p, dev_buf *bufs,
-                               const void *a, const void *b, npk_error *err)
+static npk_status write_inputs(npk_rk_device *d, const npk_rk_plan *p, dev_buf *bufs, const void *a,
+                               const void *b, npk_error *err)
 {
     npk_status st;
     unsigned es = npk_rk_dtype_in_size(p->opts.dtype);
@@ -169,8 +169,10 @@ npk_status npk_rk_run_matmul(npk_rk_device *d, const npk_rk_run_opts *o, const v
     }
     if (bufs[BUF_REGCMD].dma % NPK_RK_STREAM_ALIGN) {
         release_all(d, bufs);
-        return npk_fail(err, NPK_E_DEVICE, "the driver placed the regcmd buffer at 0x%08x, not "
-                        "%d-byte aligned", bufs[BUF_REGCMD].dma, NPK_RK_STREAM_ALIGN);
+        return npk_fail(err, NPK_E_DEVICE,
+                        "the driver placed the regcmd buffer at 0x%08x, not "
+                        "%d-byte aligned",
+                        bufs[BUF_REGCMD].dma, NPK_RK_STREAM_ALIGN);
     }
     po.input_addr = bufs[BUF_INPUT].dma;
     po.weight_addr = bufs[BUF_WEIGHTS].dma;

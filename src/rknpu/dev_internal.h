@@ -41,7 +41,7 @@ struct npk_rk_device {
     char name[320];
     const npk_rk_sys *sys;
     int fd;
-    npk_rk_emu *emu;  /* emulator device */
+    npk_rk_emu *emu;   /* emulator device */
     uint32_t next_dma; /* emulator device: bump allocator */
 };
 
@@ -61,7 +61,6 @@ int dev_drm_version(const npk_rk_sys *sys, int fd, npk_rk_devnode *n);
 npk_status dev_open_node(const npk_rk_open_opts *o, npk_rk_devkind kind, npk_rk_device *d,
                          npk_error *err);
 /* mmap a buffer through the table (read/write, shared). */
-npk_status dev_map(npk_rk_device *d, dev_buf *b, uint64_t offset, const char *what,
-                   npk_error *err);
+npk_status dev_map(npk_rk_device *d, dev_buf *b, uint64_t offset, const char *what, npk_error *err);
 
 #endif

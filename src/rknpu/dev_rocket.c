@@ -13,8 +13,7 @@
 
 #define PREP_TIMEOUT_NS 10000000000ll /* 10 s: the driver's job timeout is 500 ms per job */
 
-static npk_status r_alloc(npk_rk_device *d, dev_buf *b, uint64_t size, dev_use use,
-                          npk_error *err)
+static npk_status r_alloc(npk_rk_device *d, dev_buf *b, uint64_t size, dev_use use, npk_error *err)
 {
     (void)use;
     if (size > UINT32_MAX)
@@ -24,7 +23,8 @@ static npk_status r_alloc(npk_rk_device *d, dev_buf *b, uint64_t size, dev_use u
     memset(&cb, 0, sizeof cb);
     cb.size = (uint32_t)size;
     char what[80];
-    snprintf(what, sizeof what, "DRM_IOCTL_ROCKET_CREATE_BO (%llu bytes)", (unsigned long long)size);
+    snprintf(what, sizeof what, "DRM_IOCTL_ROCKET_CREATE_BO (%llu bytes)",
+             (unsigned long long)size);
     npk_status st = dev_ioctl(d, NPK_ROCKET_IOCTL_CREATE_BO, &cb, what, err);
     if (st) return st;
     b->handle = cb.handle;
@@ -96,8 +96,7 @@ static npk_status r_run(npk_rk_device *d, const npk_rk_plan *p, dev_buf *bufs, n
     s.job_count = (uint32_t)p->cores;
     s.job_struct_size = sizeof(npk_rocket_job);
     char what[96];
-    snprintf(what, sizeof what, "DRM_IOCTL_ROCKET_SUBMIT (%d jobs, %zu tasks)", p->cores,
-             p->count);
+    snprintf(what, sizeof what, "DRM_IOCTL_ROCKET_SUBMIT (%d jobs, %zu tasks)", p->cores, p->count);
     npk_status st = dev_ioctl(d, NPK_ROCKET_IOCTL_SUBMIT, &s, what, err);
     free(tasks);
     return st;

@@ -30,8 +30,7 @@ static int real_ioctl(void *ctx, int fd, unsigned long req, void *arg)
     (void)ctx;
     return ioctl(fd, req, arg);
 }
-static void *real_mmap(void *ctx, void *addr, size_t len, int prot, int flags, int fd,
-                       int64_t off)
+static void *real_mmap(void *ctx, void *addr, size_t len, int prot, int flags, int fd, int64_t off)
 {
     (void)ctx;
     return mmap(addr, len, prot, flags, fd, (off_t)off);
@@ -41,9 +40,9 @@ static int real_munmap(void *ctx, void *addr, size_t len)
     (void)ctx;
     return munmap(addr, len);
 }
-#define OPEN_FLAGS (O_RDWR | O_CLOEXEC)
-#define MAP_PROT   (PROT_READ | PROT_WRITE)
-#define MAP_FLAGS  MAP_SHARED
+#define OPEN_FLAGS     (O_RDWR | O_CLOEXEC)
+#define MAP_PROT       (PROT_READ | PROT_WRITE)
+#define MAP_FLAGS      MAP_SHARED
 #define MAP_FAILED_PTR MAP_FAILED
 #else
 static int real_open(void *ctx, const char *path, int flags)
@@ -63,8 +62,7 @@ static int real_ioctl(void *ctx, int fd, unsigned long req, void *arg)
     errno = ENOSYS;
     return -1;
 }
-static void *real_mmap(void *ctx, void *addr, size_t len, int prot, int flags, int fd,
-                       int64_t off)
+static void *real_mmap(void *ctx, void *addr, size_t len, int prot, int flags, int fd, int64_t off)
 {
     (void)ctx, (void)addr, (void)len, (void)prot, (void)flags, (void)fd, (void)off;
     errno = ENOSYS;
@@ -81,8 +79,8 @@ static int real_munmap(void *ctx, void *addr, size_t len)
 #define MAP_FAILED_PTR ((void *)-1)
 #endif
 
-static const npk_rk_sys real_sys = {real_open, real_close, real_ioctl, real_mmap, real_munmap,
-                                    NULL};
+static const npk_rk_sys real_sys = {real_open, real_close,  real_ioctl,
+                                    real_mmap, real_munmap, NULL};
 
 const npk_rk_sys *npk_rk_sys_default(void)
 {
@@ -103,8 +101,7 @@ npk_status dev_ioctl(npk_rk_device *d, unsigned long req, void *arg, const char 
                     what, strerror(e), req);
 }
 
-npk_status dev_map(npk_rk_device *d, dev_buf *b, uint64_t offset, const char *what,
-                   npk_error *err)
+npk_status dev_map(npk_rk_device *d, dev_buf *b, uint64_t offset, const char *what, npk_error *err)
 {
     if (b->size > SIZE_MAX) return npk_fail(err, NPK_E_LIMIT, "%s: too large to map", what);
     void *p = d->sys->mmap(d->sys->ctx, NULL, (size_t)b->size, MAP_PROT, MAP_FLAGS, d->fd,
@@ -132,8 +129,7 @@ int dev_drm_version(const npk_rk_sys *sys, int fd, npk_rk_devnode *n)
     v.desc_len = sizeof n->desc - 1;
     if (sys->ioctl(sys->ctx, fd, NPK_DRM_IOCTL_VERSION, &v) != 0) return -1;
     /* The kernel reports the full lengths; what it copied is clipped. */
-    n->driver[sizeof n->driver - 1] = n->date[sizeof n->date - 1] =
-        n->desc[sizeof n->desc - 1] = 0;
+    n->driver[sizeof n->driver - 1] = n->date[sizeof n->date - 1] = n->desc[sizeof n->desc - 1] = 0;
     n->major = v.version_major;
     n->minor = v.version_minor;
     n->patch = v.version_patchlevel;
@@ -142,9 +138,12 @@ int dev_drm_version(const npk_rk_sys *sys, int fd, npk_rk_devnode *n)
 
 static bool kind_of_driver(const char *driver, npk_rk_devkind *k)
 {
-    if (!strcmp(driver, "rknpu")) *k = NPK_RK_DEV_RKNPU;
-    else if (!strcmp(driver, "rocket")) *k = NPK_RK_DEV_ROCKET;
-    else return false;
+    if (!strcmp(driver, "rknpu"))
+        *k = NPK_RK_DEV_RKNPU;
+    else if (!strcmp(driver, "rocket"))
+        *k = NPK_RK_DEV_ROCKET;
+    else
+        return false;
     return true;
 }
 
@@ -165,8 +164,8 @@ static bool node_name(const char *name)
     return !strncmp(name, "card", 4) || !strncmp(name, "renderD", 7) || !strncmp(name, "accel", 5);
 }
 
-npk_status npk_rk_devices_list(const npk_rk_sys *sys, const char *const *dirs,
-                               npk_rk_devnode *out, size_t cap, size_t *count, npk_error *err)
+npk_status npk_rk_devices_list(const npk_rk_sys *sys, const char *const *dirs, npk_rk_devnode *out,
+                               size_t cap, size_t *count, npk_error *err)
 {
     (void)err;
     *count = 0;

@@ -9,8 +9,7 @@
 #include "dev_internal.h"
 #include "npukit/rknpu_uapi.h"
 
-static npk_status v_alloc(npk_rk_device *d, dev_buf *b, uint64_t size, dev_use use,
-                          npk_error *err)
+static npk_status v_alloc(npk_rk_device *d, dev_buf *b, uint64_t size, dev_use use, npk_error *err)
 {
     npk_rknpu_mem_create mc;
     memset(&mc, 0, sizeof mc);

@@ -261,9 +261,8 @@ static npk_status fetch_and_run(npk_rk_emu *e, int core, uint32_t addr, uint32_t
                     return emu_fail(&w, err, NPK_E_UNSUPPORTED,
                                     "%s = 1 in a stream is not modelled",
                                     emu_field_name(NPK_RKF_PC_BASE_ADDRESS_PC_SEL, fn, sizeof fn));
-                fr->next_addr = npk_rk_field_extract(NPK_RKF_PC_BASE_ADDRESS_PC_SOURCE_ADDR,
-                                                     en.value)
-                                << 4;
+                fr->next_addr =
+                    npk_rk_field_extract(NPK_RKF_PC_BASE_ADDRESS_PC_SOURCE_ADDR, en.value) << 4;
                 fr->chain = fr->next_addr != 0;
             } else if (en.reg == NPK_RKR_PC_REGISTER_AMOUNTS) {
                 if (en.value & ~npk_rk_field_mask(NPK_RKF_PC_REGISTER_AMOUNTS_PC_DATA_AMOUNT))
@@ -303,8 +302,9 @@ static npk_status run_core(npk_rk_emu *e, int core, uint32_t addr, uint32_t amou
                         e->o.cores == 1 ? "" : "s");
     uint32_t max_tasks = npk_rk_field_max(NPK_RKF_PC_TASK_CON_TASK_NUMBER);
     if (task_number < 1 || task_number > max_tasks)
-        return npk_fail(err, NPK_E_ARG, "core %d: task number %u (PC_TASK_CON.TASK_NUMBER is 1..%u)",
-                        core, task_number, max_tasks);
+        return npk_fail(err, NPK_E_ARG,
+                        "core %d: task number %u (PC_TASK_CON.TASK_NUMBER is 1..%u)", core,
+                        task_number, max_tasks);
     if (amount > npk_rk_field_max(NPK_RKF_PC_REGISTER_AMOUNTS_PC_DATA_AMOUNT))
         return npk_fail(err, NPK_E_ARG, "core %d: PC data amount %u does not fit PC_DATA_AMOUNT",
                         core, amount);

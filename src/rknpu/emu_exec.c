@@ -103,7 +103,8 @@ static npk_status run_int(npk_rk_emu *e, const emu_task *t, uint32_t *c, const e
     /* [N/32][K/32][32 kernels][32 channels] -> B[k][n]. */
     for (size_t n = 0; n < N; n++)
         for (size_t k = 0; k < K; k++)
-            b[k * N + n] = (int8_t)t->wt[(n / 32) * 32 * K + (k / 32) * 1024 + (n % 32) * 32 + k % 32];
+            b[k * N + n] =
+                (int8_t)t->wt[(n / 32) * 32 * K + (k / 32) * 1024 + (n % 32) * 32 + k % 32];
     for (size_t p = 0; p < P; p++) {
         uint32_t *row = c + p * N;
         memset(row, 0, N * sizeof *row);
@@ -183,7 +184,8 @@ npk_status emu_execute(npk_rk_emu *e, const emu_task *t, const emu_where *w, npk
         float *c = cbuf;
         if (stages)
             for (size_t i = 0; i < P * N; i++)
-                c[i] = stage_fp(&t->ew, true, stage_fp(&t->bn, false, stage_fp(&t->bs, false, c[i])));
+                c[i] =
+                    stage_fp(&t->ew, true, stage_fp(&t->bn, false, stage_fp(&t->bs, false, c[i])));
         for (size_t p = 0; p < P; p++)
             for (size_t n = 0; n < N; n += c2o) {
                 uint8_t *d = t->out + out_offset(t, p, n);
@@ -205,8 +207,9 @@ npk_status emu_execute(npk_rk_emu *e, const emu_task *t, const emu_where *w, npk
                 uint8_t *d = t->out + out_offset(t, p, n);
                 for (unsigned j = 0; j < c2o; j++) {
                     int64_t x = (int32_t)c[p * N + n + j];
-                    if (stages) x = stage_int(&t->ew, true, stage_int(&t->bn, false,
-                                                                      stage_int(&t->bs, false, x)));
+                    if (stages)
+                        x = stage_int(&t->ew, true,
+                                      stage_int(&t->bn, false, stage_int(&t->bs, false, x)));
                     npk_st32le(d + 4 * j, (uint32_t)(int32_t)x);
                 }
             }

@@ -31,9 +31,8 @@ static void tile_portable(size_t kc, const float *a, const float *b, float *c, s
 #include <immintrin.h>
 #define HAVE_AVX2_PATH 1
 
-__attribute__((target("avx2,fma"))) static void tile_avx2(size_t kc, const float *a,
-                                                          const float *b, float *c, size_t ldc,
-                                                          bool first)
+__attribute__((target("avx2,fma"))) static void tile_avx2(size_t kc, const float *a, const float *b,
+                                                          float *c, size_t ldc, bool first)
 {
     __m256 c00, c01, c10, c11, c20, c21, c30, c31, c40, c41, c50, c51;
     if (first) {

@@ -52,8 +52,8 @@ struct npk_rk_emu {
 
 /* A DPU stage (BS, BN or EW) as the registers program it. */
 typedef struct emu_stage {
-    bool on;         /* not bypassed as a whole */
-    bool add, mul;   /* ALU add / multiply by a register operand */
+    bool on;          /* not bypassed as a whole */
+    bool add, mul;    /* ALU add / multiply by a register operand */
     bool relu, relux; /* ReLU, optionally clamped from above */
     uint32_t add_op;  /* fp32 bits or int32 */
     uint32_t mul_op;  /* fp16 bits or int16 (BS/BN); fp32 bits or int32 (EW) */
@@ -63,11 +63,11 @@ typedef struct emu_stage {
 
 /* One task, decoded and checked from the registers. */
 typedef struct emu_task {
-    bool fp;           /* fp16 in, fp32 processing; else int8 in, int32 */
-    unsigned in_size;  /* bytes per input element: 2 or 1 */
-    uint32_t w, h, c;  /* input cube */
-    uint32_t n;        /* kernels = output channels */
-    uint32_t in_addr;  /* FEATURE_DATA_ADDR */
+    bool fp;          /* fp16 in, fp32 processing; else int8 in, int32 */
+    unsigned in_size; /* bytes per input element: 2 or 1 */
+    uint32_t w, h, c; /* input cube */
+    uint32_t n;       /* kernels = output channels */
+    uint32_t in_addr; /* FEATURE_DATA_ADDR */
     uint64_t line_pitch, surf_pitch, in_span;
     uint32_t wt_addr; /* DCOMP_ADDR0 */
     uint64_t wt_span;

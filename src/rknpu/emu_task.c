@@ -47,19 +47,27 @@ typedef struct stage_fields {
     npk_rk_field alu_op, mul_op, shift, cmp;
 } stage_fields;
 
-static const stage_fields bs_fields = {
-    NPK_RKF_DPU_BS_CFG_BS_BYPASS,         NPK_RKF_DPU_BS_CFG_BS_ALU_BYPASS,
-    NPK_RKF_DPU_BS_CFG_BS_ALU_ALGO,       NPK_RKF_DPU_BS_CFG_BS_MUL_BYPASS,
-    NPK_RKF_DPU_BS_CFG_BS_RELU_BYPASS,    NPK_RKF_DPU_BS_CFG_BS_RELUX_EN,
-    NPK_RKF_DPU_BS_ALU_CFG_BS_ALU_OPERAND, NPK_RKF_DPU_BS_MUL_CFG_BS_MUL_OPERAND,
-    NPK_RKF_DPU_BS_MUL_CFG_BS_MUL_SHIFT_VALUE, NPK_RKF_DPU_BS_RELUX_CMP_VALUE_BS_RELUX_CMP_DAT};
+static const stage_fields bs_fields = {NPK_RKF_DPU_BS_CFG_BS_BYPASS,
+                                       NPK_RKF_DPU_BS_CFG_BS_ALU_BYPASS,
+                                       NPK_RKF_DPU_BS_CFG_BS_ALU_ALGO,
+                                       NPK_RKF_DPU_BS_CFG_BS_MUL_BYPASS,
+                                       NPK_RKF_DPU_BS_CFG_BS_RELU_BYPASS,
+                                       NPK_RKF_DPU_BS_CFG_BS_RELUX_EN,
+                                       NPK_RKF_DPU_BS_ALU_CFG_BS_ALU_OPERAND,
+                                       NPK_RKF_DPU_BS_MUL_CFG_BS_MUL_OPERAND,
+                                       NPK_RKF_DPU_BS_MUL_CFG_BS_MUL_SHIFT_VALUE,
+                                       NPK_RKF_DPU_BS_RELUX_CMP_VALUE_BS_RELUX_CMP_DAT};
 
-static const stage_fields bn_fields = {
-    NPK_RKF_DPU_BN_CFG_BN_BYPASS,         NPK_RKF_DPU_BN_CFG_BN_ALU_BYPASS,
-    NPK_RKF_DPU_BN_CFG_BN_ALU_ALGO,       NPK_RKF_DPU_BN_CFG_BN_MUL_BYPASS,
-    NPK_RKF_DPU_BN_CFG_BN_RELU_BYPASS,    NPK_RKF_DPU_BN_CFG_BN_RELUX_EN,
-    NPK_RKF_DPU_BN_ALU_CFG_BN_ALU_OPERAND, NPK_RKF_DPU_BN_MUL_CFG_BN_MUL_OPERAND,
-    NPK_RKF_DPU_BN_MUL_CFG_BN_MUL_SHIFT_VALUE, NPK_RKF_DPU_BN_RELUX_CMP_VALUE_BN_RELUX_CMP_DAT};
+static const stage_fields bn_fields = {NPK_RKF_DPU_BN_CFG_BN_BYPASS,
+                                       NPK_RKF_DPU_BN_CFG_BN_ALU_BYPASS,
+                                       NPK_RKF_DPU_BN_CFG_BN_ALU_ALGO,
+                                       NPK_RKF_DPU_BN_CFG_BN_MUL_BYPASS,
+                                       NPK_RKF_DPU_BN_CFG_BN_RELU_BYPASS,
+                                       NPK_RKF_DPU_BN_CFG_BN_RELUX_EN,
+                                       NPK_RKF_DPU_BN_ALU_CFG_BN_ALU_OPERAND,
+                                       NPK_RKF_DPU_BN_MUL_CFG_BN_MUL_OPERAND,
+                                       NPK_RKF_DPU_BN_MUL_CFG_BN_MUL_SHIFT_VALUE,
+                                       NPK_RKF_DPU_BN_RELUX_CMP_VALUE_BN_RELUX_CMP_DAT};
 
 /* ALU algorithm codes as in NVDLA's SDP (0 max, 1 min, 2 sum); Mesa uses 2
  * for its bias add. Only the add is modelled. */
@@ -125,8 +133,7 @@ static npk_status decode_cna(const emu_core *c, const emu_where *w, emu_task *t,
     uint32_t in = fv(c, NPK_RKF_CNA_CONV_CON1_IN_PRECISION);
     if (in != NPK_RK_PREC_INT8 && in != NPK_RK_PREC_FP16)
         return bad(c, w, NPK_RKF_CNA_CONV_CON1_IN_PRECISION, err,
-                   "is not modelled (int8 %d and fp16 %d are)", NPK_RK_PREC_INT8,
-                   NPK_RK_PREC_FP16);
+                   "is not modelled (int8 %d and fp16 %d are)", NPK_RK_PREC_INT8, NPK_RK_PREC_FP16);
     if ((st = expect(c, w, NPK_RKF_CNA_CONV_CON1_PROC_PRECISION, in, "IN_PRECISION", err)))
         return st;
     t->fp = in == NPK_RK_PREC_FP16;
@@ -155,8 +162,7 @@ static npk_status decode_cna(const emu_core *c, const emu_where *w, emu_task *t,
     /* Weights: N kernels of 1x1xC in the packed layout at DCOMP_ADDR0. */
     t->n = fv(c, NPK_RKF_CNA_WEIGHT_SIZE2_WEIGHT_KERNELS);
     t->group = t->fp ? 16 : 32;
-    if (!t->n)
-        return bad(c, w, NPK_RKF_CNA_WEIGHT_SIZE2_WEIGHT_KERNELS, err, "(no kernels)");
+    if (!t->n) return bad(c, w, NPK_RKF_CNA_WEIGHT_SIZE2_WEIGHT_KERNELS, err, "(no kernels)");
     if (t->n % t->group)
         return bad(c, w, NPK_RKF_CNA_WEIGHT_SIZE2_WEIGHT_KERNELS, err,
                    "is not a multiple of the %u-kernel weight group of this precision: not "
@@ -234,8 +240,8 @@ static npk_status decode_core_dpu(const emu_core *c, uint32_t enable, const emu_
     if ((st = expect(c, w, NPK_RKF_CORE_MISC_CFG_PROC_PRECISION, p, "the CNA precision", err)) ||
         (st = expect(c, w, NPK_RKF_CORE_DATAOUT_SIZE_0_DATAOUT_HEIGHT, t->h - 1,
                      "DATAIN_HEIGHT - 1", err)) ||
-        (st = expect(c, w, NPK_RKF_CORE_DATAOUT_SIZE_0_DATAOUT_WIDTH, t->w - 1,
-                     "DATAIN_WIDTH - 1", err)) ||
+        (st = expect(c, w, NPK_RKF_CORE_DATAOUT_SIZE_0_DATAOUT_WIDTH, t->w - 1, "DATAIN_WIDTH - 1",
+                     err)) ||
         (st = expect(c, w, NPK_RKF_CORE_DATAOUT_SIZE_1_DATAOUT_CHANNEL, t->n - 1,
                      "WEIGHT_KERNELS - 1", err)) ||
         (st = expect(c, w, NPK_RKF_DPU_DATA_FORMAT_IN_PRECISION, p, "the CNA precision", err)) ||
@@ -266,8 +272,8 @@ static npk_status decode_core_dpu(const emu_core *c, uint32_t enable, const emu_
     /* Output precision and conversion: fp32 processing writes fp32, or fp16
      * with FP32TOFP16_EN; int32 processing writes int32. */
     uint32_t out = fv(c, NPK_RKF_DPU_DATA_FORMAT_OUT_PRECISION);
-    bool ok = t->fp ? (out == NPK_RK_PREC_FP32 || out == NPK_RK_PREC_FP16)
-                    : out == NPK_RK_PREC_INT32;
+    bool ok =
+        t->fp ? (out == NPK_RK_PREC_FP32 || out == NPK_RK_PREC_FP16) : out == NPK_RK_PREC_INT32;
     if (!ok)
         return bad(c, w, NPK_RKF_DPU_DATA_FORMAT_OUT_PRECISION, err,
                    "is not modelled for %s input (only %s)", t->fp ? "fp16" : "int8",

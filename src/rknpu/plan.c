@@ -146,8 +146,8 @@ npk_status npk_rk_plan_make(const npk_rk_plan_opts *o, npk_rk_plan *p, npk_error
     if (o->form != NPK_RK_FORM_VENDOR && o->form != NPK_RK_FORM_ROCKET)
         return npk_fail(err, NPK_E_ARG, "unknown stream form %d", (int)o->form);
     size_t entries = npk_rk_form_entries(o->form);
-    uint64_t stride = (entries * 8 + NPK_RK_STREAM_ALIGN - 1) &
-                      ~(uint64_t)(NPK_RK_STREAM_ALIGN - 1);
+    uint64_t stride =
+        (entries * 8 + NPK_RK_STREAM_ALIGN - 1) & ~(uint64_t)(NPK_RK_STREAM_ALIGN - 1);
     if ((st = check_span("input", o->input_addr, p->input_bytes, err)) ||
         (st = check_span("weight", o->weight_addr, p->weight_bytes, err)) ||
         (st = check_span("output", o->output_addr, p->output_bytes, err)) ||

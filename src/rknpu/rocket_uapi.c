@@ -32,7 +32,7 @@ _Static_assert(sizeof(npk_drm_version) == 3 * sizeof(int) + (sizeof(size_t) == 8
 _Static_assert(offsetof(npk_drm_version, name_len) == (sizeof(size_t) == 8 ? 16 : 12),
                "drm_version.name_len");
 
-#define W NPK_IOC_WRITE
+#define W  NPK_IOC_WRITE
 #define RW (NPK_IOC_READ | NPK_IOC_WRITE)
 _Static_assert(NPK_ROCKET_IOCTL_CREATE_BO ==
                    NPK_IOC(RW, 'd', NPK_DRM_COMMAND_BASE + 0, sizeof(npk_rocket_create_bo)),

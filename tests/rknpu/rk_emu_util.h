@@ -20,8 +20,8 @@ typedef struct rk_mats {
     npk_rk_dtype dt;
     uint16_t *a16, *b16;
     int8_t *a8, *b8;
-    double *ref;  /* M x N exact products (fp16 inputs are exact in double) */
-    double *mag;  /* M x N sum of |a.b|, for error bounds */
+    double *ref; /* M x N exact products (fp16 inputs are exact in double) */
+    double *mag; /* M x N sum of |a.b|, for error bounds */
 } rk_mats;
 
 /* integer: fp16 values are small integers (so fp32 sums are exact). */

@@ -335,7 +335,8 @@ static inline int fk_rknpu_submit(fake_kernel *k, void *arg)
         uint32_t regcfg_amount = fk_rd32(first, 24);
         uint64_t regcmd = fk_rd64(first, 32);
         uint32_t amount = (regcfg_amount + 4 + 2 - 1) / 2 - 1;
-        if (k->nruns < 32) k->runs[k->nruns++] = (fk_core_run){core, (uint32_t)regcmd, amount, number};
+        if (k->nruns < 32)
+            k->runs[k->nruns++] = (fk_core_run){core, (uint32_t)regcmd, amount, number};
         npk_error err = {0};
         npk_rk_emu_stats_clear(k->emu);
         if (npk_rk_emu_run_core(k->emu, core, (uint32_t)regcmd, amount, number, &err)) {
@@ -396,8 +397,10 @@ static inline int fk_rknpu_ioctl(fake_kernel *k, int node, unsigned long req, vo
         /* Only cacheable buffers can be synced (unverified against a board). */
         if (!b || !(b->flags & 0x2) || off + size > b->size || (f != 1 && f != 2))
             return fk_err(EINVAL);
-        if (f == 1) k->syncs_to++;
-        else k->syncs_from++;
+        if (f == 1)
+            k->syncs_to++;
+        else
+            k->syncs_from++;
         return 0;
     }
     case FK_RKNPU_SUBMIT: return fk_rknpu_submit(k, arg);

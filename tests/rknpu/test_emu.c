@@ -51,8 +51,8 @@ static void world_make(world *w, const npk_rk_matmul *mm, npk_rk_form form, bool
     assert_int_equal(npk_rk_matmul_stream_form(mm, form, w->stream, &err), NPK_OK);
     assert_int_equal(npk_rk_emu_map(w->emu, mm->input_addr, w->in, (size_t)mm->m * mm->k * b, &err),
                      NPK_OK);
-    assert_int_equal(npk_rk_emu_map(w->emu, mm->weight_addr, w->wt, (size_t)mm->k * mm->n * b, &err),
-                     NPK_OK);
+    assert_int_equal(
+        npk_rk_emu_map(w->emu, mm->weight_addr, w->wt, (size_t)mm->k * mm->n * b, &err), NPK_OK);
     assert_int_equal(npk_rk_emu_map(w->emu, mm->output_addr, w->out, w->out_bytes, &err), NPK_OK);
     assert_int_equal(npk_rk_emu_map(w->emu, STREAM_ADDR, w->sbuf, (w->entries + 2) * 8, &err),
                      NPK_OK);
@@ -188,12 +188,11 @@ static void test_rocket_form(void **state)
 
 /* ---- plans: many tasks, chained per core, 1 to 3 cores ---- */
 
-static void run_plan(uint32_t m, uint32_t k, uint32_t n, npk_rk_dtype dt, int cores,
-                     uint32_t max_m, uint32_t max_n, int emu_cores, bool integer, uint64_t seed)
+static void run_plan(uint32_t m, uint32_t k, uint32_t n, npk_rk_dtype dt, int cores, uint32_t max_m,
+                     uint32_t max_n, int emu_cores, bool integer, uint64_t seed)
 {
-    npk_rk_plan_opts o = {m,          k,          n,     dt,    cores,
-                          0x10000000, 0x20000000, 0x30000000, 0x40000000, max_m,
-                          max_n,      NPK_RK_FORM_VENDOR};
+    npk_rk_plan_opts o = {m,          k,          n,          dt,    cores, 0x10000000,
+                          0x20000000, 0x30000000, 0x40000000, max_m, max_n, NPK_RK_FORM_VENDOR};
     npk_rk_plan p;
     npk_error err = {0};
     if (npk_rk_plan_make(&o, &p, &err)) fail_msg("%s", err.msg);
@@ -305,7 +304,8 @@ static void test_unmodelled_fields(void **state)
     static const field_case cases[] = {
         {NPK_RKF_CNA_CONV_CON1_CONV_MODE, 3, "CNA_CONV_CON1.CONV_MODE = 3 is not modelled"},
         {NPK_RKF_CNA_CONV_CON1_IN_PRECISION, 5, "CNA_CONV_CON1.IN_PRECISION = 5"},
-        {NPK_RKF_CNA_CONV_CON1_PROC_PRECISION, 0, "CNA_CONV_CON1.PROC_PRECISION = 0 does not match"},
+        {NPK_RKF_CNA_CONV_CON1_PROC_PRECISION, 0,
+         "CNA_CONV_CON1.PROC_PRECISION = 0 does not match"},
         {NPK_RKF_CNA_CONV_CON3_CONV_X_STRIDE, 2, "CNA_CONV_CON3.CONV_X_STRIDE = 2 is not modelled"},
         {NPK_RKF_CNA_CONV_CON3_ATROUS_Y_DILATION, 1, "CNA_CONV_CON3.ATROUS_Y_DILATION = 1"},
         {NPK_RKF_CNA_CONV_CON2_KERNEL_GROUP, 1, "CNA_CONV_CON2.KERNEL_GROUP = 1"},
@@ -316,14 +316,16 @@ static void test_unmodelled_fields(void **state)
         {NPK_RKF_CNA_CBUF_CON0_WEIGHT_REUSE, 1, "CNA_CBUF_CON0.WEIGHT_REUSE = 1"},
         {NPK_RKF_CNA_CBUF_CON0_DATA_BANK, 0, "CNA_CBUF_CON0.DATA_BANK = 0"},
         {NPK_RKF_CNA_CBUF_CON1_DATA_ENTRIES, 7, "CNA_CBUF_CON1.DATA_ENTRIES = 7 does not match"},
-        {NPK_RKF_CNA_DATA_SIZE2_DATAOUT_WIDTH, 2, "CNA_DATA_SIZE2.DATAOUT_WIDTH = 2 does not match"},
+        {NPK_RKF_CNA_DATA_SIZE2_DATAOUT_WIDTH, 2,
+         "CNA_DATA_SIZE2.DATAOUT_WIDTH = 2 does not match"},
         {NPK_RKF_CNA_DMA_CON1_LINE_STRIDE, 2, "CNA_DMA_CON1.LINE_STRIDE = 2 makes 8-byte lines"},
         {NPK_RKF_CNA_DMA_CON2_SURF_STRIDE, 0x0FFFFFF0, "CNA_DMA_CON2.SURF_STRIDE"},
         {NPK_RKF_CNA_FC_CON0_FC_SKIP_EN, 1, "CNA_FC_CON0.FC_SKIP_EN = 1"},
         {NPK_RKF_CNA_WEIGHT_SIZE0_WEIGHT_BYTES, 4096, "CNA_WEIGHT_SIZE0.WEIGHT_BYTES = 4096"},
         {NPK_RKF_CORE_MISC_CFG_DW_EN, 1, "CORE_MISC_CFG.DW_EN = 1"},
         {NPK_RKF_CORE_CLIP_TRUNCATE_CLIP_TRUNCATE, 4, "CORE_CLIP_TRUNCATE.CLIP_TRUNCATE = 4"},
-        {NPK_RKF_CORE_DATAOUT_SIZE_1_DATAOUT_CHANNEL, 31, "CORE_DATAOUT_SIZE_1.DATAOUT_CHANNEL = 31"},
+        {NPK_RKF_CORE_DATAOUT_SIZE_1_DATAOUT_CHANNEL, 31,
+         "CORE_DATAOUT_SIZE_1.DATAOUT_CHANNEL = 31"},
         {NPK_RKF_CORE_UNDOC_3030_VALUE, 1, "CORE_UNDOC_3030.VALUE = 1"},
         {NPK_RKF_DPU_FEATURE_MODE_CFG_FLYING_MODE, 1, "DPU_FEATURE_MODE_CFG.FLYING_MODE = 1"},
         {NPK_RKF_DPU_FEATURE_MODE_CFG_OUTPUT_MODE, 0, "DPU_FEATURE_MODE_CFG.OUTPUT_MODE = 0"},
@@ -344,7 +346,8 @@ static void test_unmodelled_fields(void **state)
         {NPK_RKF_DPU_DATA_CUBE_CHANNEL_ORIG_CHANNEL, 5, "DPU_DATA_CUBE_CHANNEL.ORIG_CHANNEL = 5"},
         {NPK_RKF_DPU_BS_OW_OP_OW_OP, 0x80, "DPU_BS_OW_OP.OW_OP = 128"},
         {NPK_RKF_DPU_UNDOC_40C4_VALUE, 9, "DPU_UNDOC_40C4.VALUE = 9"},
-        {NPK_RKF_DPU_DST_BASE_ADDR_DST_BASE_ADDR, 0x30000008, "DST_BASE_ADDR = 805306376 is not 16"},
+        {NPK_RKF_DPU_DST_BASE_ADDR_DST_BASE_ADDR, 0x30000008,
+         "DST_BASE_ADDR = 805306376 is not 16"},
     };
     npk_rk_matmul mm = {8, 64, 64, NPK_RK_FP16, GOLD_IN, GOLD_WT, GOLD_OUT};
     for (size_t i = 0; i < sizeof cases / sizeof *cases; i++) {
@@ -415,7 +418,8 @@ static void test_unmodelled_structure(void **state)
     world_sync_stream(&w);
     npk_error err = {0};
     assert_int_equal(npk_rk_emu_run_core(w.emu, 0, STREAM_ADDR, 52, 1, &err), NPK_E_FORMAT);
-    assert_non_null(strstr(err.msg, "fetched 106 entries (amount 52) and none is an operation enable"));
+    assert_non_null(
+        strstr(err.msg, "fetched 106 entries (amount 52) and none is an operation enable"));
     assert_true(untouched(&w));
     /* Two tasks asked for, but the stream does not chain. */
     npk_error_clear(&err);

@@ -285,9 +285,10 @@ static void test_plan_coverage(void **state)
     for (size_t i = 0; i < sizeof shapes / sizeof *shapes; i++)
         for (int cores = 1; cores <= 3; cores++) {
             if (shapes[i].m == 16384 && cores != 3) continue; /* 2048 tasks; once is enough */
-            npk_rk_plan_opts o = {shapes[i].m, shapes[i].k,     shapes[i].n,    shapes[i].dt,
-                                  cores,       0x10000000,      0x20000000,     0x30000000,
-                                  0x40000000,  shapes[i].max_m, shapes[i].max_n, NPK_RK_FORM_VENDOR};
+            npk_rk_plan_opts o = {shapes[i].m,     shapes[i].k,     shapes[i].n,
+                                  shapes[i].dt,    cores,           0x10000000,
+                                  0x20000000,      0x30000000,      0x40000000,
+                                  shapes[i].max_m, shapes[i].max_n, NPK_RK_FORM_VENDOR};
             check_plan(&o);
         }
 }
@@ -348,8 +349,8 @@ static void test_plan_rejections(void **state)
         {66000, 4096, 16384, NPK_RK_FP16, 1, "32-bit DMA address space"},
     };
     for (size_t i = 0; i < sizeof bad / sizeof *bad; i++) {
-        npk_rk_plan_opts o = {bad[i].m, bad[i].k, bad[i].n, bad[i].dt, bad[i].cores, 0, 0,
-                              0,        0,        0,        0,        NPK_RK_FORM_VENDOR};
+        npk_rk_plan_opts o = {bad[i].m, bad[i].k, bad[i].n, bad[i].dt, bad[i].cores,      0, 0,
+                              0,        0,        0,        0,         NPK_RK_FORM_VENDOR};
         npk_rk_plan p;
         npk_error err = {0};
         if (npk_rk_plan_make(&o, &p, &err) == NPK_OK)
@@ -366,7 +367,8 @@ static void test_plan_buffers(void **state)
 {
     (void)state;
     for (int dt = 0; dt < 3; dt++) {
-        npk_rk_plan_opts o = {36, 64, 64, (npk_rk_dtype)dt, 2, 0, 0, 0, 0, 8, 32, NPK_RK_FORM_VENDOR};
+        npk_rk_plan_opts o = {36, 64, 64, (npk_rk_dtype)dt,  2, 0, 0, 0,
+                              0,  8,  32, NPK_RK_FORM_VENDOR};
         npk_rk_plan p;
         npk_error err = {0};
         assert_int_equal(npk_rk_plan_make(&o, &p, &err), NPK_OK);
