@@ -301,6 +301,48 @@ static void test_emulator_device(void **state)
     }
 }
 
+/* The checker flags what is wrong, and only that. */
+static void test_check_finds_errors(void **state)
+{
+    (void)state;
+    for (int dt = 0; dt < 3; dt++) {
+        rk_mats x;
+        rk_mats_make(&x, 12, 64, 32, (npk_rk_dtype)dt, dt != NPK_RK_FP16, 70 + dt);
+        size_t mn = 12 * 32, ob = npk_rk_dtype_out_size((npk_rk_dtype)dt);
+        uint8_t *c = malloc(mn * ob);
+        for (size_t i = 0; i < mn; i++) {
+            double v = rk_expect(&x, i);
+            if (dt == NPK_RK_INT8)
+                ((int32_t *)(void *)c)[i] = (int32_t)v;
+            else if (dt == NPK_RK_FP16_FP16)
+                ((uint16_t *)(void *)c)[i] = npk_f32_to_f16((float)v);
+            else
+                ((float *)(void *)c)[i] = (float)v;
+        }
+        npk_rk_run_opts o = {12, 64, 32, (npk_rk_dtype)dt, 1};
+        const void *a = dt == NPK_RK_INT8 ? (const void *)x.a8 : (const void *)x.a16;
+        const void *b = dt == NPK_RK_INT8 ? (const void *)x.b8 : (const void *)x.b16;
+        npk_rk_check chk;
+        npk_error err = {0};
+        assert_int_equal(npk_rk_check_matmul(&o, a, b, c, &chk, &err), NPK_OK);
+        assert_int_equal(chk.bad, 0);
+        /* one element off by a little more than its bound */
+        size_t at = 5 * 32 + 7;
+        if (dt == NPK_RK_INT8)
+            ((int32_t *)(void *)c)[at] += 1;
+        else if (dt == NPK_RK_FP16_FP16)
+            ((uint16_t *)(void *)c)[at] = npk_f32_to_f16((float)(rk_expect(&x, at) * 1.01 + 1));
+        else
+            ((float *)(void *)c)[at] += (float)(1e-4 * x.mag[at] + 1e-3);
+        assert_int_equal(npk_rk_check_matmul(&o, a, b, c, &chk, &err), NPK_OK);
+        assert_int_equal(chk.bad, 1);
+        assert_int_equal(chk.worst, at);
+        assert_true(chk.max_abs > 0);
+        free(c);
+        rk_mats_free(&x);
+    }
+}
+
 int main(void)
 {
     const struct CMUnitTest tests[] = {
@@ -310,6 +352,7 @@ int main(void)
         cmocka_unit_test(test_open_rules),
         cmocka_unit_test(test_devices_list),
         cmocka_unit_test(test_emulator_device),
+        cmocka_unit_test(test_check_finds_errors),
     };
     return cmocka_run_group_tests(tests, setup_dirs, NULL);
 }
