@@ -118,11 +118,17 @@ static inline void fk_wrsz(void *p, size_t off, size_t v)
 {
     memcpy((uint8_t *)p + off, &v, sizeof v);
 }
+/* A native pointer field (struct drm_version). */
 static inline void *fk_rdptr(const void *p, size_t off)
 {
     void *v;
     memcpy(&v, (const uint8_t *)p + off, sizeof v);
     return v;
+}
+/* A user pointer carried in a u64 field (the rocket structs). */
+static inline void *fk_rdptr64(const void *p, size_t off)
+{
+    return (void *)(uintptr_t)fk_rd64(p, off);
 }
 
 static inline void fk_init(fake_kernel *k, int cores)
@@ -413,14 +419,14 @@ static inline int fk_rknpu_ioctl(fake_kernel *k, int node, unsigned long req, vo
  * the cores in turn. */
 static inline int fk_rocket_submit(fake_kernel *k, int node, void *arg)
 {
-    const uint8_t *jobs = fk_rdptr(arg, 0);
+    const uint8_t *jobs = fk_rdptr64(arg, 0);
     uint32_t njobs = fk_rd32(arg, 8), jsize = fk_rd32(arg, 12);
     if (fk_rd64(arg, 16) != 0 || jsize < 40 || !jobs) return fk_err(EINVAL);
     k->submits++;
     for (uint32_t j = 0; j < njobs; j++) {
         const uint8_t *job = jobs + (size_t)j * jsize;
-        const uint8_t *tasks = fk_rdptr(job, 0);
-        const uint32_t *in = fk_rdptr(job, 8), *out = fk_rdptr(job, 16);
+        const uint8_t *tasks = fk_rdptr64(job, 0);
+        const uint32_t *in = fk_rdptr64(job, 8), *out = fk_rdptr64(job, 16);
         uint32_t ntasks = fk_rd32(job, 24), tsize = fk_rd32(job, 28);
         uint32_t nin = fk_rd32(job, 32), nout = fk_rd32(job, 36);
         if (!tasks || tsize < 8 || !ntasks) return fk_err(EINVAL);
