@@ -82,6 +82,13 @@ npk_status npk_rk_weight_pack(const npk_rk_weight_shape *s, npk_rk_order from, c
 npk_status npk_rk_weight_unpack(const npk_rk_weight_shape *s, npk_rk_order to, const void *src,
                                 void *dst, npk_error *err);
 
+/* The code path of the transposing conversions ("avx2", "sse2" or
+ * "portable"). npk_rk_layout_force(level) caps it, for tests and benchmarks:
+ * 0 automatic, 1 at most SSE2, 2 portable C. Results are the same on every
+ * path. */
+const char *npk_rk_layout_path(void);
+void npk_rk_layout_force(int level);
+
 #ifdef __cplusplus
 }
 #endif

@@ -5,27 +5,13 @@
 
 #include "npukit/checked.h"
 #include "npukit/rknpu_layout.h"
+#include "layout_internal.h"
+#include "layout_simd.h"
 
 /* With SSE2 the large conversions write through non-temporal stores when
  * the destination is aligned, like memcpy does for buffers past the cache
  * (no read-for-ownership of the destination). Loops are ordered so that
  * each stored run completes whole cache lines quickly. */
-#if defined(__SSE2__)
-#include <emmintrin.h>
-#define LAYOUT_SSE2 1
-static inline __m128i ld16(const uint8_t *s)
-{
-    return _mm_loadu_si128((const __m128i *)(const void *)s);
-}
-static inline void st16(uint8_t *d, __m128i v, bool nt)
-{
-    if (nt)
-        _mm_stream_si128((__m128i *)(void *)d, v);
-    else
-        _mm_storeu_si128((__m128i *)(void *)d, v);
-}
-#endif
-
 static inline bool aligned16(const void *p, size_t stride)
 {
     return (uintptr_t)p % 16 == 0 && stride % 16 == 0;
@@ -257,8 +243,7 @@ npk_status npk_rk_feature_unpack(const npk_rk_feature_shape *s, npk_rk_order to,
 
 /* ---- weights ---- */
 
-#define KB    NPK_RK_WEIGHT_KBLOCK
-#define KBAND 8
+#define KB NPK_RK_WEIGHT_KBLOCK
 
 npk_status npk_rk_weight_check(const npk_rk_weight_shape *s, npk_error *err)
 {
@@ -275,83 +260,82 @@ npk_status npk_rk_weight_check(const npk_rk_weight_shape *s, npk_error *err)
     return NPK_OK;
 }
 
-/* One G x 32 block <-> the 32 x G sub-matrix of B[K][N] at (k0, n0): a
- * transpose. With SSE2 it is built from 8x8 (16-bit) or 16x16 (8-bit)
- * register transposes; otherwise a fixed-size tile the compiler unrolls. */
 #ifdef LAYOUT_SSE2
-/* 8 rows of 8 u16 at s (row stride ss bytes) -> 8 rows at d (stride ds). */
-static inline void tr8x8_u16(const uint8_t *s, size_t ss, uint8_t *d, size_t ds, bool nt)
+/* t rows of 16 bytes (t = 8 u16 or 16 u8 elements) at s, stride ss -> t rows
+ * at d, stride ds. (Called with constant t, so the loops unroll.) */
+static inline void tr_rows(size_t t, const uint8_t *s, size_t ss, uint8_t *d, size_t ds, bool nt)
 {
-    __m128i a[8], t[8], u[8];
-    for (int i = 0; i < 8; i++) a[i] = ld16(s + i * ss);
-    for (int i = 0; i < 4; i++) {
-        t[2 * i] = _mm_unpacklo_epi16(a[2 * i], a[2 * i + 1]);
-        t[2 * i + 1] = _mm_unpackhi_epi16(a[2 * i], a[2 * i + 1]);
-    }
-    for (int h = 0; h < 2; h++) { /* rows 0-3, then 4-7 */
-        u[4 * h + 0] = _mm_unpacklo_epi32(t[4 * h + 0], t[4 * h + 2]);
-        u[4 * h + 1] = _mm_unpackhi_epi32(t[4 * h + 0], t[4 * h + 2]);
-        u[4 * h + 2] = _mm_unpacklo_epi32(t[4 * h + 1], t[4 * h + 3]);
-        u[4 * h + 3] = _mm_unpackhi_epi32(t[4 * h + 1], t[4 * h + 3]);
-    }
-    for (int j = 0; j < 4; j++) {
-        st16(d + (2 * j) * ds, _mm_unpacklo_epi64(u[j], u[4 + j]), nt);
-        st16(d + (2 * j + 1) * ds, _mm_unpackhi_epi64(u[j], u[4 + j]), nt);
-    }
+    __m128i v[16];
+    LAYOUT_UNROLL for (size_t i = 0; i < t; i++) v[i] = ld16(s + i * ss);
+    if (t == 8)
+        tr8x8_u16(v);
+    else
+        tr16x16_u8(v);
+    LAYOUT_UNROLL for (size_t i = 0; i < t; i++) st16(d + i * ds, v[i], nt);
 }
 
-/* 16 rows of 16 bytes -> 16 rows. */
-static inline void tr16x16_u8(const uint8_t *s, size_t ss, uint8_t *d, size_t ds, bool nt)
-{
-    __m128i x[16], a[16], b[16], c[16];
-    for (int i = 0; i < 16; i++) x[i] = ld16(s + i * ss);
-    for (int i = 0; i < 8; i++) {
-        a[2 * i] = _mm_unpacklo_epi8(x[2 * i], x[2 * i + 1]);
-        a[2 * i + 1] = _mm_unpackhi_epi8(x[2 * i], x[2 * i + 1]);
-    }
-    for (int q = 0; q < 4; q++) { /* rows 4q..4q+3 */
-        __m128i *A = a + 4 * q, *B = b + 4 * q;
-        B[0] = _mm_unpacklo_epi16(A[0], A[2]);
-        B[1] = _mm_unpackhi_epi16(A[0], A[2]);
-        B[2] = _mm_unpacklo_epi16(A[1], A[3]);
-        B[3] = _mm_unpackhi_epi16(A[1], A[3]);
-    }
-    for (int h = 0; h < 2; h++) { /* rows 8h..8h+7 */
-        __m128i *B = b + 8 * h, *C = c + 8 * h;
-        for (int j = 0; j < 4; j++) {
-            C[2 * j] = _mm_unpacklo_epi32(B[j], B[4 + j]);
-            C[2 * j + 1] = _mm_unpackhi_epi32(B[j], B[4 + j]);
-        }
-    }
-    for (int j = 0; j < 8; j++) {
-        st16(d + (2 * j) * ds, _mm_unpacklo_epi64(c[j], c[8 + j]), nt);
-        st16(d + (2 * j + 1) * ds, _mm_unpackhi_epi64(c[j], c[8 + j]), nt);
-    }
-}
-
-static inline void tr_tile(size_t es, const uint8_t *s, size_t ss, uint8_t *d, size_t ds, bool nt)
+static void tr_tile(size_t es, const uint8_t *s, size_t ss, uint8_t *d, size_t ds, bool nt)
 {
     if (es == 2)
-        tr8x8_u16(s, ss, d, ds, nt);
+        tr_rows(8, s, ss, d, ds, nt);
     else
-        tr16x16_u8(s, ss, d, ds, nt);
+        tr_rows(16, s, ss, d, ds, nt);
+}
+
+/* Unpacking 4t pixels: 64 bytes of each of the t planes at once, so that
+ * each line of a plane is written whole by consecutive streaming stores. */
+static inline void tr_line(size_t t, const uint8_t *nat, uint8_t *pl, size_t ps)
+{
+    __m128i v[4][16];
+    LAYOUT_UNROLL for (size_t q = 0; q < 4; q++)
+    {
+        LAYOUT_UNROLL for (size_t i = 0; i < t; i++) v[q][i] = ld16(nat + (q * t + i) * 16);
+        if (t == 8)
+            tr8x8_u16(v[q]);
+        else
+            tr16x16_u8(v[q]);
+    }
+    LAYOUT_UNROLL for (size_t i = 0; i < t; i++) LAYOUT_UNROLL for (size_t q = 0; q < 4; q++)
+        st16(pl + i * ps + q * 16, v[q][i], true);
+}
+
+static void tr_line_unpack(size_t es, const uint8_t *nat, uint8_t *pl, size_t ps)
+{
+    if (es == 2)
+        tr_line(8, nat, pl, ps);
+    else
+        tr_line(16, nat, pl, ps);
 }
 
 /* NCHW <-> NC1HWC2 for 16-byte atoms: C2 channel planes transpose with the
- * pixels, t pixels at a time (t = C2); the few trailing pixels go one by one. */
+ * pixels, t pixels at a time (t = C2); the few trailing pixels go one by one.
+ * Large unpacks stream whole lines of the planes once the pixel index puts
+ * them on a line boundary. */
 static void nchw_simd(size_t es, size_t c1n, size_t hw, uint8_t *plain, uint8_t *native, bool pack)
 {
     size_t t = 16 / es, ps = hw * es, tail = hw - hw % t;
-    bool nt = pack && aligned16(native, 16);
+    bool nt = pack ? aligned16(native, 16)
+                   : aligned16(plain, ps) && ps % 64 == 0 && c1n * t * ps >= ((size_t)8 << 20);
     for (size_t c1 = 0; c1 < c1n; c1++) {
         uint8_t *pl = plain + c1 * t * ps, *nat = native + c1 * hw * 16;
-        for (size_t p = 0; p < tail; p += t) {
+        size_t p = 0;
+        if (!pack && nt) {
+            size_t head = (64 - (uintptr_t)pl % 64) % 64 / es, line = 64 / es;
+            for (; p < head && p < tail; p += t)
+                tr_tile(es, nat + p * 16, 16, pl + p * es, ps, false);
+            for (; p + line <= hw; p += line) {
+                __builtin_prefetch(nat + (p + 4 * line) * 16);
+                __builtin_prefetch(nat + (p + 4 * line) * 16 + 64);
+                tr_line_unpack(es, nat + p * 16, pl + p * es, ps);
+            }
+        }
+        for (; p < tail; p += t) {
             if (pack)
                 tr_tile(es, pl + p * es, ps, nat + p * 16, 16, nt);
             else
                 tr_tile(es, nat + p * 16, 16, pl + p * es, ps, false);
         }
-        for (size_t p = tail; p < hw; p++)
+        for (p = tail; p < hw; p++)
             for (size_t i = 0; i < t; i++) {
                 if (pack)
                     memcpy(nat + p * 16 + i * es, pl + i * ps + p * es, es);
@@ -361,52 +345,6 @@ static void nchw_simd(size_t es, size_t c1n, size_t hw, uint8_t *plain, uint8_t 
     }
     if (nt) _mm_sfence();
 }
-
-/* Pack: block [G][32] at blk from B at b (row stride ld). Tiles go kernel
- * rows first so each block row (one cache line or half) completes at once. */
-static void block_pack(size_t es, size_t g, uint8_t *blk, const uint8_t *b, size_t ld, bool nt)
-{
-    size_t t = es == 2 ? 8 : 16;
-    for (size_t nn = 0; nn < g; nn += t)
-        for (size_t kk = 0; kk < KB; kk += t)
-            tr_tile(es, b + kk * ld + nn * es, ld, blk + (nn * KB + kk) * es, KB * es, nt);
-}
-
-/* Unpack `nb` consecutive blocks (same K block, adjacent kernel groups) into
- * B, a band of rows at a time, so each row's run is written contiguously. */
-static void blocks_unpack(size_t es, size_t g, size_t nb, const uint8_t *blk, size_t bstride,
-                          uint8_t *b, size_t ld, bool nt)
-{
-    size_t t = es == 2 ? 8 : 16;
-    for (size_t kk = 0; kk < KB; kk += t)
-        for (size_t j = 0; j < nb; j++)
-            for (size_t nn = 0; nn < g; nn += t)
-                tr_tile(es, blk + j * bstride + (nn * KB + kk) * es, KB * es,
-                        b + kk * ld + (j * g + nn) * es, ld, nt);
-}
-#else
-#define TRANSPOSE_BLOCK(NAME, T, G)                                                                \
-    static void NAME(uint8_t *blk, uint8_t *b, size_t ld, bool pack)                               \
-    {                                                                                              \
-        T tile[KB][G];                                                                             \
-        if (pack) {                                                                                \
-            for (size_t ki = 0; ki < KB; ki++) memcpy(tile[ki], b + ki * ld, sizeof tile[ki]);     \
-            T out[G][KB];                                                                          \
-            for (size_t ni = 0; ni < G; ni++)                                                      \
-                for (size_t ki = 0; ki < KB; ki++) out[ni][ki] = tile[ki][ni];                     \
-            memcpy(blk, out, sizeof out);                                                          \
-        } else {                                                                                   \
-            T in[G][KB];                                                                           \
-            memcpy(in, blk, sizeof in);                                                            \
-            for (size_t ki = 0; ki < KB; ki++)                                                     \
-                for (size_t ni = 0; ni < G; ni++) tile[ki][ni] = in[ni][ki];                       \
-            for (size_t ki = 0; ki < KB; ki++) memcpy(b + ki * ld, tile[ki], sizeof tile[ki]);     \
-        }                                                                                          \
-    }
-TRANSPOSE_BLOCK(block_u16_g16, uint16_t, 16)
-TRANSPOSE_BLOCK(block_u16_g32, uint16_t, 32)
-TRANSPOSE_BLOCK(block_u8_g16, uint8_t, 16)
-TRANSPOSE_BLOCK(block_u8_g32, uint8_t, 32)
 #endif
 
 static npk_status weight_convert(const npk_rk_weight_shape *s, npk_rk_order order, uint8_t *plain,
@@ -417,34 +355,7 @@ static npk_status weight_convert(const npk_rk_weight_shape *s, npk_rk_order orde
     size_t es = s->esize, g = s->group, kbs = s->k / KB;
     size_t blk = g * KB * es;
     if (order == NPK_RK_KN) {
-        size_t ld = s->n * es, ng = s->n / g;
-#ifdef LAYOUT_SSE2
-        bool nt = pack && aligned16(packed, 16);
-        /* Unpacking writes B rows: take enough groups for 64-byte runs. */
-        size_t step = pack ? 1 : (64 / (g * es) ? 64 / (g * es) : 1);
-        /* Bands of KBAND K-blocks: per group, the packed side is KBAND
-         * consecutive blocks and the B side a few hundred rows whose lines
-         * stay in L1 for the next group. */
-        for (size_t kb0 = 0; kb0 < kbs; kb0 += KBAND)
-            for (size_t gi = 0; gi < ng; gi += step)
-                for (size_t kb = kb0; kb < kb0 + KBAND && kb < kbs; kb++) {
-                    uint8_t *bp = plain + kb * KB * ld + gi * g * es;
-                    uint8_t *kp = packed + (gi * kbs + kb) * blk;
-                    if (pack)
-                        block_pack(es, g, kp, bp, ld, nt);
-                    else
-                        blocks_unpack(es, g, gi + step <= ng ? step : ng - gi, kp, kbs * blk, bp,
-                                      ld, nt);
-                }
-        if (nt) _mm_sfence();
-#else
-        void (*fn)(uint8_t *, uint8_t *, size_t, bool) =
-            es == 2 ? (g == 16 ? block_u16_g16 : block_u16_g32)
-                    : (g == 16 ? block_u8_g16 : block_u8_g32);
-        for (size_t kb = 0; kb < kbs; kb++)
-            for (size_t gi = 0; gi < ng; gi++)
-                fn(packed + (gi * kbs + kb) * blk, plain + kb * KB * ld + gi * g * es, ld, pack);
-#endif
+        rk_weight_kn_convert(s, plain, packed, pack);
     } else if (order == NPK_RK_NK) {
         size_t row = KB * es, ld = s->k * es;
         for (size_t gi = 0; gi < s->n / g; gi++)

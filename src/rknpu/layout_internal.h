@@ -1,0 +1,15 @@
+/* Internals shared by the layout converters (layout.c, layout_kn.c). */
+#ifndef NPK_RKNPU_LAYOUT_INTERNAL_H
+#define NPK_RKNPU_LAYOUT_INTERNAL_H
+
+#include <stdbool.h>
+#include <stdint.h>
+
+#include "npukit/rknpu_layout.h"
+
+/* B[K][N] <-> packed weights, for a shape npk_rk_weight_check accepted. */
+void rk_weight_kn_convert(const npk_rk_weight_shape *s, uint8_t *plain, uint8_t *packed, bool pack);
+/* The CPU has AVX2 and the OS saves its registers. */
+bool rk_layout_have_avx2(void);
+
+#endif
