@@ -227,8 +227,10 @@ void bench_rknpu(npk_bench *b)
                           "entries/s", npk_bench_time(b, decode, g), NULL, 0, 0);
     free(g);
 
-    npk_bench_note(b, "rknpu layouts: 64 MiB plain buffers (twice the L3 here); bytes = the plain "
-                      "buffer (the native one is the same size)");
+    npk_bench_note(b,
+                   "rknpu layouts: 64 MiB plain buffers (twice the L3 here); bytes = the plain "
+                   "buffer (the native one is the same size); transposes on the %s path",
+                   npk_rk_layout_path());
     const size_t MiB64 = (size_t)64 << 20;
     struct lay_arg a;
     memset(&a, 0, sizeof a);
@@ -265,4 +267,20 @@ void bench_rknpu(npk_bench *b)
     run_layout(b, "rknpu: weight pack int8 B[KxN] -> [N/32][K/32][32][32]", &a, MiB64, 0.5);
     a.pack = false;
     run_layout(b, "rknpu: weight unpack int8 -> B[KxN]", &a, MiB64, 0.5);
+
+    /* The same transposes on the 128-bit path (x86 without AVX2; NEON). */
+    npk_rk_layout_force(1);
+    npk_bench_note(b, "rknpu layouts: B[KxN] transposes forced to the %s path",
+                   npk_rk_layout_path());
+    a.ws = (npk_rk_weight_shape){4096, MiB64 / 4096 / 2, 16, 2};
+    a.pack = true;
+    run_layout(b, "rknpu: weight pack fp16 B[KxN], 128-bit path", &a, MiB64, 0);
+    a.pack = false;
+    run_layout(b, "rknpu: weight unpack fp16 B[KxN], 128-bit path", &a, MiB64, 0);
+    a.ws = (npk_rk_weight_shape){8192, MiB64 / 8192, 32, 1};
+    a.pack = true;
+    run_layout(b, "rknpu: weight pack int8 B[KxN], 128-bit path", &a, MiB64, 0);
+    a.pack = false;
+    run_layout(b, "rknpu: weight unpack int8 B[KxN], 128-bit path", &a, MiB64, 0);
+    npk_rk_layout_force(0);
 }

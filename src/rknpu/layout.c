@@ -8,10 +8,11 @@
 #include "layout_internal.h"
 #include "layout_simd.h"
 
-/* With SSE2 the large conversions write through non-temporal stores when
- * the destination is aligned, like memcpy does for buffers past the cache
- * (no read-for-ownership of the destination). Loops are ordered so that
- * each stored run completes whole cache lines quickly. */
+/* With 128-bit vectors the large conversions write through non-temporal
+ * stores (x86) when the destination is aligned, like memcpy does for buffers
+ * past the caches (no read-for-ownership of the destination). Loops are
+ * ordered so that each stored run completes whole cache lines at once:
+ * partly written lines cost more than streaming saves. */
 static inline bool aligned16(const void *p, size_t stride)
 {
     return (uintptr_t)p % 16 == 0 && stride % 16 == 0;
@@ -80,30 +81,67 @@ static void nhwc_full_planes(size_t hw, size_t c1n, size_t atom, size_t row, con
     }
 }
 
-#ifdef LAYOUT_SSE2
-/* 16-byte atoms (fp16 C2=8, int8 C2=16, fp32 C2=4) with streaming stores:
- * packing writes each plane's run in order, unpacking each row's run. */
+#ifdef LAYOUT_V128
+/* 4 x 4 atoms of 16 bytes: line i of d (stride ds) gets atom i of each of
+ * the 4 lines of s (stride ss). Both sides move whole 64-byte runs. */
+static inline void atoms4x4(uint8_t *d, size_t ds, const uint8_t *s, size_t ss, bool nt)
+{
+    v128 v[4][4];
+#pragma GCC unroll 16
+    for (int j = 0; j < 4; j++)
+#pragma GCC unroll 16
+        for (int i = 0; i < 4; i++) v[j][i] = ld16(s + j * ss + i * 16);
+#pragma GCC unroll 16
+    for (int i = 0; i < 4; i++)
+#pragma GCC unroll 16
+        for (int j = 0; j < 4; j++) st16(d + i * ds + j * 16, v[j][i], nt);
+}
+
+/* 16-byte atoms (fp16 C2=8, int8 C2=16, fp32 C2=4) in blocks of 16 pixels x
+ * 4 planes, pixels outer: each block reads and writes whole lines (4 per
+ * plane, 1 per pixel row) once the first, narrower block row and column
+ * reach line boundaries, so large conversions stream them. Measured: 4 x 4
+ * blocks left unpacking at half the speed (one line per plane at a time). */
 static void nhwc_atom16(size_t hw, size_t c1n, size_t row, const uint8_t *plain, uint8_t *native,
                         bool pack)
 {
+    enum { PIX = 16, AHEAD = 8 }; /* pixels per block; planes prefetched ahead */
     size_t plane = hw * 16;
-    bool nt = pack ? aligned16(native, plane) : aligned16(plain, row);
-    for (size_t p0 = 0; p0 < hw; p0 += TP) {
-        size_t p1 = p0 + TP < hw ? p0 + TP : hw;
-        for (size_t c0 = 0; c0 < c1n; c0 += TC) {
-            size_t c1e = c0 + TC < c1n ? c0 + TC : c1n;
-            if (pack)
-                for (size_t c1 = c0; c1 < c1e; c1++)
-                    for (size_t p = p0; p < p1; p++)
-                        st16(native + c1 * plane + p * 16, ld16(plain + p * row + c1 * 16), nt);
-            else
-                for (size_t p = p0; p < p1; p++)
-                    for (size_t c1 = c0; c1 < c1e; c1++)
-                        st16((uint8_t *)plain + p * row + c1 * 16,
-                             ld16(native + c1 * plane + p * 16), nt);
+    bool pl_lines = aligned16(plain, row) && row % 64 == 0;
+    bool nat_lines = aligned16(native, plane) && plane % 64 == 0;
+    size_t ph = nat_lines ? (64 - (uintptr_t)native % 64) % 64 / 16 : 0; /* head pixels */
+    size_t ch = pl_lines ? (64 - (uintptr_t)plain % 64) % 64 / 16 : 0;   /* head planes */
+    bool nt = (pack ? nat_lines : pl_lines) && hw * row >= RK_LAYOUT_STREAMED;
+    size_t pn, cn;
+    for (size_t p0 = 0; p0 < hw; p0 += pn) {
+        pn = p0 == 0 && ph ? ph : hw - p0 < PIX ? hw - p0 : PIX;
+        for (size_t c0 = 0; c0 < c1n; c0 += cn) {
+            cn = c0 == 0 && ch ? ch : c1n - c0 < 4 ? c1n - c0 : 4;
+            uint8_t *pl = (uint8_t *)plain + p0 * row + c0 * 16,
+                    *nat = native + c0 * plane + p0 * 16;
+            if (!pack) /* the planes are the strided side */
+                for (size_t i = AHEAD; i < AHEAD + 4 && c0 + i < c1n; i++)
+                    for (size_t l = 0; l < PIX * 16; l += 64)
+                        __builtin_prefetch(nat + i * plane + l);
+            if (pn == PIX && cn == 4) {
+                for (size_t q = 0; q < PIX; q += 4) {
+                    if (pack)
+                        atoms4x4(nat + q * 16, plane, pl + q * row, row, nt);
+                    else
+                        atoms4x4(pl + q * row, row, nat + q * 16, plane, nt);
+                }
+                continue;
+            }
+            for (size_t i = 0; i < cn; i++)
+                for (size_t j = 0; j < pn; j++) {
+                    if (pack)
+                        memcpy(nat + i * plane + j * 16, pl + j * row + i * 16, 16);
+                    else
+                        memcpy(pl + j * row + i * 16, nat + i * plane + j * 16, 16);
+                }
         }
     }
-    if (nt) _mm_sfence();
+    if (nt) stream_fence();
 }
 #endif
 
@@ -115,11 +153,15 @@ static void nhwc_batch(const npk_rk_feature_shape *s, const uint8_t *plain, uint
     size_t row = s->c * es, plane = hw * atom;
     /* Fixed atom sizes let copy_atom become single moves. */
     switch (atom) {
-#ifdef LAYOUT_SSE2
-    case 16: nhwc_atom16(hw, full, row, plain, native, pack); break;
-#else
-    case 16: nhwc_full_planes(hw, full, 16, row, plain, native, pack); break;
+    case 16:
+#ifdef LAYOUT_V128
+        if (rk_layout_vectors()) {
+            nhwc_atom16(hw, full, row, plain, native, pack);
+            break;
+        }
 #endif
+        nhwc_full_planes(hw, full, 16, row, plain, native, pack);
+        break;
     case 8: nhwc_full_planes(hw, full, 8, row, plain, native, pack); break;
     case 32: nhwc_full_planes(hw, full, 32, row, plain, native, pack); break;
     case 64: nhwc_full_planes(hw, full, 64, row, plain, native, pack); break;
@@ -166,7 +208,7 @@ INTERLEAVE(il_u32_4, uint32_t, 4)
 INTERLEAVE(il_u32_8, uint32_t, 8)
 INTERLEAVE(il_u32_16, uint32_t, 16)
 
-#ifdef LAYOUT_SSE2
+#ifdef LAYOUT_V128
 static void nchw_simd(size_t es, size_t c1n, size_t hw, uint8_t *plain, uint8_t *native, bool pack);
 #endif
 
@@ -184,8 +226,8 @@ static void nchw_batch(const npk_rk_feature_shape *s, const uint8_t *plain, uint
                                                                    : 2][c2 == 4   ? 0
                                                                         : c2 == 8 ? 1
                                                                                   : 2];
-#ifdef LAYOUT_SSE2
-    if (c2 * es == 16 && es != 4) { /* fp16 C2=8, int8 C2=16: register transposes */
+#ifdef LAYOUT_V128
+    if (c2 * es == 16 && es != 4 && rk_layout_vectors()) { /* fp16 C2=8, int8 C2=16 */
         nchw_simd(es, full, hw, (uint8_t *)plain, native, pack);
         full = 0;
     }
@@ -260,18 +302,20 @@ npk_status npk_rk_weight_check(const npk_rk_weight_shape *s, npk_error *err)
     return NPK_OK;
 }
 
-#ifdef LAYOUT_SSE2
+#ifdef LAYOUT_V128
 /* t rows of 16 bytes (t = 8 u16 or 16 u8 elements) at s, stride ss -> t rows
  * at d, stride ds. (Called with constant t, so the loops unroll.) */
 static inline void tr_rows(size_t t, const uint8_t *s, size_t ss, uint8_t *d, size_t ds, bool nt)
 {
-    __m128i v[16];
-    LAYOUT_UNROLL for (size_t i = 0; i < t; i++) v[i] = ld16(s + i * ss);
+    v128 v[16];
+#pragma GCC unroll 16
+    for (size_t i = 0; i < t; i++) v[i] = ld16(s + i * ss);
     if (t == 8)
         tr8x8_u16(v);
     else
         tr16x16_u8(v);
-    LAYOUT_UNROLL for (size_t i = 0; i < t; i++) st16(d + i * ds, v[i], nt);
+#pragma GCC unroll 16
+    for (size_t i = 0; i < t; i++) st16(d + i * ds, v[i], nt);
 }
 
 static void tr_tile(size_t es, const uint8_t *s, size_t ss, uint8_t *d, size_t ds, bool nt)
@@ -286,17 +330,20 @@ static void tr_tile(size_t es, const uint8_t *s, size_t ss, uint8_t *d, size_t d
  * each line of a plane is written whole by consecutive streaming stores. */
 static inline void tr_line(size_t t, const uint8_t *nat, uint8_t *pl, size_t ps)
 {
-    __m128i v[4][16];
-    LAYOUT_UNROLL for (size_t q = 0; q < 4; q++)
-    {
-        LAYOUT_UNROLL for (size_t i = 0; i < t; i++) v[q][i] = ld16(nat + (q * t + i) * 16);
+    v128 v[4][16];
+#pragma GCC unroll 16
+    for (size_t q = 0; q < 4; q++) {
+#pragma GCC unroll 16
+        for (size_t i = 0; i < t; i++) v[q][i] = ld16(nat + (q * t + i) * 16);
         if (t == 8)
             tr8x8_u16(v[q]);
         else
             tr16x16_u8(v[q]);
     }
-    LAYOUT_UNROLL for (size_t i = 0; i < t; i++) LAYOUT_UNROLL for (size_t q = 0; q < 4; q++)
-        st16(pl + i * ps + q * 16, v[q][i], true);
+#pragma GCC unroll 16
+    for (size_t i = 0; i < t; i++)
+#pragma GCC unroll 16
+        for (size_t q = 0; q < 4; q++) st16(pl + i * ps + q * 16, v[q][i], true);
 }
 
 static void tr_line_unpack(size_t es, const uint8_t *nat, uint8_t *pl, size_t ps)
@@ -315,7 +362,7 @@ static void nchw_simd(size_t es, size_t c1n, size_t hw, uint8_t *plain, uint8_t 
 {
     size_t t = 16 / es, ps = hw * es, tail = hw - hw % t;
     bool nt = pack ? aligned16(native, 16)
-                   : aligned16(plain, ps) && ps % 64 == 0 && c1n * t * ps >= ((size_t)8 << 20);
+                   : aligned16(plain, ps) && ps % 64 == 0 && c1n * t * ps >= RK_LAYOUT_STREAMED;
     for (size_t c1 = 0; c1 < c1n; c1++) {
         uint8_t *pl = plain + c1 * t * ps, *nat = native + c1 * hw * 16;
         size_t p = 0;
@@ -343,7 +390,7 @@ static void nchw_simd(size_t es, size_t c1n, size_t hw, uint8_t *plain, uint8_t 
                     memcpy(pl + i * ps + p * es, nat + p * 16 + i * es, es);
             }
     }
-    if (nt) _mm_sfence();
+    if (nt) stream_fence();
 }
 #endif
 

@@ -19,9 +19,8 @@
 #include "layout_internal.h"
 #include "layout_simd.h"
 
-#define KB       NPK_RK_WEIGHT_KBLOCK
-#define AHEAD    2                 /* tiles prefetched ahead */
-#define STREAMED ((size_t)8 << 20) /* from this size on, streaming stores */
+#define KB    NPK_RK_WEIGHT_KBLOCK
+#define AHEAD 2 /* tiles prefetched ahead */
 
 /* Kernels for one element size. A strip is 32 rows of 16 bytes on the plain
  * side (x, row stride xs) and 512 contiguous bytes on the packed side (y). */
@@ -59,56 +58,66 @@ STRIP_PORTABLE(uint16_t, u16)
 STRIP_PORTABLE(uint8_t, u8)
 static const kn_kernels portable[2] = {{pack_u8, unpack_u8, NULL}, {pack_u16, unpack_u16, NULL}};
 
-/* ---- SSE2: 8 x 8 and 16 x 16 register transposes ---- */
+/* ---- 128-bit vectors (SSE2, NEON): 8 x 8 and 16 x 16 register transposes ---- */
 
-#ifdef LAYOUT_SSE2
+#ifdef LAYOUT_V128
 /* fp16: four 8 x 8 transposes, one per 8 channels; packed line n is the
  * n-th result of each. */
-static void pack_u16_sse2(const uint8_t *x, size_t xs, uint8_t *y, bool nt)
+static void pack_u16_v128(const uint8_t *x, size_t xs, uint8_t *y, bool nt)
 {
-    __m128i v[4][8];
-    LAYOUT_UNROLL for (int q = 0; q < 4; q++)
-    {
-        LAYOUT_UNROLL for (int i = 0; i < 8; i++) v[q][i] = ld16(x + (8 * q + i) * xs);
+    v128 v[4][8];
+#pragma GCC unroll 16
+    for (int q = 0; q < 4; q++) {
+#pragma GCC unroll 16
+        for (int i = 0; i < 8; i++) v[q][i] = ld16(x + (8 * q + i) * xs);
         tr8x8_u16(v[q]);
     }
-    LAYOUT_UNROLL for (int n = 0; n < 8; n++) LAYOUT_UNROLL for (int q = 0; q < 4; q++)
-        st16(y + n * 64 + q * 16, v[q][n], nt);
+#pragma GCC unroll 16
+    for (int n = 0; n < 8; n++)
+#pragma GCC unroll 16
+        for (int q = 0; q < 4; q++) st16(y + n * 64 + q * 16, v[q][n], nt);
 }
-static void unpack_u16_sse2(const uint8_t *y, uint8_t *x, size_t xs)
+static void unpack_u16_v128(const uint8_t *y, uint8_t *x, size_t xs)
 {
-    LAYOUT_UNROLL for (int q = 0; q < 4; q++)
-    {
-        __m128i v[8];
-        LAYOUT_UNROLL for (int n = 0; n < 8; n++) v[n] = ld16(y + n * 64 + q * 16);
+#pragma GCC unroll 16
+    for (int q = 0; q < 4; q++) {
+        v128 v[8];
+#pragma GCC unroll 16
+        for (int n = 0; n < 8; n++) v[n] = ld16(y + n * 64 + q * 16);
         tr8x8_u16(v);
-        LAYOUT_UNROLL for (int i = 0; i < 8; i++) st16(x + (8 * q + i) * xs, v[i], false);
+#pragma GCC unroll 16
+        for (int i = 0; i < 8; i++) st16(x + (8 * q + i) * xs, v[i], false);
     }
 }
 /* int8: two 16 x 16 transposes, one per 16 channels. */
-static void pack_u8_sse2(const uint8_t *x, size_t xs, uint8_t *y, bool nt)
+static void pack_u8_v128(const uint8_t *x, size_t xs, uint8_t *y, bool nt)
 {
-    __m128i v[2][16];
-    LAYOUT_UNROLL for (int h = 0; h < 2; h++)
-    {
-        LAYOUT_UNROLL for (int i = 0; i < 16; i++) v[h][i] = ld16(x + (16 * h + i) * xs);
+    v128 v[2][16];
+#pragma GCC unroll 16
+    for (int h = 0; h < 2; h++) {
+#pragma GCC unroll 16
+        for (int i = 0; i < 16; i++) v[h][i] = ld16(x + (16 * h + i) * xs);
         tr16x16_u8(v[h]);
     }
-    LAYOUT_UNROLL for (int n = 0; n < 16; n++) LAYOUT_UNROLL for (int h = 0; h < 2; h++)
-        st16(y + n * 32 + h * 16, v[h][n], nt);
+#pragma GCC unroll 16
+    for (int n = 0; n < 16; n++)
+#pragma GCC unroll 16
+        for (int h = 0; h < 2; h++) st16(y + n * 32 + h * 16, v[h][n], nt);
 }
-static void unpack_u8_sse2(const uint8_t *y, uint8_t *x, size_t xs)
+static void unpack_u8_v128(const uint8_t *y, uint8_t *x, size_t xs)
 {
-    LAYOUT_UNROLL for (int h = 0; h < 2; h++)
-    {
-        __m128i v[16];
-        LAYOUT_UNROLL for (int n = 0; n < 16; n++) v[n] = ld16(y + n * 32 + h * 16);
+#pragma GCC unroll 16
+    for (int h = 0; h < 2; h++) {
+        v128 v[16];
+#pragma GCC unroll 16
+        for (int n = 0; n < 16; n++) v[n] = ld16(y + n * 32 + h * 16);
         tr16x16_u8(v);
-        LAYOUT_UNROLL for (int i = 0; i < 16; i++) st16(x + (16 * h + i) * xs, v[i], false);
+#pragma GCC unroll 16
+        for (int i = 0; i < 16; i++) st16(x + (16 * h + i) * xs, v[i], false);
     }
 }
-static const kn_kernels sse2[2] = {{pack_u8_sse2, unpack_u8_sse2, NULL},
-                                   {pack_u16_sse2, unpack_u16_sse2, NULL}};
+static const kn_kernels v128k[2] = {{pack_u8_v128, unpack_u8_v128, NULL},
+                                    {pack_u16_v128, unpack_u16_v128, NULL}};
 #endif
 
 /* ---- AVX2: the same transposes in both 128-bit lanes at once ---- */
@@ -119,40 +128,48 @@ static const kn_kernels sse2[2] = {{pack_u8_sse2, unpack_u8_sse2, NULL},
 AVX2_FN static void pack_u16_avx2(const uint8_t *x, size_t xs, uint8_t *y, bool nt)
 {
     __m256i v[2][8];
-    LAYOUT_UNROLL for (int h = 0; h < 2; h++)
-    {
-        LAYOUT_UNROLL for (int i = 0; i < 8; i++) v[h][i] =
-            ld_pair(x + (16 * h + i) * xs, x + (16 * h + i + 8) * xs);
+#pragma GCC unroll 16
+    for (int h = 0; h < 2; h++) {
+#pragma GCC unroll 16
+        for (int i = 0; i < 8; i++)
+            v[h][i] = ld_pair(x + (16 * h + i) * xs, x + (16 * h + i + 8) * xs);
         tr8x8_u16_lanes(v[h]);
     }
-    LAYOUT_UNROLL for (int n = 0; n < 8; n++) LAYOUT_UNROLL for (int h = 0; h < 2; h++)
-        st32(y + n * 64 + h * 32, v[h][n], nt);
+#pragma GCC unroll 16
+    for (int n = 0; n < 8; n++)
+#pragma GCC unroll 16
+        for (int h = 0; h < 2; h++) st32(y + n * 64 + h * 32, v[h][n], nt);
 }
 AVX2_FN static void unpack_u16_avx2(const uint8_t *y, uint8_t *x, size_t xs)
 {
-    LAYOUT_UNROLL for (int h = 0; h < 2; h++)
-    {
+#pragma GCC unroll 16
+    for (int h = 0; h < 2; h++) {
         __m256i v[8];
-        LAYOUT_UNROLL for (int n = 0; n < 8; n++) v[n] = ld32(y + n * 64 + h * 32);
+#pragma GCC unroll 16
+        for (int n = 0; n < 8; n++) v[n] = ld32(y + n * 64 + h * 32);
         tr8x8_u16_lanes(v);
-        LAYOUT_UNROLL for (int i = 0; i < 8; i++)
-            st_pair(x + (16 * h + i) * xs, x + (16 * h + i + 8) * xs, v[i]);
+#pragma GCC unroll 16
+        for (int i = 0; i < 8; i++) st_pair(x + (16 * h + i) * xs, x + (16 * h + i + 8) * xs, v[i]);
     }
 }
 /* int8 pack: rows k and k + 16 share a register; each result is a packed row. */
 AVX2_FN static void pack_u8_avx2(const uint8_t *x, size_t xs, uint8_t *y, bool nt)
 {
     __m256i v[16];
-    LAYOUT_UNROLL for (int i = 0; i < 16; i++) v[i] = ld_pair(x + i * xs, x + (i + 16) * xs);
+#pragma GCC unroll 16
+    for (int i = 0; i < 16; i++) v[i] = ld_pair(x + i * xs, x + (i + 16) * xs);
     tr16x16_u8_lanes(v);
-    LAYOUT_UNROLL for (int n = 0; n < 16; n++) st32(y + n * 32, v[n], nt);
+#pragma GCC unroll 16
+    for (int n = 0; n < 16; n++) st32(y + n * 32, v[n], nt);
 }
 AVX2_FN static void unpack_u8_avx2(const uint8_t *y, uint8_t *x, size_t xs)
 {
     __m256i v[16];
-    LAYOUT_UNROLL for (int n = 0; n < 16; n++) v[n] = ld32(y + n * 32);
+#pragma GCC unroll 16
+    for (int n = 0; n < 16; n++) v[n] = ld32(y + n * 32);
     tr16x16_u8_lanes(v);
-    LAYOUT_UNROLL for (int i = 0; i < 16; i++) st_pair(x + i * xs, x + (i + 16) * xs, v[i]);
+#pragma GCC unroll 16
+    for (int i = 0; i < 16; i++) st_pair(x + i * xs, x + (i + 16) * xs, v[i]);
 }
 
 /* Unpacking a tile: strips j and j + 1 share registers, so each result is
@@ -160,18 +177,18 @@ AVX2_FN static void unpack_u8_avx2(const uint8_t *y, uint8_t *x, size_t xs)
  * consecutive stores. */
 AVX2_FN static void unpack_tile_u16_avx2(uint8_t *const y[4], uint8_t *x, size_t xs, bool nt)
 {
-    LAYOUT_UNROLL for (int q = 0; q < 4; q++)
-    { /* channels 8q .. 8q + 7 */
+#pragma GCC unroll 16
+    for (int q = 0; q < 4; q++) { /* channels 8q .. 8q + 7 */
         __m256i a[8], b[8];
-        LAYOUT_UNROLL for (int n = 0; n < 8; n++)
-        {
+#pragma GCC unroll 16
+        for (int n = 0; n < 8; n++) {
             a[n] = ld_pair(y[0] + n * 64 + q * 16, y[1] + n * 64 + q * 16);
             b[n] = ld_pair(y[2] + n * 64 + q * 16, y[3] + n * 64 + q * 16);
         }
         tr8x8_u16_lanes(a);
         tr8x8_u16_lanes(b);
-        LAYOUT_UNROLL for (int i = 0; i < 8; i++)
-        {
+#pragma GCC unroll 16
+        for (int i = 0; i < 8; i++) {
             st32(x + (8 * q + i) * xs, a[i], nt);
             st32(x + (8 * q + i) * xs + 32, b[i], nt);
         }
@@ -179,18 +196,18 @@ AVX2_FN static void unpack_tile_u16_avx2(uint8_t *const y[4], uint8_t *x, size_t
 }
 AVX2_FN static void unpack_tile_u8_avx2(uint8_t *const y[4], uint8_t *x, size_t xs, bool nt)
 {
-    LAYOUT_UNROLL for (int h = 0; h < 2; h++)
-    { /* channels 16h .. 16h + 15 */
+#pragma GCC unroll 16
+    for (int h = 0; h < 2; h++) { /* channels 16h .. 16h + 15 */
         __m256i a[16], b[16];
-        LAYOUT_UNROLL for (int n = 0; n < 16; n++)
-        {
+#pragma GCC unroll 16
+        for (int n = 0; n < 16; n++) {
             a[n] = ld_pair(y[0] + n * 32 + h * 16, y[1] + n * 32 + h * 16);
             b[n] = ld_pair(y[2] + n * 32 + h * 16, y[3] + n * 32 + h * 16);
         }
         tr16x16_u8_lanes(a);
         tr16x16_u8_lanes(b);
-        LAYOUT_UNROLL for (int i = 0; i < 16; i++)
-        {
+#pragma GCC unroll 16
+        for (int i = 0; i < 16; i++) {
             st32(x + (16 * h + i) * xs, a[i], nt);
             st32(x + (16 * h + i) * xs + 32, b[i], nt);
         }
@@ -224,7 +241,7 @@ bool rk_layout_have_avx2(void)
 }
 #endif
 
-/* Selection: AVX2 when the CPU has it, else SSE2 (x86-64 baseline), else
+/* Selection: AVX2 when the CPU has it, else SSE2 (x86-64 baseline) or NEON, else
  * portable C; npk_rk_layout_force caps it for tests and benchmarks. */
 static int cap;
 
@@ -233,13 +250,18 @@ void npk_rk_layout_force(int level)
     cap = level;
 }
 
+bool rk_layout_vectors(void)
+{
+    return cap <= 1;
+}
+
 static const kn_kernels *kernels(size_t es)
 {
 #ifdef LAYOUT_AVX2
     if (cap == 0 && rk_layout_have_avx2()) return &avx2[es == 2];
 #endif
-#ifdef LAYOUT_SSE2
-    if (cap <= 1) return &sse2[es == 2];
+#ifdef LAYOUT_V128
+    if (cap <= 1) return &v128k[es == 2];
 #endif
     return &portable[es == 2];
 }
@@ -250,8 +272,8 @@ const char *npk_rk_layout_path(void)
 #ifdef LAYOUT_AVX2
     if (k == &avx2[1]) return "avx2";
 #endif
-#ifdef LAYOUT_SSE2
-    if (k == &sse2[1]) return "sse2";
+#ifdef LAYOUT_V128
+    if (k == &v128k[1]) return LAYOUT_V128_NAME;
 #endif
     (void)k;
     return "portable";
@@ -262,7 +284,7 @@ const char *npk_rk_layout_path(void)
 /* 32 rows of w bytes (a multiple of 16) from s to d. */
 static void copy_rows(uint8_t *d, size_t ds, const uint8_t *s, size_t ss, size_t w, bool nt)
 {
-#ifdef LAYOUT_SSE2
+#ifdef LAYOUT_V128
     for (size_t r = 0; r < KB; r++)
         for (size_t i = 0; i < w; i += 16) st16(d + r * ds + i, ld16(s + r * ss + i), nt);
 #else
@@ -281,8 +303,8 @@ void rk_weight_kn_convert(const npk_rk_weight_shape *s, uint8_t *plain, uint8_t 
     size_t head = lines ? (64 - (uintptr_t)plain % 64) % 64 / 16 : 0;
     /* Streaming stores for buffers past the caches, when every store can be
      * aligned and (unpacking) whole lines of B are written at once. */
-    bool nt = s->k * ld >= STREAMED && (pack ? (uintptr_t)packed % 16 == 0 : lines);
-#ifndef LAYOUT_SSE2
+    bool nt = s->k * ld >= RK_LAYOUT_STREAMED && (pack ? (uintptr_t)packed % 16 == 0 : lines);
+#ifndef LAYOUT_V128
     nt = false;
 #endif
     _Alignas(64) uint8_t tile[KB * 64];
@@ -293,7 +315,7 @@ void rk_weight_kn_convert(const npk_rk_weight_shape *s, uint8_t *plain, uint8_t 
         for (size_t s0 = 0; s0 < strips; s0 += w) {
             w = s0 == 0 && head ? head : strips - s0 < 4 ? strips - s0 : 4;
             uint8_t *y[4];
-            for (size_t j = 0; j < 4; j++) {
+            for (size_t j = 0; j < w; j++) {
                 size_t n = (s0 + j) * 16 / es; /* the strip's first kernel */
                 y[j] = blocks + n / g * group_bytes + n % g * KB * es;
             }
@@ -325,7 +347,7 @@ void rk_weight_kn_convert(const npk_rk_weight_shape *s, uint8_t *plain, uint8_t 
             }
         }
     }
-#ifdef LAYOUT_SSE2
-    if (nt) _mm_sfence();
+#ifdef LAYOUT_V128
+    if (nt) stream_fence();
 #endif
 }

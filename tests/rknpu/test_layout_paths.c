@@ -51,10 +51,21 @@ static void gbuf_check_free(gbuf *g)
     free(g->base);
 }
 
-static const char *path_name(int level)
+/* Force a path and check it is the one expected on this build and CPU. */
+static void use_path(int level)
 {
     npk_rk_layout_force(level);
-    return npk_rk_layout_path();
+    const char *p = npk_rk_layout_path();
+#if defined(__x86_64__) && defined(__SSE2__)
+    const char *v128 = "sse2";
+#elif defined(__aarch64__) && __BYTE_ORDER__ == __ORDER_LITTLE_ENDIAN__
+    const char *v128 = "neon";
+#else
+    const char *v128 = "portable";
+#endif
+    if (level == 2) assert_string_equal(p, "portable");
+    if (level == 1) assert_string_equal(p, v128);
+    if (level == 0 && strcmp(p, "avx2") != 0) assert_string_equal(p, v128);
 }
 
 /* One shape, one pair of alignments, on the current path: pack B and check
@@ -107,7 +118,7 @@ static void test_weights_kn_all_paths(void **state)
     uint64_t rng = 11;
     size_t cases = 0;
     for (int level = 0; level <= 2; level++) {
-        path_name(level);
+        use_path(level);
         for (size_t es = 1; es <= 2; es++)
             for (size_t G = 16; G <= 32; G += 16)
                 for (size_t ki = 0; ki < sizeof ks / sizeof ks[0]; ki++)
@@ -129,7 +140,7 @@ static void test_weights_kn_large(void **state)
     uint64_t rng = 12;
     bool light = npk_test_light();
     for (int level = 0; level <= 1; level++) {
-        path_name(level);
+        use_path(level);
         weight_case(2048, 2048 + 16, 16, 2, 16, 16, &rng); /* row stride not a line multiple */
         if (light) continue;
         weight_case(2048, 2048, 16, 2, 16, 0, &rng);
@@ -177,7 +188,7 @@ static void test_features_nchw_all_paths(void **state)
     uint64_t rng = 13;
     bool light = npk_test_light();
     for (int level = 0; level <= 2; level++) {
-        path_name(level);
+        use_path(level);
         for (size_t es = 1; es <= 2; es++) {
             size_t c2 = 16 / es; /* the 16-byte atoms take the register transposes */
             feature_case(c2, 1, 1, c2, es, 0, &rng);
