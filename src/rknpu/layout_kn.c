@@ -293,11 +293,24 @@ static void copy_rows(uint8_t *d, size_t ds, const uint8_t *s, size_t ss, size_t
 #endif
 }
 
+/* Where a K block's strips live: strip j (16 bytes of B's columns) holds
+ * kernels j * 16 / es onwards, inside their group's run of blocks. */
+typedef struct kn_blocks {
+    uint8_t *base; /* this K block's first block */
+    size_t es, g, group_bytes;
+} kn_blocks;
+
+static inline uint8_t *strip_at(const kn_blocks *b, size_t j)
+{
+    size_t n = j * 16 / b->es;
+    return b->base + n / b->g * b->group_bytes + n % b->g * KB * b->es;
+}
+
 void rk_weight_kn_convert(const npk_rk_weight_shape *s, uint8_t *plain, uint8_t *packed, bool pack)
 {
     const kn_kernels *k = kernels(s->esize);
-    size_t es = s->esize, g = s->group, ld = s->n * es, strips = ld / 16;
-    size_t group_bytes = s->k * g * es, block_bytes = g * KB * es;
+    size_t es = s->esize, ld = s->n * es, strips = ld / 16;
+    kn_blocks blk = {packed, es, s->group, s->k * s->group * es};
     /* The first tile is narrower when that puts the others on lines of B. */
     bool lines = (uintptr_t)plain % 16 == 0 && ld % 64 == 0;
     size_t head = lines ? (64 - (uintptr_t)plain % 64) % 64 / 16 : 0;
@@ -310,28 +323,21 @@ void rk_weight_kn_convert(const npk_rk_weight_shape *s, uint8_t *plain, uint8_t 
     _Alignas(64) uint8_t tile[KB * 64];
     for (size_t kb = 0; kb < s->k / KB; kb++) {
         uint8_t *rows = plain + kb * KB * ld;
-        uint8_t *blocks = packed + kb * block_bytes;
+        blk.base = packed + kb * s->group * KB * es;
         size_t w;
         for (size_t s0 = 0; s0 < strips; s0 += w) {
             w = s0 == 0 && head ? head : strips - s0 < 4 ? strips - s0 : 4;
-            uint8_t *y[4];
-            for (size_t j = 0; j < w; j++) {
-                size_t n = (s0 + j) * 16 / es; /* the strip's first kernel */
-                y[j] = blocks + n / g * group_bytes + n % g * KB * es;
-            }
-            size_t p = s0 + AHEAD * 4; /* (prefetching in line: GCC drops calls */
-            if (p < strips) {          /* to functions that only prefetch) */
-                if (pack) {
-                    for (size_t r = 0; r < KB; r++) __builtin_prefetch(rows + r * ld + p * 16);
-                } else {
-                    for (size_t j = 0; j < 4 && p + j < strips; j++) {
-                        size_t n = (p + j) * 16 / es;
-                        const uint8_t *c = blocks + n / g * group_bytes + n % g * KB * es;
-                        for (size_t i = 0; i < 512; i += 64) __builtin_prefetch(c + i);
-                    }
-                }
-            }
-            uint8_t *x = rows + s0 * 16;
+            uint8_t *x = rows + s0 * 16, *y[4];
+            for (size_t j = 0; j < w; j++) y[j] = strip_at(&blk, s0 + j);
+            /* Fetch the tile AHEAD tiles on (here in line: GCC removed a
+             * helper function that did nothing but prefetch). */
+            size_t p = s0 + AHEAD * 4;
+            if (pack) /* to L2 only: these 32 lines share one L1 set */
+                for (size_t r = 0; r < KB && p < strips; r++)
+                    __builtin_prefetch(rows + r * ld + p * 16, 0, 2);
+            else
+                for (size_t j = p; j < p + 4 && j < strips; j++)
+                    for (size_t i = 0; i < 512; i += 64) __builtin_prefetch(strip_at(&blk, j) + i);
             if (pack && nt) {
                 copy_rows(tile, 64, x, ld, w * 16, false);
                 for (size_t j = 0; j < w; j++) k->pack(tile + j * 16, 64, y[j], true);
