@@ -9,9 +9,7 @@
 
 /* From this many bytes on, conversions write with streaming stores (the
  * destination would not stay in the caches anyway). */
-#ifndef RK_LAYOUT_STREAMED
 #define RK_LAYOUT_STREAMED ((size_t)8 << 20)
-#endif
 
 /* B[K][N] <-> packed weights, for a shape npk_rk_weight_check accepted. */
 void rk_weight_kn_convert(const npk_rk_weight_shape *s, uint8_t *plain, uint8_t *packed, bool pack);
