@@ -361,8 +361,8 @@ static void tr_line_unpack(size_t es, const uint8_t *nat, uint8_t *pl, size_t ps
 static void nchw_simd(size_t es, size_t c1n, size_t hw, uint8_t *plain, uint8_t *native, bool pack)
 {
     size_t t = 16 / es, ps = hw * es, tail = hw - hw % t;
-    bool nt = pack ? aligned16(native, 16)
-                   : aligned16(plain, ps) && ps % 64 == 0 && c1n * t * ps >= RK_LAYOUT_STREAMED;
+    bool nt = (pack ? aligned16(native, 16) : aligned16(plain, ps) && ps % 64 == 0) &&
+              c1n * t * ps >= RK_LAYOUT_STREAMED;
     for (size_t c1 = 0; c1 < c1n; c1++) {
         uint8_t *pl = plain + c1 * t * ps, *nat = native + c1 * hw * 16;
         size_t p = 0;
@@ -371,8 +371,6 @@ static void nchw_simd(size_t es, size_t c1n, size_t hw, uint8_t *plain, uint8_t 
             for (; p < head && p < tail; p += t)
                 tr_tile(es, nat + p * 16, 16, pl + p * es, ps, false);
             for (; p + line <= hw; p += line) {
-                __builtin_prefetch(nat + (p + 4 * line) * 16);
-                __builtin_prefetch(nat + (p + 4 * line) * 16 + 64);
                 tr_line_unpack(es, nat + p * 16, pl + p * es, ps);
             }
         }
