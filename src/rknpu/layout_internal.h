@@ -13,8 +13,6 @@
 
 /* B[K][N] <-> packed weights, for a shape npk_rk_weight_check accepted. */
 void rk_weight_kn_convert(const npk_rk_weight_shape *s, uint8_t *plain, uint8_t *packed, bool pack);
-/* The CPU has AVX2 and the OS saves its registers. */
-bool rk_layout_have_avx2(void);
 /* The 128-bit vector paths are in use (npk_rk_layout_force did not turn
  * them off). */
 bool rk_layout_vectors(void);

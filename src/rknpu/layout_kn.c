@@ -9,11 +9,15 @@
  * bytes or more; the few pages touched at a time stay in the TLB.
  *
  * What made the difference on large buffers (measured, bench/bench_rknpu.c):
- * streaming stores that always complete a whole cache line before moving on
- * (partly written lines cost more than the stores save), tiles aligned to
- * the cache lines of B, prefetching two tiles ahead, and (when packing)
- * copying the tile's rows to a local buffer first: rows N*es bytes apart
- * fall into the same L1 set, so the strips re-reading them would miss. */
+ * streaming stores (x86) that always complete a whole cache line before
+ * moving on (partly written lines cost more than the stores save), tiles
+ * aligned to the cache lines of B, prefetching two tiles ahead (B's rows to
+ * L2 only), and, when packing, copying the tile's rows to a local buffer
+ * first: rows N*es bytes apart fall into the same L1 set, so the strips
+ * re-reading them would miss. AVX2 does two transposes per instruction; it
+ * matters in cache and for int8, while large fp16 conversions run about as
+ * fast on the 128-bit path. Wider tiles and bands of several K blocks
+ * were slower. */
 #include <string.h>
 
 #include "layout_internal.h"
@@ -233,7 +237,7 @@ static bool cpu_has_avx2(void)
     return (b >> 5) & 1;
 }
 
-bool rk_layout_have_avx2(void)
+static bool have_avx2(void)
 {
     static int has = -1;
     if (has < 0) has = cpu_has_avx2();
@@ -258,7 +262,7 @@ bool rk_layout_vectors(void)
 static const kn_kernels *kernels(size_t es)
 {
 #ifdef LAYOUT_AVX2
-    if (cap == 0 && rk_layout_have_avx2()) return &avx2[es == 2];
+    if (cap == 0 && have_avx2()) return &avx2[es == 2];
 #endif
 #ifdef LAYOUT_V128
     if (cap <= 1) return &v128k[es == 2];

@@ -177,7 +177,7 @@ static inline void tr16x16_u8(v128 *v)
 }
 #endif
 
-/* AVX2, chosen at run time (rk_layout_have_avx2). */
+/* AVX2, for functions chosen at run time (CPUID). */
 #if (defined(__x86_64__) || defined(__i386__)) && defined(__GNUC__)
 #include <immintrin.h>
 #define LAYOUT_AVX2 1
