@@ -1,6 +1,7 @@
 #include <string.h>
 
 #include "npukit/half.h"
+#include "cpu.h"
 
 static inline uint32_t f2u(float f)
 {
@@ -126,20 +127,7 @@ __attribute__((target("avx,f16c"))) static void f32_to_f16_f16c(const float *s, 
     for (; i < n; i++) d[i] = npk_f32_to_f16(s[i]);
 }
 
-#include <cpuid.h>
-
-/* F16C needs the CPU flag and AVX state enabled by the OS (OSXSAVE + XCR0). */
-static int cpu_has_f16c(void)
-{
-    unsigned a, b, c, d;
-    if (!__get_cpuid(1, &a, &b, &c, &d)) return 0;
-    const unsigned osxsave = 1u << 27, avx = 1u << 28, f16c = 1u << 29;
-    if ((c & (osxsave | avx | f16c)) != (osxsave | avx | f16c)) return 0;
-    unsigned lo, hi;
-    __asm__ volatile("xgetbv" : "=a"(lo), "=d"(hi) : "c"(0));
-    (void)hi;
-    return (lo & 6) == 6; /* XMM and YMM state saved by the OS */
-}
+static int cpu_has_f16c(void) { return npk_cpu_has(NPK_CPU_AVX | NPK_CPU_F16C); }
 #elif defined(__aarch64__)
 #include <arm_neon.h>
 #define NPK_HAVE_NEON_PATH 1

@@ -6,19 +6,6 @@
 
 #include "npk_test.h"
 
-/* Run Debian's python3 with numpy; skip (or fail under CI) when unavailable. */
-static npk_run python(const char *script, const char *arg)
-{
-    char *argv[] = {(char *)NPK_PYTHON, "-c", (char *)script, (char *)arg, NULL};
-    npk_run r = npk_run_argv(argv);
-    if (r.status == 0 || !strstr(r.err, "No module named")) return r;
-    const char *ci = getenv("CI");
-    if (ci && !strcmp(ci, "true")) fail_msg("python3-numpy is required: %s", r.err);
-    print_message("[  SKIPPED ] python3-numpy not available\n");
-    npk_run_free(&r);
-    skip();
-    return r;
-}
 
 static void fill(npk_tensor *t, uint64_t seed)
 {
@@ -106,7 +93,7 @@ static void test_read_numpy_files(void **state)
         "np.save(os.path.join(d, 'scalar.npy'), np.int32(-7))\n"
         "np.save(os.path.join(d, 'fortran.npy'), np.asfortranarray(a))\n"
         "np.save(os.path.join(d, 'obj.npy'), np.array(['x', 'yy']))\n";
-    npk_run r = python(script, npk_tmpdir());
+    npk_run r = npk_python(script, npk_tmpdir());
     assert_int_equal(r.status, 0);
     npk_run_free(&r);
     npk_error err = {0};
@@ -175,7 +162,7 @@ static void test_numpy_loads_ours(void **state)
         "    assert a.shape == (3, 5), (k, a.shape)\n"
         "    assert a.tobytes() == raw.tobytes(), k\n"
         "print('ok', len(names))\n";
-    npk_run r = python(script, npk_tmpdir());
+    npk_run r = npk_python(script, npk_tmpdir());
     if (r.status != 0) fail_msg("numpy check failed: %s", r.err);
     assert_string_equal(r.out, "ok 12\n");
     npk_run_free(&r);

@@ -8,18 +8,6 @@
 
 #ifdef NPK_HAVE_CJSON
 
-static npk_run python(const char *script, const char *arg)
-{
-    char *argv[] = {(char *)NPK_PYTHON, "-c", (char *)script, (char *)arg, NULL};
-    npk_run r = npk_run_argv(argv);
-    if (r.status == 0 || !strstr(r.err, "No module named")) return r;
-    const char *ci = getenv("CI");
-    if (ci && !strcmp(ci, "true")) fail_msg("python3-numpy is required: %s", r.err);
-    print_message("[  SKIPPED ] python3-numpy not available\n");
-    npk_run_free(&r);
-    skip();
-    return r;
-}
 
 static void make_set(npk_tensor *ts)
 {
@@ -112,7 +100,7 @@ static void test_python_checks_ours(void **state)
         "assert arrs['w16'].tolist() == [[0, 0.25, 0.5], [0.75, 1.0, 1.25]]\n"
         "assert arrs['scalar'].shape == () and int(arrs['scalar']) == -3\n"
         "print('ok')\n";
-    npk_run r = python(script, npk_tmp("ours.safetensors"));
+    npk_run r = npk_python(script, npk_tmp("ours.safetensors"));
     if (r.status) fail_msg("python check failed: %s", r.err);
     assert_string_equal(r.out, "ok\n");
     npk_run_free(&r);
