@@ -37,5 +37,8 @@ unsigned npk_cpu_features(void)
     return flags;
 }
 #else
-unsigned npk_cpu_features(void) { return 0; }
+unsigned npk_cpu_features(void)
+{
+    return 0;
+}
 #endif

@@ -17,6 +17,9 @@ enum {
 unsigned npk_cpu_features(void);
 
 /* True when every flag in `want` is supported. */
-static inline bool npk_cpu_has(unsigned want) { return (npk_cpu_features() & want) == want; }
+static inline bool npk_cpu_has(unsigned want)
+{
+    return (npk_cpu_features() & want) == want;
+}
 
 #endif

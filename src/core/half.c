@@ -97,7 +97,7 @@ typedef void (*f2h_fn)(const float *, uint16_t *, size_t);
 #define NPK_HAVE_F16C_PATH 1
 
 __attribute__((target("avx,f16c"))) static void f16_to_f32_f16c(const uint16_t *s, float *d,
-                                                                 size_t n)
+                                                                size_t n)
 {
     size_t i = 0;
     for (; i + 16 <= n; i += 16) {
@@ -112,7 +112,7 @@ __attribute__((target("avx,f16c"))) static void f16_to_f32_f16c(const uint16_t *
 }
 
 __attribute__((target("avx,f16c"))) static void f32_to_f16_f16c(const float *s, uint16_t *d,
-                                                                 size_t n)
+                                                                size_t n)
 {
     size_t i = 0;
     for (; i + 16 <= n; i += 16) {
@@ -127,7 +127,10 @@ __attribute__((target("avx,f16c"))) static void f32_to_f16_f16c(const float *s, 
     for (; i < n; i++) d[i] = npk_f32_to_f16(s[i]);
 }
 
-static int cpu_has_f16c(void) { return npk_cpu_has(NPK_CPU_AVX | NPK_CPU_F16C); }
+static int cpu_has_f16c(void)
+{
+    return npk_cpu_has(NPK_CPU_AVX | NPK_CPU_F16C);
+}
 #elif defined(__aarch64__)
 #include <arm_neon.h>
 #define NPK_HAVE_NEON_PATH 1
@@ -164,7 +167,10 @@ static int use_simd(void)
 #endif
 }
 
-void npk_half_force_portable(int on) { force_portable = on; }
+void npk_half_force_portable(int on)
+{
+    force_portable = on;
+}
 
 const char *npk_half_path(void)
 {

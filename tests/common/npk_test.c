@@ -257,7 +257,10 @@ uint64_t npk_rand(uint64_t *s)
     return x * 0x2545F4914F6CDD1Dull;
 }
 
-double npk_randf(uint64_t *s) { return (double)(npk_rand(s) >> 11) * (1.0 / 9007199254740992.0); }
+double npk_randf(uint64_t *s)
+{
+    return (double)(npk_rand(s) >> 11) * (1.0 / 9007199254740992.0);
+}
 
 void npk_sha256_hex(const void *data, size_t len, char out[65])
 {

@@ -8,7 +8,6 @@
 
 #ifdef NPK_HAVE_CJSON
 
-
 static void make_set(npk_tensor *ts)
 {
     npk_error err = {0};
@@ -130,23 +129,40 @@ static void test_malformed(void **state)
         const char *msg;
     } cases[] = {
         {"{\"a\":{\"dtype\":\"F32\",\"shape\":[2],\"data_offsets\":[0,8]}}", 8, NPK_OK, ""},
-        {"{\"__metadata__\":{\"k\":\"v\"},\"a\":{\"dtype\":\"U8\",\"shape\":[2],\"data_offsets\":[0,2]}}", 2, NPK_OK, ""},
-        {"{\"a\":{\"dtype\":\"F32\",\"shape\":[2],\"data_offsets\":[0,8]}}", 12, NPK_E_FORMAT, "after the last"},
-        {"{\"a\":{\"dtype\":\"F32\",\"shape\":[2],\"data_offsets\":[4,12]}}", 12, NPK_E_FORMAT, "hole"},
-        {"{\"a\":{\"dtype\":\"F32\",\"shape\":[2],\"data_offsets\":[0,8]},\"b\":{\"dtype\":\"F32\",\"shape\":[1],\"data_offsets\":[4,8]}}", 8, NPK_E_FORMAT, "overlaps"},
-        {"{\"a\":{\"dtype\":\"F32\",\"shape\":[2],\"data_offsets\":[0,8]}}", 4, NPK_E_FORMAT, "past the end"},
-        {"{\"a\":{\"dtype\":\"F32\",\"shape\":[3],\"data_offsets\":[0,8]}}", 8, NPK_E_FORMAT, "needs"},
-        {"{\"a\":{\"dtype\":\"C64\",\"shape\":[1],\"data_offsets\":[0,8]}}", 8, NPK_E_UNSUPPORTED, "dtype"},
-        {"{\"a\":{\"dtype\":\"F32\",\"shape\":[-1],\"data_offsets\":[0,4]}}", 4, NPK_E_FORMAT, "shape"},
-        {"{\"a\":{\"dtype\":\"F32\",\"shape\":[1.5],\"data_offsets\":[0,4]}}", 4, NPK_E_FORMAT, "shape"},
-        {"{\"a\":{\"dtype\":\"F32\",\"shape\":[1],\"data_offsets\":[8,4]}}", 4, NPK_E_FORMAT, "data_offsets"},
+        {"{\"__metadata__\":{\"k\":\"v\"},\"a\":{\"dtype\":\"U8\",\"shape\":[2],\"data_offsets\":["
+         "0,2]}}",
+         2, NPK_OK, ""},
+        {"{\"a\":{\"dtype\":\"F32\",\"shape\":[2],\"data_offsets\":[0,8]}}", 12, NPK_E_FORMAT,
+         "after the last"},
+        {"{\"a\":{\"dtype\":\"F32\",\"shape\":[2],\"data_offsets\":[4,12]}}", 12, NPK_E_FORMAT,
+         "hole"},
+        {"{\"a\":{\"dtype\":\"F32\",\"shape\":[2],\"data_offsets\":[0,8]},\"b\":{\"dtype\":\"F32\","
+         "\"shape\":[1],\"data_offsets\":[4,8]}}",
+         8, NPK_E_FORMAT, "overlaps"},
+        {"{\"a\":{\"dtype\":\"F32\",\"shape\":[2],\"data_offsets\":[0,8]}}", 4, NPK_E_FORMAT,
+         "past the end"},
+        {"{\"a\":{\"dtype\":\"F32\",\"shape\":[3],\"data_offsets\":[0,8]}}", 8, NPK_E_FORMAT,
+         "needs"},
+        {"{\"a\":{\"dtype\":\"C64\",\"shape\":[1],\"data_offsets\":[0,8]}}", 8, NPK_E_UNSUPPORTED,
+         "dtype"},
+        {"{\"a\":{\"dtype\":\"F32\",\"shape\":[-1],\"data_offsets\":[0,4]}}", 4, NPK_E_FORMAT,
+         "shape"},
+        {"{\"a\":{\"dtype\":\"F32\",\"shape\":[1.5],\"data_offsets\":[0,4]}}", 4, NPK_E_FORMAT,
+         "shape"},
+        {"{\"a\":{\"dtype\":\"F32\",\"shape\":[1],\"data_offsets\":[8,4]}}", 4, NPK_E_FORMAT,
+         "data_offsets"},
         {"{\"a\":{\"dtype\":\"F32\",\"shape\":[1]}}", 4, NPK_E_FORMAT, "lacks"},
-        {"{\"a\":{\"dtype\":\"F32\",\"shape\":[4294967296,4294967296,4294967296],\"data_offsets\":[0,4]}}", 4, NPK_E_LIMIT, "overflow"},
+        {"{\"a\":{\"dtype\":\"F32\",\"shape\":[4294967296,4294967296,4294967296],\"data_offsets\":["
+         "0,4]}}",
+         4, NPK_E_LIMIT, "overflow"},
         {"{\"__metadata__\":{\"k\":1}}", 0, NPK_E_FORMAT, "not a string"},
-        {"{\"a\":{\"dtype\":\"F32\",\"shape\":[1],\"data_offsets\":[0,4]}} x", 4, NPK_E_FORMAT, "trailing"},
+        {"{\"a\":{\"dtype\":\"F32\",\"shape\":[1],\"data_offsets\":[0,4]}} x", 4, NPK_E_FORMAT,
+         "trailing"},
         {"{\"a\":", 0, NPK_E_FORMAT, "invalid JSON"},
         {"[1,2]", 0, NPK_E_FORMAT, "not a JSON object"},
-        {"{\"a\":{\"dtype\":\"F32\",\"shape\":[1],\"data_offsets\":[0,4]},\"a\":{\"dtype\":\"F32\",\"shape\":[1],\"data_offsets\":[4,8]}}", 8, NPK_E_FORMAT, "duplicate"},
+        {"{\"a\":{\"dtype\":\"F32\",\"shape\":[1],\"data_offsets\":[0,4]},\"a\":{\"dtype\":\"F32\","
+         "\"shape\":[1],\"data_offsets\":[4,8]}}",
+         8, NPK_E_FORMAT, "duplicate"},
     };
     for (size_t i = 0; i < sizeof cases / sizeof cases[0]; i++) {
         npk_error err = {0};
