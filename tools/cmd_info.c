@@ -9,11 +9,10 @@ void cmd_info_help(FILE *out)
 {
     size_t n;
     const npk_format *f = npk_formats(&n);
-    fprintf(out,
-            "usage: npukit info FILE... [--json]\n\n"
-            "Detects the format of each FILE from its bytes (never its name) and prints a\n"
-            "short summary. --json prints one JSON object per file and line, with at least\n"
-            "\"path\", \"format\" and \"size\".\n\nformats:\n");
+    fprintf(out, "usage: npukit info FILE... [--json]\n\n"
+                 "Detects the format of each FILE from its bytes (never its name) and prints a\n"
+                 "short summary. --json prints one JSON object per file and line, with at least\n"
+                 "\"path\", \"format\" and \"size\".\n\nformats:\n");
     for (size_t i = 0; i < n; i++) fprintf(out, "  %-16s %s\n", f[i].name, f[i].description);
 }
 
@@ -83,8 +82,10 @@ int cmd_info(int argc, char **argv)
     int c;
     cli_getopt_reset();
     while ((c = getopt_long(argc, argv, "", opts, NULL)) != -1) {
-        if (c == 'j') json = true;
-        else return cli_bad_option("info", argv);
+        if (c == 'j')
+            json = true;
+        else
+            return cli_bad_option("info", argv);
     }
     if (optind >= argc) return cli_usage("info", "no FILE given");
     if (json && !cli_json_available()) return cli_no_json();

@@ -45,8 +45,13 @@ static void test_help_and_version(void **state)
 static void test_usage_errors(void **state)
 {
     (void)state;
-    const char *bad[] = {"", "frobnicate", "info", "info --bogus x", "tensor nothing",
-                         "help nothing", "tensor random --shape 2,q -o y.npy"};
+    const char *bad[] = {"",
+                         "frobnicate",
+                         "info",
+                         "info --bogus x",
+                         "tensor nothing",
+                         "help nothing",
+                         "tensor random --shape 2,q -o y.npy"};
     for (size_t i = 0; i < sizeof bad / sizeof bad[0]; i++) {
         npk_run r = npk_cli("%s", bad[i]);
         assert_int_equal(r.status, 2);
@@ -78,7 +83,8 @@ static void test_bad_inputs(void **state)
     npk_run_free(&r);
 
     /* A truncated .npy: detected, then a one-line error with the offset. */
-    const char npy[] = "\x93NUMPY\x01\x00\x46\x00{'descr': '<f4', 'fortran_order': False, 'shape': (100,), }";
+    const char npy[] =
+        "\x93NUMPY\x01\x00\x46\x00{'descr': '<f4', 'fortran_order': False, 'shape': (100,), }";
     assert_int_equal(npk_write_file(npk_tmp("short.npy"), npy, sizeof npy - 1, &err), NPK_OK);
     r = npk_cli("info %s", npk_tmp("short.npy"));
     assert_int_equal(r.status, 2);
@@ -253,12 +259,10 @@ static void test_tensor_commands(void **state)
 int main(void)
 {
     const struct CMUnitTest tests[] = {
-        cmocka_unit_test(test_help_and_version),
-        cmocka_unit_test(test_usage_errors),
+        cmocka_unit_test(test_help_and_version), cmocka_unit_test(test_usage_errors),
         cmocka_unit_test(test_bad_inputs),
 #ifdef NPK_HAVE_CJSON
-        cmocka_unit_test(test_info_fixtures),
-        cmocka_unit_test(test_tensor_commands),
+        cmocka_unit_test(test_info_fixtures),    cmocka_unit_test(test_tensor_commands),
 #endif
     };
     return cmocka_run_group_tests(tests, NULL, NULL);
