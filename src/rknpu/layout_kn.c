@@ -20,6 +20,7 @@
  * were slower. */
 #include <string.h>
 
+#include "core/cpu.h"
 #include "layout_internal.h"
 #include "layout_simd.h"
 
@@ -220,28 +221,9 @@ AVX2_FN static void unpack_tile_u8_avx2(uint8_t *const y[4], uint8_t *x, size_t 
 static const kn_kernels avx2[2] = {{pack_u8_avx2, unpack_u8_avx2, unpack_tile_u8_avx2},
                                    {pack_u16_avx2, unpack_u16_avx2, unpack_tile_u16_avx2}};
 
-#include <cpuid.h>
-
-/* The AVX2 flag, and YMM state saved by the OS (OSXSAVE + XCR0). */
-static bool cpu_has_avx2(void)
-{
-    unsigned a, b, c, d;
-    if (!__get_cpuid(1, &a, &b, &c, &d)) return false;
-    const unsigned osxsave = 1u << 27, avx = 1u << 28;
-    if ((c & (osxsave | avx)) != (osxsave | avx)) return false;
-    unsigned lo, hi;
-    __asm__ volatile("xgetbv" : "=a"(lo), "=d"(hi) : "c"(0));
-    (void)hi;
-    if ((lo & 6) != 6) return false;
-    if (!__get_cpuid_count(7, 0, &a, &b, &c, &d)) return false;
-    return (b >> 5) & 1;
-}
-
 static bool have_avx2(void)
 {
-    static int has = -1;
-    if (has < 0) has = cpu_has_avx2();
-    return has == 1;
+    return npk_cpu_has(NPK_CPU_AVX2);
 }
 #endif
 
