@@ -2,30 +2,30 @@
  * blocked transpose.
  *
  * The unit of work is a tile: one K block (32 rows of B) by 64 bytes of its
- * columns, one cache line of every row. Each 16-byte column strip of a tile
- * (8 fp16 or 16 int8 kernels) is 512 contiguous packed bytes, the strip's
- * kernels x 32 channels. Tiles go along the rows of a K block, so B is read
- * or written in 32 sequential streams, and the packed side in runs of 512
- * bytes or more; the few pages touched at a time stay in the TLB.
+ * columns (one cache line of every row) when unpacking, 128 when packing.
+ * Each 16-byte column strip of a tile (8 fp16 or 16 int8 kernels) is 512
+ * contiguous packed bytes, the strip's kernels x 32 channels. Tiles go along
+ * the rows of a K block, so B is read or written in 32 sequential streams,
+ * and the packed side in runs of 512 bytes or more; the few pages touched at
+ * a time stay in the TLB.
  *
- * What made the difference on large buffers (measured, bench/bench_rknpu.c):
- * streaming stores (x86) that always complete a whole cache line before
- * moving on (partly written lines cost more than the stores save), tiles
- * aligned to the cache lines of B, prefetching two tiles ahead (B's rows to
- * L2 only), and, when packing, copying the tile's rows to a local buffer
- * first: rows N*es bytes apart fall into the same L1 set, so the strips
- * re-reading them would miss. AVX2 does two transposes per instruction; it
- * matters in cache and for int8, while large fp16 conversions run about as
- * fast on the 128-bit path. Wider tiles and bands of several K blocks
- * were slower. */
+ * What made the difference on large buffers (measured with
+ * bench/bench_rknpu.c; docs/benchmarks.md has the figures): streaming stores
+ * (x86) that always complete a whole cache line before moving on (partly
+ * written lines cost more than the stores save), tiles aligned to the cache
+ * lines of B, prefetching 128 bytes of B ahead, and, when packing, copying
+ * the tile's rows to a local buffer first: rows N*es bytes apart fall into
+ * the same L1 set, so the strips re-reading them would miss. AVX2 does two
+ * transposes per instruction; it matters in cache and for int8, while large
+ * fp16 conversions run about as fast on the 128-bit path. Bands of several
+ * K blocks and tiles of 256 bytes or more were slower. */
 #include <string.h>
 
 #include "core/cpu.h"
 #include "layout_internal.h"
 #include "layout_simd.h"
 
-#define KB    NPK_RK_WEIGHT_KBLOCK
-#define AHEAD 2 /* tiles prefetched ahead */
+#define KB NPK_RK_WEIGHT_KBLOCK
 
 /* Kernels for one element size. A strip is 32 rows of 16 bytes on the plain
  * side (x, row stride xs) and 512 contiguous bytes on the packed side (y). */
@@ -306,27 +306,32 @@ void rk_weight_kn_convert(const npk_rk_weight_shape *s, uint8_t *plain, uint8_t 
 #ifndef LAYOUT_V128
     nt = false;
 #endif
-    _Alignas(64) uint8_t tile[KB * 64];
+    /* Tiles: 128 bytes of every row when packing, 64 when unpacking. */
+    size_t tw = pack ? 8 : 4;
+    _Alignas(64) uint8_t tile[KB * 128];
     for (size_t kb = 0; kb < s->k / KB; kb++) {
         uint8_t *rows = plain + kb * KB * ld;
         blk.base = packed + kb * s->group * KB * es;
         size_t w;
         for (size_t s0 = 0; s0 < strips; s0 += w) {
-            w = s0 == 0 && head ? head : strips - s0 < 4 ? strips - s0 : 4;
-            uint8_t *x = rows + s0 * 16, *y[4];
+            w = s0 == 0 && head ? head : strips - s0 < tw ? strips - s0 : tw;
+            uint8_t *x = rows + s0 * 16, *y[8];
             for (size_t j = 0; j < w; j++) y[j] = strip_at(&blk, s0 + j);
-            /* Fetch the tile AHEAD tiles on (here in line: GCC removed a
-             * helper function that did nothing but prefetch). */
-            size_t p = s0 + AHEAD * 4;
-            if (pack) /* to L2 only: these 32 lines share one L1 set */
-                for (size_t r = 0; r < KB && p < strips; r++)
-                    __builtin_prefetch(rows + r * ld + p * 16, 0, 2);
+            /* Fetch what comes 128 bytes of B further on: packing, both
+             * lines of each row together (one DRAM page visit), to L2 only
+             * (the 32 rows share one L1 set); unpacking, the packed strips.
+             * (In line: GCC removed a helper that did nothing but prefetch.) */
+            size_t p = s0 + 8;
+            if (pack)
+                for (size_t r = 0; r < KB; r++)
+                    for (size_t i = p; i < p + 8 && i < strips; i += 4)
+                        __builtin_prefetch(rows + r * ld + i * 16, 0, 2);
             else
                 for (size_t j = p; j < p + 4 && j < strips; j++)
                     for (size_t i = 0; i < 512; i += 64) __builtin_prefetch(strip_at(&blk, j) + i);
             if (pack && nt) {
-                copy_rows(tile, 64, x, ld, w * 16, false);
-                for (size_t j = 0; j < w; j++) k->pack(tile + j * 16, 64, y[j], true);
+                copy_rows(tile, 128, x, ld, w * 16, false);
+                for (size_t j = 0; j < w; j++) k->pack(tile + j * 16, 128, y[j], true);
             } else if (pack) {
                 for (size_t j = 0; j < w; j++) k->pack(x + j * 16, ld, y[j], false);
             } else if (w == 4 && k->unpack_tile) {
