@@ -9,11 +9,10 @@ void cmd_info_help(FILE *out)
 {
     size_t n;
     const npk_format *f = npk_formats(&n);
-    fprintf(out,
-            "usage: npukit info FILE... [--json]\n\n"
-            "Detects the format of each FILE from its bytes (never its name) and prints a\n"
-            "short summary. --json prints one JSON object per file and line, with at least\n"
-            "\"path\", \"format\" and \"size\".\n\nformats:\n");
+    fprintf(out, "usage: npukit info FILE... [--json]\n\n"
+                 "Detects the format of each FILE from its bytes (never its name) and prints a\n"
+                 "short summary. --json prints one JSON object per file and line, with at least\n"
+                 "\"path\", \"format\" and \"size\".\n\nformats:\n");
     for (size_t i = 0; i < n; i++) fprintf(out, "  %-16s %s\n", f[i].name, f[i].description);
 }
 
@@ -48,10 +47,11 @@ static int info_one(const char *path, bool json)
     memset(&s, 0, sizeof s);
     if (!f) {
         npk_fail_at(&err, NPK_E_FORMAT, 0, "unrecognised format");
-        rc = cli_error(path, &err);
+        rc = CLI_FAIL;
     } else if (f->summarize && f->summarize(m.data, m.size, &s, &err)) {
-        rc = cli_error(path, &err);
+        rc = CLI_FAIL; /* the error line comes after any summary */
     }
+    bool described = rc == CLI_OK || s.malformed;
 #ifdef NPK_HAVE_CJSON
     if (json) {
         cJSON *o = cJSON_CreateObject();
@@ -59,19 +59,24 @@ static int info_one(const char *path, bool json)
         cJSON_AddStringToObject(o, "format", f ? f->name : "unknown");
         cli_json_u64(o, "size", m.size);
         if (f) cJSON_AddStringToObject(o, "description", f->description);
-        if (rc == CLI_OK) {
+        if (described) {
             if (s.title[0]) cJSON_AddStringToObject(o, "summary", s.title);
             cJSON_AddItemToObject(o, "details", cli_summary_json(&s));
-        } else {
+        }
+        if (rc != CLI_OK) {
             cJSON_AddStringToObject(o, "error", err.msg);
             if (err.has_offset) cli_json_u64(o, "error_offset", err.offset);
         }
         cli_print_json(o, true);
     } else
 #endif
-        if (rc == CLI_OK)
+        if (described)
         print_text(path, m.size, f, &s);
     (void)json;
+    if (rc != CLI_OK) {
+        fflush(stdout);
+        cli_error(path, &err);
+    }
     npk_unmap_file(&m);
     return rc;
 }
@@ -83,8 +88,10 @@ int cmd_info(int argc, char **argv)
     int c;
     cli_getopt_reset();
     while ((c = getopt_long(argc, argv, "", opts, NULL)) != -1) {
-        if (c == 'j') json = true;
-        else return cli_bad_option("info", argv);
+        if (c == 'j')
+            json = true;
+        else
+            return cli_bad_option("info", argv);
     }
     if (optind >= argc) return cli_usage("info", "no FILE given");
     if (json && !cli_json_available()) return cli_no_json();
