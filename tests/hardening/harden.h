@@ -336,8 +336,9 @@ static inline void hd_summary(const char *what)
 {
     print_message("%s: %zu corrupted files, %zu CLI runs, %zu failures\n", what, hd_cases, hd_runs,
                   hd_failures);
-    if (hd_failures) fail_msg("%zu failures (first 40 listed above)", hd_failures);
+    size_t failures = hd_failures;
     hd_cases = hd_runs = hd_failures = 0;
+    if (failures) fail_msg("%zu failures (listed above, at most $HD_MAX_REPORTS or 40)", failures);
 }
 
 /* Run a CLI command that must succeed (making the helper files). */
