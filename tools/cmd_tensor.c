@@ -14,8 +14,10 @@ static const cli_subcommand subs[] = {
     {"info", "FILE [--json]", "list the tensors of a .npy or safetensors file", t_info},
     {"convert", "IN... -o OUT [--dtype D]",
      "convert between .npy and safetensors. IN is FILE or NAME=FILE.npy; a safetensors\n"
-     "      input with several tensors needs --name to pick one for a .npy output", t_convert},
-    {"random", "--shape D0,D1,... -o OUT.npy [--dtype f32|f16|i8|u8|i32] [--seed N] [--min A] [--max B]",
+     "      input with several tensors needs --name to pick one for a .npy output",
+     t_convert},
+    {"random",
+     "--shape D0,D1,... -o OUT.npy [--dtype f32|f16|i8|u8|i32] [--seed N] [--min A] [--max B]",
      "write a tensor of deterministic pseudo-random values (uniform in [min, max))", t_random},
 };
 
@@ -36,6 +38,12 @@ static bool is_safetensors_name(const char *path)
     return n >= 12 && strcmp(path + n - 12, ".safetensors") == 0;
 }
 
+static bool is_npy_name(const char *path)
+{
+    size_t n = strlen(path);
+    return n >= 4 && strcmp(path + n - 4, ".npy") == 0;
+}
+
 /* Load FILE as a set: a .npy gives one tensor named `name`. Detects by bytes. */
 static int load_any(const char *path, const char *name, npk_tensor_set *set)
 {
@@ -45,12 +53,21 @@ static int load_any(const char *path, const char *name, npk_tensor_set *set)
     if (npk_map_file(path, &m, &err)) return cli_error(path, &err);
     npk_status st;
     const npk_format *f = npk_detect(m.data, m.size);
-    if (!f || (strcmp(f->name, "npy") && strcmp(f->name, "safetensors"))) {
-        npk_unmap_file(&m);
-        return cli_fail("%s: not a .npy or safetensors file (detected: %s)", path,
-                        f ? f->name : "unknown");
+    bool npy = f && !strcmp(f->name, "npy"), st_file = f && !strcmp(f->name, "safetensors");
+    if (!npy && !st_file) {
+        /* Not recognised: a damaged file named like one of the two (or with
+         * the start of the npy magic) gets its parser's error and offset. */
+        npy =
+            is_npy_name(path) || (m.size && !memcmp(m.data, "\x93NUMPY", m.size < 6 ? m.size : 6));
+        st_file = !npy && is_safetensors_name(path);
     }
-    if (!strcmp(f->name, "npy")) {
+    if (!npy && !st_file) {
+        npk_unmap_file(&m);
+        npk_fail_at(&err, NPK_E_FORMAT, 0, "not a .npy or safetensors file (detected: %s)",
+                    f ? f->name : "unknown");
+        return cli_error(path, &err);
+    }
+    if (npy) {
         npk_tensor t;
         st = npk_npy_parse(m.data, m.size, &t, &err);
         if (!st) {
@@ -72,8 +89,10 @@ static int t_info(int argc, char **argv)
     int c;
     cli_getopt_reset();
     while ((c = getopt_long(argc, argv, "", opts, NULL)) != -1) {
-        if (c == 'j') json = true;
-        else return cli_bad_option("tensor info", argv);
+        if (c == 'j')
+            json = true;
+        else
+            return cli_bad_option("tensor info", argv);
     }
     if (optind + 1 != argc) return cli_usage("tensor info", "expected one FILE");
     if (json && !cli_json_available()) return cli_no_json();
@@ -134,10 +153,14 @@ static int t_convert(int argc, char **argv)
     int c;
     cli_getopt_reset();
     while ((c = getopt_long(argc, argv, "o:", opts, NULL)) != -1) {
-        if (c == 'o') out = optarg;
-        else if (c == 'n') pick = optarg;
-        else if (c == 'd') dtype = optarg;
-        else return cli_bad_option("tensor convert", argv);
+        if (c == 'o')
+            out = optarg;
+        else if (c == 'n')
+            pick = optarg;
+        else if (c == 'd')
+            dtype = optarg;
+        else
+            return cli_bad_option("tensor convert", argv);
     }
     if (!out) return cli_usage("tensor convert", "missing -o OUT");
     if (optind >= argc) return cli_usage("tensor convert", "no input given");
@@ -153,7 +176,8 @@ static int t_convert(int argc, char **argv)
         char *arg = argv[i], *eq = strchr(arg, '=');
         const char *path = eq ? eq + 1 : arg;
         char *name = NULL;
-        if (eq) name = strndup(arg, (size_t)(eq - arg));
+        if (eq)
+            name = strndup(arg, (size_t)(eq - arg));
         else {
             const char *base = strrchr(path, '/');
             base = base ? base + 1 : path;
@@ -180,8 +204,10 @@ static int t_convert(int argc, char **argv)
             st = npk_st_save(out, all.items, all.count, &err);
         } else {
             npk_tensor *t = NULL;
-            if (pick) t = npk_set_find(&all, pick);
-            else if (all.count == 1) t = &all.items[0];
+            if (pick)
+                t = npk_set_find(&all, pick);
+            else if (all.count == 1)
+                t = &all.items[0];
             if (!t) {
                 npk_set_free(&all);
                 return pick ? cli_fail("no tensor named '%s'", pick)
@@ -216,11 +242,13 @@ static int t_random(int argc, char **argv)
     const char *out = NULL, *shape_s = NULL, *dtype = "f32";
     uint64_t seed = 1;
     double lo = -1.0, hi = 1.0;
-    static const struct option opts[] = {
-        {"output", required_argument, NULL, 'o'}, {"shape", required_argument, NULL, 's'},
-        {"dtype", required_argument, NULL, 'd'},  {"seed", required_argument, NULL, 'S'},
-        {"min", required_argument, NULL, 'a'},    {"max", required_argument, NULL, 'b'},
-        {0, 0, 0, 0}};
+    static const struct option opts[] = {{"output", required_argument, NULL, 'o'},
+                                         {"shape", required_argument, NULL, 's'},
+                                         {"dtype", required_argument, NULL, 'd'},
+                                         {"seed", required_argument, NULL, 'S'},
+                                         {"min", required_argument, NULL, 'a'},
+                                         {"max", required_argument, NULL, 'b'},
+                                         {0, 0, 0, 0}};
     int c;
     cli_getopt_reset();
     while ((c = getopt_long(argc, argv, "o:", opts, NULL)) != -1) {
@@ -261,8 +289,7 @@ static int t_random(int argc, char **argv)
         v[i] = lo + (hi - lo) * u;
     }
     int rc = CLI_OK;
-    if (npk_tensor_alloc(&t, "random", dt, ndim, shape, &err) ||
-        npk_tensor_convert(&f, &t, &err))
+    if (npk_tensor_alloc(&t, "random", dt, ndim, shape, &err) || npk_tensor_convert(&f, &t, &err))
         rc = cli_error(NULL, &err);
     else if ((is_safetensors_name(out) ? npk_st_save(out, &t, 1, &err)
                                        : npk_npy_save(out, &t, &err)))
