@@ -31,7 +31,7 @@ if [ "${1:-}" = --one ]; then
     execs=$(sed -n 's/^stat::number_of_executed_units: *//p' "$log" | tail -1)
     files=$(find "$corpus" -type f | wc -l)
     bytes=$(du -sk "$corpus" | cut -f1)
-    commit=$(git rev-parse --short HEAD)$(git diff --quiet HEAD -- src include fuzz || echo +)
+    commit=${FUZZ_COMMIT:-?}
     if [ $rc -eq 0 ]; then
         result=clean
     else
@@ -44,6 +44,9 @@ if [ "${1:-}" = --one ]; then
     exit 0
 fi
 
+# The commit the binaries are built from ("+": with uncommitted changes).
+FUZZ_COMMIT=$(git rev-parse --short HEAD)$(git diff --quiet HEAD -- src include fuzz tools || echo +)
+export FUZZ_COMMIT
 fuzz_build
 fuzz_seeds
 mkdir -p "$dir/corpus" fuzz/findings
