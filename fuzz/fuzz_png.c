@@ -2,7 +2,8 @@
  * image, the same bytes as a depth image, and for small images the whole
  * render of an identity network plus an RGBA8 PNG round trip (encode what
  * was decoded, decode again: the 8-bit values must come back unchanged).
- * Each input is decoded as given and with its chunk CRCs made right. */
+ * Each input is decoded as given and with its chunk CRCs made right; what
+ * decodes must hold a whole IEND chunk (fuzz/regressions/png: cut files). */
 #include <stdlib.h>
 #include <string.h>
 
@@ -90,11 +91,21 @@ static void fix_crcs(uint8_t *p, size_t n)
     }
 }
 
+/* A whole IEND chunk (length 0, type, CRC) somewhere after the signature. */
+static int has_iend(const uint8_t *p, size_t n)
+{
+    static const uint8_t iend[12] = {0, 0, 0, 0, 'I', 'E', 'N', 'D', 0xAE, 0x42, 0x60, 0x82};
+    for (size_t i = 8; i + 12 <= n; i++)
+        if (!memcmp(p + i, iend, 12)) return 1;
+    return 0;
+}
+
 static void one(const uint8_t *data, size_t size)
 {
     npk_cnn2_image img;
     npk_error err = {0};
     if (npk_cnn2_png_decode(data, size, &img, &err) != NPK_OK) return;
+    if (!has_iend(data, size)) abort(); /* a file cut before IEND must fail */
     if ((uint64_t)img.width * img.height <= 4096) {
         if (npk_cnn2_png_depth(&img, data, size, &err) != NPK_OK) abort(); /* same bytes */
         render_small(&img);
