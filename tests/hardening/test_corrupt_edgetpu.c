@@ -11,15 +11,15 @@
 #include "npukit/flatbuf.h"
 
 static const hd_cmd dense_cmds[] = {
-    {"info @IN", 2, 0, 8},
-    {"edgetpu info --json @IN", 2, 0, 0},
-    {"edgetpu weights @IN -o @OUT/w.npy", 2, 0, 0},
-    {"edgetpu set-weights @IN --weights @1 -o @OUT/new_edgetpu.tflite", 2, 0, 0},
-    {"edgetpu matmul @IN --input @2 -o @OUT/y.npy", 2, 0, 0},
+    {"info @IN", 2, 0, 8, 0},
+    {"edgetpu info --json @IN", 2, 0, 0, HD_JSON},
+    {"edgetpu weights @IN -o @OUT/w.npy", 2, 0, 0, 0},
+    {"edgetpu set-weights @IN --weights @1 -o @OUT/new_edgetpu.tflite", 2, 0, 0, 0},
+    {"edgetpu matmul @IN --input @2 -o @OUT/y.npy", 2, 0, 0, 0},
 };
 static const hd_cmd other_cmds[] = {
-    {"info @IN", 2, 0, 8},
-    {"edgetpu info --json @IN", 2, 0, 0},
+    {"info @IN", 2, 0, 8, 0},
+    {"edgetpu info --json @IN", 2, 0, 0, HD_JSON},
 };
 
 static const hd_cmd *cmds;

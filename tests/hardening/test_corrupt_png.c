@@ -15,8 +15,8 @@
 #define N(a) (sizeof a / sizeof a[0])
 
 static const hd_cmd cmds[] = {
-    {"cnn2 render @1 @IN -o @OUT/out.png --raw @OUT/raw.npy", 2, 0, 0},
-    {"cnn2 render @1 @2 --depth @IN -o @OUT/out.png", 2, 0, 0},
+    {"cnn2 render @1 @IN -o @OUT/out.png --raw @OUT/raw.npy", 2, 0, 0, HD_PNG},
+    {"cnn2 render @1 @2 --depth @IN -o @OUT/out.png", 2, 0, 0, HD_PNG},
 };
 
 static uint32_t crc32(const uint8_t *p, size_t n)

@@ -13,25 +13,25 @@
 #include "npukit/rknpu_stream.h"
 
 static const hd_cmd cut_cmds[] = {
-    {"info @IN", 2, 0, 0},
-    {"rknpu disasm @IN", 2, 0, 0},
-    {"rknpu disasm --json @IN", 2, 0, 0},
+    {"info @IN", 2, 0, 0, 0},
+    {"rknpu disasm @IN", 2, 0, 0, 0},
+    {"rknpu disasm --json @IN", 2, 0, 0, HD_JSON},
 };
 static const hd_cmd ok_cmds[] = {
-    {"info @IN", 0, 0, 0},
-    {"rknpu disasm @IN", 0, 0, 0},
+    {"info @IN", 0, 0, 0, 0},
+    {"rknpu disasm @IN", 0, 0, 0, 0},
 };
 static const hd_cmd flagged_cmds[] = {
-    {"rknpu disasm @IN", 1, 0, 0},
-    {"rknpu disasm --json @IN", 1, 0, 0},
+    {"rknpu disasm @IN", 1, 0, 0, 0},
+    {"rknpu disasm --json @IN", 1, 0, 0, HD_JSON},
 };
 static const hd_cmd unknown_op_cmds[] = {
-    {"info @IN", 2, 0, 0}, /* no longer recognised as a stream: unrecognised, offset 0 */
-    {"rknpu disasm @IN", 1, 0, 0},
+    {"info @IN", 2, 0, 0, 0}, /* no longer recognised as a stream: unrecognised, offset 0 */
+    {"rknpu disasm @IN", 1, 0, 0, 0},
 };
 static const hd_cmd unknown_op_hex_cmds[] = {
-    {"info @IN", 0, 0, 0}, /* not recognised as a stream: described as text */
-    {"rknpu disasm @IN", 1, 0, 0},
+    {"info @IN", 0, 0, 0, 0}, /* not recognised as a stream: described as text */
+    {"rknpu disasm @IN", 1, 0, 0, 0},
 };
 #define N(a) (sizeof a / sizeof a[0])
 

@@ -12,15 +12,15 @@
 /* ---- .npy: magic, version, header length, the dict's keys and values, data ---- */
 
 static const hd_cmd npy_cmds[] = {
-    {"info @IN", 2, 0, 6},
-    {"tensor info @IN", 2, 0, 0},
-    {"tensor convert x=@IN -o @OUT/x.safetensors", 2, 0, 0},
-    {"rknpu pack --layout feature-fp16 @IN -o @OUT/p.bin", 2, 0, 0},
-    {"edgetpu matmul @1 --input @IN -o @OUT/y.npy", 2, 0, 0},
+    {"info @IN", 2, 0, 6, 0},
+    {"tensor info @IN", 2, 0, 0, 0},
+    {"tensor convert x=@IN -o @OUT/x.safetensors", 2, 0, 0, HD_JSON},
+    {"rknpu pack --layout feature-fp16 @IN -o @OUT/p.bin", 2, 0, 0, 0},
+    {"edgetpu matmul @1 --input @IN -o @OUT/y.npy", 2, 0, 0, 0},
 };
 static const hd_cmd npy_weight_cmds[] = {
-    {"tensor info @IN", 2, 0, 0},
-    {"edgetpu set-weights @1 --weights @IN -o @OUT/new_edgetpu.tflite", 2, 0, 0},
+    {"tensor info @IN", 2, 0, 0, 0},
+    {"edgetpu set-weights @1 --weights @IN -o @OUT/new_edgetpu.tflite", 2, 0, 0, 0},
 };
 
 /* A .npy with the header dict replaced by `dict` (re-padded). */
@@ -120,14 +120,14 @@ static void test_npy(void **state)
 /* ---- safetensors: length, JSON header, each tensor's entry and data ---- */
 
 static const hd_cmd mgk_st_cmds[] = {
-    {"info @IN", 2, 0, 9},
-    {"tensor info @IN", 2, 0, 0},
-    {"tensor convert @IN --name layer_0.weight -o @OUT/x.npy", 2, 0, 0},
-    {"mgk replace @1 --weights @IN -o @OUT/new.mgk", 2, 0, 0},
+    {"info @IN", 2, 0, 9, 0},
+    {"tensor info @IN", 2, 0, 0, 0},
+    {"tensor convert @IN --name layer_0.weight -o @OUT/x.npy", 2, 0, 0, 0},
+    {"mgk replace @1 --weights @IN -o @OUT/new.mgk", 2, 0, 0, 0},
 };
 static const hd_cmd cnn2_st_cmds[] = {
-    {"tensor info @IN", 2, 0, 0},
-    {"cnn2 pack @IN -o @OUT/model.bin", 2, 0, 0},
+    {"tensor info @IN", 2, 0, 0, 0},
+    {"cnn2 pack @IN -o @OUT/model.bin", 2, 0, 0, 0},
 };
 
 /* The file with its JSON header replaced (re-padded to 8 bytes). */

@@ -98,9 +98,9 @@ static void test_rknpu_hex_cut_line(void **state)
     npk_rk_stream s;
     npk_error err = {0};
     assert_true(npk_rk_is_hex_text((const uint8_t *)text, strlen(text)));
-    assert_int_equal(npk_rk_stream_parse((const uint8_t *)text, strlen(text), NPK_RK_ENC_AUTO, &s,
-                                         &err),
-                     NPK_E_FORMAT);
+    assert_int_equal(
+        npk_rk_stream_parse((const uint8_t *)text, strlen(text), NPK_RK_ENC_AUTO, &s, &err),
+        NPK_E_FORMAT);
     assert_true(err.has_offset);
     assert_int_equal(err.offset, 34);
     /* `info` recognises it as a stream and its summary fails there. */
