@@ -5,9 +5,16 @@
 #include <string.h>
 
 #include "bench.h"
+#include "npukit/half.h"
+#include "npukit/rknpu_device.h"
+#include "npukit/rknpu_emu.h"
 #include "npukit/rknpu_layout.h"
 #include "npukit/rknpu_matmul.h"
 #include "npukit/rknpu_stream.h"
+
+#ifdef NPK_HAVE_OPENBLAS
+#include <cblas.h>
+#endif
 
 /* ---- stream generation ---- */
 
@@ -76,8 +83,132 @@ static void run_layout(npk_bench *b, const char *name, struct lay_arg *a, size_t
     free(a->native);
 }
 
+/* ---- the emulator against single-threaded OpenBLAS sgemm ---- */
+
+#define EM 256
+#define EK 512
+#define EN 128
+
+struct emu_arg {
+    npk_rk_emu *emu;
+    npk_rk_device *dev;
+    uint16_t *a16, *b16;
+    float *af, *bf, *cf;
+    uint8_t *in, *wt, *out, *stream;
+};
+
+static double urand(uint64_t *s)
+{
+    *s = *s * 6364136223846793005ull + 1442695040888963407ull;
+    return (double)(*s >> 11) * 0x1.0p-53 * 4.0 - 2.0;
+}
+
+/* One task through the emulator: fetch, decode, check, multiply, DPU, write. */
+static void emu_task(void *p)
+{
+    struct emu_arg *a = p;
+    npk_rk_emu_run_core(a->emu, 0, 0x00100000, 53, 1, NULL);
+}
+
+/* The whole path: plan, lay out, run, read back to row-major. */
+static void emu_end_to_end(void *p)
+{
+    struct emu_arg *a = p;
+    npk_rk_run_opts o = {EM, EK, EN, NPK_RK_FP16, 1};
+    npk_rk_run_matmul(a->dev, &o, a->a16, a->b16, a->cf, NULL, NULL);
+}
+
+#ifdef NPK_HAVE_OPENBLAS
+static void blas_sgemm(void *p)
+{
+    struct emu_arg *a = p;
+    cblas_sgemm(CblasRowMajor, CblasNoTrans, CblasNoTrans, EM, EN, EK, 1.0f, a->af, EK, a->bf, EN,
+                0.0f, a->cf, EN);
+}
+#endif
+
+static void bench_emulator(npk_bench *b)
+{
+    struct emu_arg a;
+    memset(&a, 0, sizeof a);
+    a.a16 = malloc(EM * EK * 2);
+    a.b16 = malloc(EK * EN * 2);
+    a.af = malloc(EM * EK * 4);
+    a.bf = malloc(EK * EN * 4);
+    a.cf = malloc(EM * EN * 4);
+    a.in = malloc(EM * EK * 2);
+    a.wt = malloc(EK * EN * 2);
+    a.out = malloc(EM * EN * 4);
+    a.stream = malloc(112 * 8);
+    uint64_t rng = 5;
+    for (size_t i = 0; i < EM * EK; i++) a.a16[i] = npk_f32_to_f16((float)urand(&rng));
+    for (size_t i = 0; i < EK * EN; i++) a.b16[i] = npk_f32_to_f16((float)urand(&rng));
+    npk_f16_to_f32_n(a.a16, a.af, EM * EK);
+    npk_f16_to_f32_n(a.b16, a.bf, EK * EN);
+    npk_rk_feature_shape fs = {1, EK, EM, 1, 8, 2};
+    npk_rk_weight_shape ws = {EK, EN, 16, 2};
+    npk_rk_feature_pack(&fs, NPK_RK_NHWC, a.a16, a.in, NULL);
+    npk_rk_weight_pack(&ws, NPK_RK_KN, a.b16, a.wt, NULL);
+    npk_rk_matmul mm = {EM, EK, EN, NPK_RK_FP16, 0x10000000, 0x20000000, 0x30000000};
+    uint64_t s[NPK_RK_MATMUL_ENTRIES];
+    npk_rk_matmul_stream(&mm, s, NULL);
+    memset(a.stream, 0, 112 * 8);
+    npk_rk_stream_to_bin(s, NPK_RK_MATMUL_ENTRIES, a.stream);
+    npk_rk_emu_opts eo = {3, 0, false};
+    npk_rk_open_opts oo = {NULL, NULL, NULL, 3};
+    if (npk_rk_emu_create(&eo, &a.emu, NULL) ||
+        npk_rk_device_open(NPK_RK_DEV_EMU, &oo, &a.dev, NULL)) {
+        npk_bench_note(b, "rknpu emulator: setup failed");
+        return;
+    }
+    npk_rk_emu_map(a.emu, 0x10000000, a.in, EM * EK * 2, NULL);
+    npk_rk_emu_map(a.emu, 0x20000000, a.wt, EK * EN * 2, NULL);
+    npk_rk_emu_map(a.emu, 0x30000000, a.out, EM * EN * 4, NULL);
+    npk_rk_emu_map(a.emu, 0x00100000, a.stream, 112 * 8, NULL);
+
+    double flops = 2.0 * EM * EK * EN, peer = 0;
+    const char *peer_name = NULL;
+#ifdef NPK_HAVE_OPENBLAS
+    openblas_set_num_threads(1);
+    peer = npk_bench_time(b, blas_sgemm, &a);
+    peer_name = "OpenBLAS sgemm, 1 thread";
+    npk_bench_note(b, "rknpu emulator: peer OpenBLAS %s", openblas_get_config());
+#else
+    npk_bench_note(b, "rknpu emulator: built without OpenBLAS; no peer figure");
+#endif
+    npk_bench_note(b,
+                   "rknpu emulator: fp16 256x512x128 (fp32 accumulation), %s kernel; FLOP = "
+                   "2MKN",
+                   npk_rk_emu_kernel(a.emu));
+    npk_bench_report_rate(b, "rknpu emulator: fp16 matmul 256x512x128 (one task)", flops, "FLOP/s",
+                          npk_bench_time(b, emu_task, &a), peer_name, peer, 0.25);
+    /* The same task with the portable kernel (what hosts without AVX2 get). */
+    npk_rk_emu *fast = a.emu, *slow = NULL;
+    npk_rk_emu_opts po = {3, 0, true};
+    if (!npk_rk_emu_create(&po, &slow, NULL)) {
+        npk_rk_emu_map(slow, 0x10000000, a.in, EM * EK * 2, NULL);
+        npk_rk_emu_map(slow, 0x20000000, a.wt, EK * EN * 2, NULL);
+        npk_rk_emu_map(slow, 0x30000000, a.out, EM * EN * 4, NULL);
+        npk_rk_emu_map(slow, 0x00100000, a.stream, 112 * 8, NULL);
+        a.emu = slow;
+        npk_bench_report_rate(b, "rknpu emulator: the same, portable kernel", flops, "FLOP/s",
+                              npk_bench_time(b, emu_task, &a), peer_name, peer, 0);
+        a.emu = fast;
+        npk_rk_emu_destroy(slow);
+    }
+    npk_bench_report_rate(b, "rknpu emulator: run-matmul end to end (plan, layout, run, read back)",
+                          flops, "FLOP/s", npk_bench_time(b, emu_end_to_end, &a), peer_name, peer,
+                          0);
+    npk_rk_device_close(a.dev);
+    npk_rk_emu_destroy(a.emu);
+    free(a.a16), free(a.b16), free(a.af), free(a.bf), free(a.cf);
+    free(a.in), free(a.wt), free(a.out), free(a.stream);
+}
+
 void bench_rknpu(npk_bench *b)
 {
+    bench_emulator(b);
+
     struct gen_arg *g = calloc(1, sizeof *g);
     uint64_t rng = 1;
     for (int i = 0; i < GEN_BATCH; i++) {

@@ -63,6 +63,11 @@ step "$npk" rknpu pack --layout feature-fp16 "$out/rknpu_a.npy" -o "$out/rknpu_a
 step "$npk" rknpu unpack --layout feature-fp16 --shape 64,512 "$out/rknpu_a_nc1hwc2.bin" -o "$out/rknpu_a_back.npy"
 cmp "$out/rknpu_a.npy" "$out/rknpu_a_back.npy" && echo "pack/unpack round trip: identical"
 rm -r "$out/rknpu_plan" "$out/rknpu_a_nc1hwc2.bin"
+# The emulator runs the streams: 3 cores, several chained tasks, checked against the CPU.
+step "$npk" tensor random --shape 512,96 --dtype f16 --seed 4 -o "$out/rknpu_b.npy"
+step "$npk" rknpu run-matmul "$out/rknpu_a.npy" "$out/rknpu_b.npy" --cores 3 --check -o "$out/rknpu_c.npy"
+"$npk" info "$out/rknpu_c.npy"
+"$npk" rknpu devices
 # --- end rknpu ---
 
 # --- edgetpu (Coral Edge TPU) ---
@@ -76,6 +81,12 @@ step "$npk" edgetpu set-weights "$out/demo_edgetpu.tflite" --weights "$out/demo_
 step "$npk" tensor random --shape 4,256 --dtype f32 --seed 4 -o "$out/demo_edgetpu_x.npy"
 step "$npk" edgetpu matmul "$out/demo_new_edgetpu.tflite" --input "$out/demo_edgetpu_x.npy" -o "$out/demo_edgetpu_y.npy"
 step "$npk" tensor info "$out/demo_edgetpu_y.npy"
+# The USB runtime on the emulated accelerator (protocol-checked; its answer is the CPU
+# reference's), then whatever accelerators are plugged in (none is fine).
+step "$npk" tensor random --shape 256 --dtype f32 --seed 5 -o "$out/demo_edgetpu_x1.npy"
+step "$npk" edgetpu run "$out/demo_new_edgetpu.tflite" --input "$out/demo_edgetpu_x1.npy" -o "$out/demo_edgetpu_y1.npy" --device emu --repeat 3
+step "$npk" tensor info "$out/demo_edgetpu_y1.npy"
+step "$npk" edgetpu devices
 # --- end edgetpu ---
 
 step "$npk" info "$out"/*

@@ -14,6 +14,9 @@ static int e_weights(int argc, char **argv);
 static int e_set_weights(int argc, char **argv);
 static int e_matmul(int argc, char **argv);
 static int e_synth(int argc, char **argv);
+/* cmd_edgetpu_usb.c */
+int cmd_edgetpu_devices(int argc, char **argv);
+int cmd_edgetpu_run(int argc, char **argv);
 
 static const cli_subcommand subs[] = {
     {"info", "MODEL [--json]",
@@ -38,13 +41,29 @@ static const cli_subcommand subs[] = {
      "      it is not compiler output and cannot run on a device. --chip-keys adds the\n"
      "      FlexBuffer keys \"6\" = [18] and \"7\" = [] of newer compilers",
      e_synth},
+    {"devices", "[--json]",
+     "list Coral USB accelerators and their mode (application, or DFU/bootloader: needs\n"
+     "      firmware); finding none is not an error",
+     cmd_edgetpu_devices},
+    {"run",
+     "MODEL --input X.npy [--input NAME=X.npy ...] -o OUT [--device usb|emu] [--firmware PATH]\n"
+     "      [--repeat N] [--raw] [--timeout MS]",
+     "run the model's Edge TPU op on an accelerator (usb) or the emulated one (emu), following\n"
+     "      its DMA hints; prints the latency of each run (parameters are uploaded once).\n"
+     "      Inputs: float32 (quantised with the layer's numerics) or the layer's integer type;\n"
+     "      --input X.npy fills the next input layer, NAME=X.npy a named one. Outputs: float32\n"
+     "      dequantised (--raw: the layer's integer type); OUT.npy for one output, else OUT is a\n"
+     "      directory of NAME.npy (non [A-Za-z0-9._-] characters become _) or OUT.safetensors\n"
+     "      with one tensor per output name. --firmware: DFU image for a device in bootloader\n"
+     "      mode (npukit does not ship it; the emulator then starts in DFU mode)",
+     cmd_edgetpu_run},
 };
 
 void cmd_edgetpu_help(FILE *out)
 {
     cli_group_help(out, "edgetpu",
                    "Coral Edge TPU models (*_edgetpu.tflite): inspect, weights, reference "
-                   "execution.",
+                   "execution, USB runtime.",
                    subs, (int)(sizeof subs / sizeof subs[0]));
 }
 

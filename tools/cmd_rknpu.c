@@ -18,6 +18,9 @@ static int r_matmul(int argc, char **argv);
 static int r_plan(int argc, char **argv);
 static int r_pack(int argc, char **argv);
 static int r_unpack(int argc, char **argv);
+/* cmd_rknpu_run.c */
+int rknpu_cmd_run_matmul(int argc, char **argv);
+int rknpu_cmd_devices(int argc, char **argv);
 
 static const cli_subcommand subs[] = {
     {"disasm", "FILE [--json] [--input bin|hex]",
@@ -43,13 +46,22 @@ static const cli_subcommand subs[] = {
      r_pack},
     {"unpack", "--layout L --shape D0,D1,... IN.bin -o OUT.npy [--order ...] [--c2 4|8|16]",
      "convert an NPU-layout buffer back to a host array of the given (plain) shape", r_unpack},
+    {"run-matmul",
+     "A.npy B.npy -o C.npy [--dtype fp16|fp16-fp16|int8] [--cores 1|2|3]\n"
+     "      [--device emu|rknpu|rocket] [--device-path NODE] [--emu-cores 1|3] [--check]",
+     "C = A.B on the emulator (default) or an NPU: plans the tasks, lays the operands out,\n"
+     "      runs, reads back; --check compares with a CPU reference (exit 1 if outside bounds)",
+     rknpu_cmd_run_matmul},
+    {"devices", "[--json]",
+     "list the NPU device nodes (rknpu, rocket) that can be opened, with driver versions",
+     rknpu_cmd_devices},
 };
 
 void cmd_rknpu_help(FILE *out)
 {
     cli_group_help(out, "rknpu",
-                   "Rockchip RK3588 NPU: register streams, matmul generation, multi-task plans and "
-                   "data layouts.",
+                   "Rockchip RK3588 NPU: register streams, matmul generation, multi-task plans, "
+                   "data layouts, an emulator and device backends.",
                    subs, (int)(sizeof subs / sizeof subs[0]));
 }
 

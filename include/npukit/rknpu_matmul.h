@@ -52,6 +52,15 @@ typedef struct npk_rk_matmul {
 } npk_rk_matmul;
 
 #define NPK_RK_MATMUL_ENTRIES 108
+/* The two stream forms: the vendor driver's (the public demo's 108 entries,
+ * operation enable 0x0D) and the mainline rocket driver's (Mesa's form: the
+ * same registers plus DPU_RDMA_S_POINTER and a 17-register DPU_RDMA block
+ * with every read path disabled, operation enable 0x1D; 126 entries). */
+typedef enum npk_rk_form { NPK_RK_FORM_VENDOR = 0, NPK_RK_FORM_ROCKET = 1 } npk_rk_form;
+#define NPK_RK_MATMUL_ROCKET_ENTRIES 126
+#define NPK_RK_MATMUL_MAX_ENTRIES    126
+size_t npk_rk_form_entries(npk_rk_form form);
+const char *npk_rk_form_name(npk_rk_form form); /* "vendor", "rocket" */
 #define NPK_RK_CBUF_BANKS     12
 #define NPK_RK_CBUF_BANK_SIZE 32768
 
@@ -109,6 +118,12 @@ npk_status npk_rk_descs_emit(const npk_rk_cna_desc *cna, const npk_rk_core_desc 
 /* Both steps: one task's stream. */
 npk_status npk_rk_matmul_stream(const npk_rk_matmul *mm, uint64_t out[NPK_RK_MATMUL_ENTRIES],
                                 npk_error *err);
+/* The same in either form; out holds npk_rk_form_entries(form) entries. */
+npk_status npk_rk_descs_emit_form(const npk_rk_cna_desc *cna, const npk_rk_core_desc *core,
+                                  const npk_rk_dpu_desc *dpu, npk_rk_form form, uint64_t *out,
+                                  npk_error *err);
+npk_status npk_rk_matmul_stream_form(const npk_rk_matmul *mm, npk_rk_form form, uint64_t *out,
+                                     npk_error *err);
 
 /* Largest M tile for which one task can hold the feature data of K columns
  * in the CBUF (and the other M limits), respecting M alignment. 0 if none. */

@@ -35,6 +35,8 @@ typedef struct npk_rk_plan_opts {
     int cores; /* 1, 2 or 3 (core masks 0x1, 0x3, 0x7) */
     uint32_t input_addr, weight_addr, output_addr, regcmd_addr;
     uint32_t max_m, max_n; /* 0: the hardware limits; smaller values force more tiles */
+    npk_rk_form form;      /* stream form; rocket plans are not chained (the rocket
+                              driver starts every task itself) */
 } npk_rk_plan_opts;
 
 typedef struct npk_rk_plan_task {
@@ -54,6 +56,7 @@ typedef struct npk_rk_plan {
     int cores;               /* cores used (fewer than asked when tasks are fewer) */
     npk_rknpu_task *records; /* one per task, for the task buffer */
     npk_rknpu_submit submit; /* task_obj_addr left 0: the device backend fills it */
+    size_t stream_entries;   /* entries per task's stream (108 vendor, 126 rocket) */
     uint64_t *regcmd;        /* the regcmd buffer as entries (host order) */
     size_t regcmd_entries;   /* its length in entries (padding included) */
     uint32_t core_first[NPK_RKNPU_MAX_CORES], core_count[NPK_RKNPU_MAX_CORES];

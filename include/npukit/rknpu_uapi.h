@@ -83,11 +83,100 @@ typedef struct npk_rknpu_submit {
 #define NPK_RKNPU_TASK_SIZE   40
 #define NPK_RKNPU_SUBMIT_SIZE 104
 
+/* ---- the vendor driver's ioctls (DRM GEM build, driver 0.9.x) ----
+ *
+ * Ioctl numbers in the asm-generic encoding (x86, Arm, AArch64 -- the only
+ * places an RKNPU exists): dir << 30 | size << 16 | type << 8 | nr. They
+ * are spelled out as the reference lists them and checked against the
+ * structs' sizes in uapi.c. MIPS and PowerPC encode ioctls differently;
+ * these numbers are meaningless there. */
+#define NPK_IOC_NONE  0u
+#define NPK_IOC_WRITE 1u
+#define NPK_IOC_READ  2u
+#define NPK_IOC(dir, type, nr, size)                                                               \
+    ((unsigned long)(((dir) << 30) | ((uint32_t)(size) << 16) | ((uint32_t)(type) << 8) | (nr)))
+#define NPK_DRM_COMMAND_BASE 0x40u
+
+#define NPK_RKNPU_IOCTL_ACTION     0xC0086440ul
+#define NPK_RKNPU_IOCTL_SUBMIT     0xC0686441ul
+#define NPK_RKNPU_IOCTL_MEM_CREATE 0xC0286442ul /* the 40-byte struct; newer drivers zero-extend   \
+                                                 */
+#define NPK_RKNPU_IOCTL_MEM_MAP     0xC0106443ul
+#define NPK_RKNPU_IOCTL_MEM_DESTROY 0xC0106444ul
+#define NPK_RKNPU_IOCTL_MEM_SYNC    0xC0206445ul
+
+/* rknpu_action.flags */
+#define NPK_RKNPU_GET_HW_VERSION  0u
+#define NPK_RKNPU_GET_DRV_VERSION 1u
+#define NPK_RKNPU_ACT_RESET       6u
+
+/* rknpu_mem_create.flags */
+#define NPK_RKNPU_MEM_CONTIGUOUS     0x0u
+#define NPK_RKNPU_MEM_NON_CONTIGUOUS 0x1u
+#define NPK_RKNPU_MEM_NON_CACHEABLE  0x0u
+#define NPK_RKNPU_MEM_CACHEABLE      0x2u
+#define NPK_RKNPU_MEM_WRITE_COMBINE  0x4u
+#define NPK_RKNPU_MEM_KERNEL_MAPPING 0x8u
+#define NPK_RKNPU_MEM_IOMMU          0x10u
+#define NPK_RKNPU_MEM_ZEROING        0x20u
+
+/* rknpu_mem_sync.flags */
+#define NPK_RKNPU_MEM_SYNC_TO_DEVICE   0x1u
+#define NPK_RKNPU_MEM_SYNC_FROM_DEVICE 0x2u
+
+/* struct rknpu_action: RKNPU_ACTION. 8 bytes. */
+typedef struct npk_rknpu_action {
+    uint32_t flags;
+    uint32_t value;
+} npk_rknpu_action;
+
+/* struct rknpu_mem_create (the older 40-byte form): RKNPU_MEM_CREATE. */
+typedef struct npk_rknpu_mem_create {
+    uint32_t handle; /* out */
+    uint32_t flags;
+    uint64_t size;
+    uint64_t obj_addr; /* out: kernel object address (for SUBMIT, SYNC, DESTROY) */
+    uint64_t dma_addr; /* out: NPU address */
+    uint64_t sram_size;
+} npk_rknpu_mem_create;
+
+/* struct rknpu_mem_map: RKNPU_MEM_MAP gives the mmap offset of a handle. 16 bytes. */
+typedef struct npk_rknpu_mem_map {
+    uint32_t handle;
+    uint32_t reserved;
+    uint64_t offset; /* out */
+} npk_rknpu_mem_map;
+
+/* struct rknpu_mem_destroy. 16 bytes. */
+typedef struct npk_rknpu_mem_destroy {
+    uint32_t handle;
+    uint32_t reserved;
+    uint64_t obj_addr;
+} npk_rknpu_mem_destroy;
+
+/* struct rknpu_mem_sync. 32 bytes. */
+typedef struct npk_rknpu_mem_sync {
+    uint32_t flags;
+    uint32_t reserved;
+    uint64_t obj_addr;
+    uint64_t offset;
+    uint64_t size;
+} npk_rknpu_mem_sync;
+
+#define NPK_RKNPU_ACTION_SIZE      8
+#define NPK_RKNPU_MEM_CREATE_SIZE  40
+#define NPK_RKNPU_MEM_MAP_SIZE     16
+#define NPK_RKNPU_MEM_DESTROY_SIZE 16
+#define NPK_RKNPU_MEM_SYNC_SIZE    32
+
 /* The driver's amounts. regcfg_amount for a stream of n entries (n - 4);
  * the PC fetch amount the driver programs for the first task of a core,
- * (regcfg_amount + 4 + scale - 1) / scale - 1 (108 entries -> 104 -> 53);
- * and the amount a stream's tail carries for the next chained stream of n
- * entries, ALIGN((n - 4) / 2, 2) as Mesa writes it. */
+ * (regcfg_amount + 4 + scale - 1) / scale - 1 (108 entries -> 104 -> 53),
+ * i.e. the stream's length in 128-bit units, minus one; and the amount a
+ * stream's tail carries for the next chained stream of n entries, in the same
+ * unit (108 -> 53). Mesa writes ALIGN((n - 4) / 2, 2) there, which equals
+ * this for its own 130-entry streams (64) but would be 52 for 108 entries,
+ * two entries short of the operation enable (see docs/rknpu.md). */
 uint32_t npk_rknpu_regcfg_amount(size_t stream_entries);
 uint32_t npk_rknpu_pc_data_amount(uint32_t regcfg_amount);
 uint32_t npk_rknpu_chain_amount(size_t next_stream_entries);

@@ -6,6 +6,7 @@
 #include <string.h>
 
 #include "npukit/edgetpu.h"
+#include "npukit/edgetpu_usb.h"
 #include "../core/formats.h"
 
 bool npk_tflite_probe(const uint8_t *buf, size_t len)
@@ -92,6 +93,19 @@ npk_status npk_tflite_summarize(const uint8_t *buf, size_t len, npk_summary *out
         }
         if (p->compiler_version && strstr(p->compiler_version, "npukit synthetic"))
             npk_sum_bool(out, "synthetic", true);
+        /* Whether `npukit edgetpu run` can run it, and how many output steps it reads. */
+        npk_etpu_plan plan;
+        npk_error perr = {0};
+        if (npk_etpu_plan_init(&m, &plan, &perr) == NPK_OK) {
+            uint32_t steps = 0;
+            for (uint32_t i = 0; i < plan.noutputs; i++) steps += plan.output_steps[i];
+            npk_sum_str(out, "usb_runtime", "runnable: %u inputs, %u outputs, %u output steps%s",
+                        plan.ninputs, plan.noutputs, steps,
+                        plan.eo->fully_deterministic ? "" : ", hints not fully deterministic");
+            npk_etpu_plan_free(&plan);
+        } else {
+            npk_sum_str(out, "usb_runtime", "not runnable: %s", perr.msg);
+        }
     }
     npk_etpu_free(&m);
     return NPK_OK;

@@ -218,6 +218,16 @@ npk_status npk_rk_matmul_stream(const npk_rk_matmul *mm, uint64_t out[NPK_RK_MAT
     return st ? st : npk_rk_descs_emit(&c, &core, &d, out, err);
 }
 
+npk_status npk_rk_matmul_stream_form(const npk_rk_matmul *mm, npk_rk_form form, uint64_t *out,
+                                     npk_error *err)
+{
+    npk_rk_cna_desc c;
+    npk_rk_core_desc core;
+    npk_rk_dpu_desc d;
+    npk_status st = npk_rk_matmul_descs(mm, &c, &core, &d, err);
+    return st ? st : npk_rk_descs_emit_form(&c, &core, &d, form, out, err);
+}
+
 uint32_t npk_rk_matmul_max_m(uint32_t k, npk_rk_dtype dt)
 {
     if (!k) return 0;

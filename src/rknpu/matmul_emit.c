@@ -104,17 +104,77 @@ static inline void W(emitter *e, npk_rk_reg r, uint32_t value)
     put(e, rword[r] | (uint64_t)value << 16);
 }
 
+size_t npk_rk_form_entries(npk_rk_form form)
+{
+    return form == NPK_RK_FORM_ROCKET ? NPK_RK_MATMUL_ROCKET_ENTRIES : NPK_RK_MATMUL_ENTRIES;
+}
+
+const char *npk_rk_form_name(npk_rk_form form)
+{
+    return form == NPK_RK_FORM_ROCKET ? "rocket" : "vendor";
+}
+
+/* The DPU_RDMA block of the rocket form, in Mesa's order: the cube the DPU
+ * writes, every read path off (no bias, no BN operand, no element-wise
+ * input, MRDMA disabled), arbitration weights 1. Whether the precision
+ * fields matter with MRDMA disabled is not known; they carry the DPU's. */
+static void emit_dpu_rdma(emitter *E, const npk_rk_dpu_desc *d)
+{
+    W(E, NPK_RKR_DPU_RDMA_RDMA_DATA_CUBE_WIDTH,
+      F(E, NPK_RKF_DPU_RDMA_RDMA_DATA_CUBE_WIDTH_WIDTH, d->width_m1));
+    W(E, NPK_RKR_DPU_RDMA_RDMA_DATA_CUBE_HEIGHT,
+      F(E, NPK_RKF_DPU_RDMA_RDMA_DATA_CUBE_HEIGHT_HEIGHT, d->height_m1));
+    W(E, NPK_RKR_DPU_RDMA_RDMA_DATA_CUBE_CHANNEL,
+      F(E, NPK_RKF_DPU_RDMA_RDMA_DATA_CUBE_CHANNEL_CHANNEL, d->channel_m1));
+    W(E, NPK_RKR_DPU_RDMA_RDMA_SRC_BASE_ADDR, 0);
+    W(E, NPK_RKR_DPU_RDMA_RDMA_BRDMA_CFG, 0);
+    W(E, NPK_RKR_DPU_RDMA_RDMA_BS_BASE_ADDR, 0);
+    W(E, NPK_RKR_DPU_RDMA_RDMA_NRDMA_CFG, 0);
+    W(E, NPK_RKR_DPU_RDMA_RDMA_BN_BASE_ADDR, 0);
+    W(E, NPK_RKR_DPU_RDMA_RDMA_ERDMA_CFG, F(E, NPK_RKF_DPU_RDMA_RDMA_ERDMA_CFG_ERDMA_DISABLE, 1));
+    W(E, NPK_RKR_DPU_RDMA_RDMA_EW_BASE_ADDR, 0);
+    W(E, NPK_RKR_DPU_RDMA_RDMA_EW_SURF_STRIDE, 0);
+    W(E, NPK_RKR_DPU_RDMA_RDMA_FEATURE_MODE_CFG,
+      F(E, NPK_RKF_DPU_RDMA_RDMA_FEATURE_MODE_CFG_IN_PRECISION, d->in_precision) |
+          F(E, NPK_RKF_DPU_RDMA_RDMA_FEATURE_MODE_CFG_BURST_LEN, d->burst_len) |
+          F(E, NPK_RKF_DPU_RDMA_RDMA_FEATURE_MODE_CFG_PROC_PRECISION, d->proc_precision) |
+          F(E, NPK_RKF_DPU_RDMA_RDMA_FEATURE_MODE_CFG_MRDMA_DISABLE, 1));
+    W(E, NPK_RKR_DPU_RDMA_RDMA_SRC_DMA_CFG, 0);
+    W(E, NPK_RKR_DPU_RDMA_RDMA_SURF_NOTCH, 0);
+    W(E, NPK_RKR_DPU_RDMA_RDMA_PAD_CFG, 0);
+    W(E, NPK_RKR_DPU_RDMA_RDMA_WEIGHT,
+      F(E, NPK_RKF_DPU_RDMA_RDMA_WEIGHT_E_WEIGHT, 1) |
+          F(E, NPK_RKF_DPU_RDMA_RDMA_WEIGHT_N_WEIGHT, 1) |
+          F(E, NPK_RKF_DPU_RDMA_RDMA_WEIGHT_B_WEIGHT, 1) |
+          F(E, NPK_RKF_DPU_RDMA_RDMA_WEIGHT_M_WEIGHT, 1));
+    W(E, NPK_RKR_DPU_RDMA_RDMA_EW_SURF_NOTCH, 0);
+}
+
 npk_status npk_rk_descs_emit(const npk_rk_cna_desc *c, const npk_rk_core_desc *k,
                              const npk_rk_dpu_desc *d, uint64_t out[NPK_RK_MATMUL_ENTRIES],
                              npk_error *err)
 {
-    emitter e = {out, 0, NPK_RK_MATMUL_ENTRIES, NPK_RKR_NONE, NPK_RKF_NONE, 0, false};
+    return npk_rk_descs_emit_form(c, k, d, NPK_RK_FORM_VENDOR, out, err);
+}
+
+npk_status npk_rk_descs_emit_form(const npk_rk_cna_desc *c, const npk_rk_core_desc *k,
+                                  const npk_rk_dpu_desc *d, npk_rk_form form, uint64_t *out,
+                                  npk_error *err)
+{
+    bool rocket = form == NPK_RK_FORM_ROCKET;
+    size_t want = npk_rk_form_entries(form);
+    emitter e = {out, 0, want, NPK_RKR_NONE, NPK_RKF_NONE, 0, false};
     emitter *E = &e;
 
     W(E, NPK_RKR_DPU_S_POINTER,
       F(E, NPK_RKF_DPU_S_POINTER_POINTER_PP_MODE, 1) |
           F(E, NPK_RKF_DPU_S_POINTER_EXECUTER_PP_EN, 1) |
           F(E, NPK_RKF_DPU_S_POINTER_POINTER_PP_EN, 1));
+    if (rocket)
+        W(E, NPK_RKR_DPU_RDMA_RDMA_S_POINTER,
+          F(E, NPK_RKF_DPU_RDMA_RDMA_S_POINTER_POINTER_PP_MODE, 1) |
+              F(E, NPK_RKF_DPU_RDMA_RDMA_S_POINTER_EXECUTER_PP_EN, 1) |
+              F(E, NPK_RKF_DPU_RDMA_RDMA_S_POINTER_POINTER_PP_EN, 1));
 
     /* CNA: convolution setup */
     W(E, NPK_RKR_CNA_CONV_CON1,
@@ -259,12 +319,15 @@ npk_status npk_rk_descs_emit(const npk_rk_cna_desc *c, const npk_rk_core_desc *k
     W(E, NPK_RKR_DPU_UNDOC_40C4, 0);
     for (int r = NPK_RKR_DPU_LUT_ACCESS_CFG; r <= NPK_RKR_DPU_LUT_LO_SLOPE_SHIFT; r++)
         W(E, (npk_rk_reg)r, 0);
+    if (rocket) emit_dpu_rdma(E, d);
 
     /* Tail: next-stream slots (unchained here), marker, operation enable. */
     put(E, 0);
     W(E, NPK_RKR_PC_REGISTER_AMOUNTS, 0);
     put(E, npk_rk_entry_encode(NPK_RK_OP_MARKER, 0, 0));
-    put(E, npk_rk_entry_encode(NPK_RK_OP_ENABLE, d->enable_mask,
+    uint32_t enable = d->enable_mask;
+    if (rocket) enable |= npk_rk_field_mask(NPK_RKF_GLOBAL_OPERATION_ENABLE_DPU_RDMA_OP_EN);
+    put(E, npk_rk_entry_encode(NPK_RK_OP_ENABLE, enable,
                                npk_rk_reg_get(NPK_RKR_PC_OPERATION_ENABLE)->offset));
 
     if (e.bad != NPK_RKF_NONE) {
@@ -274,7 +337,7 @@ npk_status npk_rk_descs_emit(const npk_rk_cna_desc *c, const npk_rk_core_desc *k
                         fi->name, npk_rk_field_width(e.bad),
                         (unsigned long)npk_rk_field_max(e.bad));
     }
-    if (e.mixed || e.n != NPK_RK_MATMUL_ENTRIES)
+    if (e.mixed || e.n != want)
         return npk_fail(err, NPK_E_ARG, "internal: matmul stream layout broken (%zu entries)", e.n);
     return NPK_OK;
 }

@@ -143,8 +143,11 @@ npk_status npk_rk_plan_make(const npk_rk_plan_opts *o, npk_rk_plan *p, npk_error
     p->input_bytes = (uint64_t)o->m * o->k * b;
     p->weight_bytes = (uint64_t)o->k * o->n * b;
     p->output_bytes = (uint64_t)o->m * o->n * ob;
-    uint64_t stride = (NPK_RK_MATMUL_ENTRIES * 8 + NPK_RK_STREAM_ALIGN - 1) &
-                      ~(uint64_t)(NPK_RK_STREAM_ALIGN - 1);
+    if (o->form != NPK_RK_FORM_VENDOR && o->form != NPK_RK_FORM_ROCKET)
+        return npk_fail(err, NPK_E_ARG, "unknown stream form %d", (int)o->form);
+    size_t entries = npk_rk_form_entries(o->form);
+    uint64_t stride =
+        (entries * 8 + NPK_RK_STREAM_ALIGN - 1) & ~(uint64_t)(NPK_RK_STREAM_ALIGN - 1);
     if ((st = check_span("input", o->input_addr, p->input_bytes, err)) ||
         (st = check_span("weight", o->weight_addr, p->weight_bytes, err)) ||
         (st = check_span("output", o->output_addr, p->output_bytes, err)) ||
@@ -155,6 +158,7 @@ npk_status npk_rk_plan_make(const npk_rk_plan_opts *o, npk_rk_plan *p, npk_error
                         o->regcmd_addr, NPK_RK_STREAM_ALIGN);
 
     p->count = (size_t)count;
+    p->stream_entries = entries;
     p->regcmd_entries = (size_t)(stride / 8 * count);
     p->tasks = calloc(p->count, sizeof *p->tasks);
     p->records = calloc(p->count, sizeof *p->records);
@@ -194,17 +198,17 @@ npk_status npk_rk_plan_make(const npk_rk_plan_opts *o, npk_rk_plan *p, npk_error
     /* Streams, then the chain inside each core's range. */
     for (size_t i = 0; i < p->count; i++) {
         npk_rk_plan_task *t = &p->tasks[i];
-        if ((st = npk_rk_matmul_stream(&t->mm, p->regcmd + t->regcmd_off / 8, err))) {
+        if ((st = npk_rk_matmul_stream_form(&t->mm, o->form, p->regcmd + t->regcmd_off / 8, err))) {
             npk_rk_plan_free(p);
             return st;
         }
     }
-    for (size_t i = 0; i + 1 < p->count; i++) {
+    for (size_t i = 0; i + 1 < p->count && o->form == NPK_RK_FORM_VENDOR; i++) {
         npk_rk_plan_task *t = &p->tasks[i], *n = &p->tasks[i + 1];
         if (t->core != n->core) continue;
         t->next = (int)(i + 1);
-        st = npk_rk_stream_chain(p->regcmd + t->regcmd_off / 8, NPK_RK_MATMUL_ENTRIES,
-                                 o->regcmd_addr + n->regcmd_off, NPK_RK_MATMUL_ENTRIES, err);
+        st = npk_rk_stream_chain(p->regcmd + t->regcmd_off / 8, entries,
+                                 o->regcmd_addr + n->regcmd_off, entries, err);
         if (st) {
             npk_rk_plan_free(p);
             return st;
@@ -216,14 +220,14 @@ npk_status npk_rk_plan_make(const npk_rk_plan_opts *o, npk_rk_plan *p, npk_error
                         npk_rk_field_mask(NPK_RKF_PC_INTERRUPT_MASK_DPU_1);
     for (size_t i = 0; i < p->count; i++) {
         npk_rk_entry en;
-        npk_rk_entry_decode(p->regcmd[p->tasks[i].regcmd_off / 8 + NPK_RK_MATMUL_ENTRIES - 1], &en);
+        npk_rk_entry_decode(p->regcmd[p->tasks[i].regcmd_off / 8 + entries - 1], &en);
         p->records[i] = (npk_rknpu_task){0,
                                          0,
                                          en.value,
                                          int_mask,
                                          NPK_RKNPU_INT_CLEAR,
                                          0,
-                                         npk_rknpu_regcfg_amount(NPK_RK_MATMUL_ENTRIES),
+                                         npk_rknpu_regcfg_amount(entries),
                                          0,
                                          (uint64_t)o->regcmd_addr + p->tasks[i].regcmd_off};
     }

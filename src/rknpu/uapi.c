@@ -34,6 +34,45 @@ _Static_assert(offsetof(npk_rknpu_submit, core_mask) == 56, "submit.core_mask");
 _Static_assert(offsetof(npk_rknpu_submit, fence_fd) == 60, "submit.fence_fd");
 _Static_assert(offsetof(npk_rknpu_submit, subcore_task) == 64, "submit.subcore_task");
 
+_Static_assert(sizeof(npk_rknpu_action) == NPK_RKNPU_ACTION_SIZE, "rknpu_action is 8 bytes");
+_Static_assert(offsetof(npk_rknpu_action, value) == 4, "action.value");
+_Static_assert(sizeof(npk_rknpu_mem_create) == NPK_RKNPU_MEM_CREATE_SIZE, "mem_create is 40 bytes");
+_Static_assert(offsetof(npk_rknpu_mem_create, flags) == 4, "mem_create.flags");
+_Static_assert(offsetof(npk_rknpu_mem_create, size) == 8, "mem_create.size");
+_Static_assert(offsetof(npk_rknpu_mem_create, obj_addr) == 16, "mem_create.obj_addr");
+_Static_assert(offsetof(npk_rknpu_mem_create, dma_addr) == 24, "mem_create.dma_addr");
+_Static_assert(offsetof(npk_rknpu_mem_create, sram_size) == 32, "mem_create.sram_size");
+_Static_assert(sizeof(npk_rknpu_mem_map) == NPK_RKNPU_MEM_MAP_SIZE, "mem_map is 16 bytes");
+_Static_assert(offsetof(npk_rknpu_mem_map, offset) == 8, "mem_map.offset");
+_Static_assert(sizeof(npk_rknpu_mem_destroy) == NPK_RKNPU_MEM_DESTROY_SIZE, "mem_destroy");
+_Static_assert(offsetof(npk_rknpu_mem_destroy, obj_addr) == 8, "mem_destroy.obj_addr");
+_Static_assert(sizeof(npk_rknpu_mem_sync) == NPK_RKNPU_MEM_SYNC_SIZE, "mem_sync is 32 bytes");
+_Static_assert(offsetof(npk_rknpu_mem_sync, obj_addr) == 8, "mem_sync.obj_addr");
+_Static_assert(offsetof(npk_rknpu_mem_sync, offset) == 16, "mem_sync.offset");
+_Static_assert(offsetof(npk_rknpu_mem_sync, size) == 24, "mem_sync.size");
+
+/* The listed numbers are DRM_IOWR('d', DRM_COMMAND_BASE + n, struct). */
+#define RW (NPK_IOC_READ | NPK_IOC_WRITE)
+_Static_assert(NPK_RKNPU_IOCTL_ACTION ==
+                   NPK_IOC(RW, 'd', NPK_DRM_COMMAND_BASE + 0, sizeof(npk_rknpu_action)),
+               "RKNPU_ACTION");
+_Static_assert(NPK_RKNPU_IOCTL_SUBMIT ==
+                   NPK_IOC(RW, 'd', NPK_DRM_COMMAND_BASE + 1, sizeof(npk_rknpu_submit)),
+               "RKNPU_SUBMIT");
+_Static_assert(NPK_RKNPU_IOCTL_MEM_CREATE ==
+                   NPK_IOC(RW, 'd', NPK_DRM_COMMAND_BASE + 2, sizeof(npk_rknpu_mem_create)),
+               "RKNPU_MEM_CREATE");
+_Static_assert(NPK_RKNPU_IOCTL_MEM_MAP ==
+                   NPK_IOC(RW, 'd', NPK_DRM_COMMAND_BASE + 3, sizeof(npk_rknpu_mem_map)),
+               "RKNPU_MEM_MAP");
+_Static_assert(NPK_RKNPU_IOCTL_MEM_DESTROY ==
+                   NPK_IOC(RW, 'd', NPK_DRM_COMMAND_BASE + 4, sizeof(npk_rknpu_mem_destroy)),
+               "RKNPU_MEM_DESTROY");
+_Static_assert(NPK_RKNPU_IOCTL_MEM_SYNC ==
+                   NPK_IOC(RW, 'd', NPK_DRM_COMMAND_BASE + 5, sizeof(npk_rknpu_mem_sync)),
+               "RKNPU_MEM_SYNC");
+#undef RW
+
 uint32_t npk_rknpu_regcfg_amount(size_t n)
 {
     return n >= NPK_RK_TAIL_ENTRIES ? (uint32_t)(n - NPK_RK_TAIL_ENTRIES) : 0;
@@ -47,8 +86,9 @@ uint32_t npk_rknpu_pc_data_amount(uint32_t regcfg_amount)
 
 uint32_t npk_rknpu_chain_amount(size_t next_n)
 {
-    uint32_t half = npk_rknpu_regcfg_amount(next_n) / 2;
-    return (half + 1) & ~1u;
+    /* One unit for the PC however it was told where to go: the driver's
+     * first fetch and a tail's chained fetch cover the whole stream. */
+    return npk_rknpu_pc_data_amount(npk_rknpu_regcfg_amount(next_n));
 }
 
 int npk_rknpu_subcore_slot(uint32_t core_mask, int core)

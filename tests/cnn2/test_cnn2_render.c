@@ -295,6 +295,7 @@ static void test_features_independent(void **state)
                                         {1, 9}, {33, 17}, {64, 64}, {13, 2}};
     uint64_t s = 99;
     for (size_t z = 0; z < sizeof sizes / sizeof sizes[0]; z++) {
+        if (npk_test_light() && sizes[z][0] * sizes[z][1] > 600) continue;
         npk_cnn2_image img;
         random_image(&img, sizes[z][0], sizes[z][1], &s, z % 2);
         size_t n = (size_t)img.width * img.height * 12;

@@ -224,6 +224,16 @@ void npk_run_free(npk_run *r)
     r->out = r->err = NULL;
 }
 
+int npk_test_light(void)
+{
+#ifdef NPK_TEST_EMULATED
+    return 1;
+#else
+    const char *e = getenv("NPK_TEST_LIGHT");
+    return e && *e == '1';
+#endif
+}
+
 uint64_t npk_rand(uint64_t *s)
 {
     uint64_t x = *s ? *s : 0x9E3779B97F4A7C15ull;

@@ -47,6 +47,11 @@ npk_run npk_cli(const char *fmt, ...) __attribute__((format(printf, 1, 2)));
 npk_run npk_run_argv(char *const argv[]);
 void npk_run_free(npk_run *r);
 
+/* 1 when tests should do less work: builds running under an emulator
+ * (qemu-user cross checks) or NPK_TEST_LIGHT=1. Sweeps then sample cases;
+ * every property is still checked, on fewer inputs. */
+int npk_test_light(void);
+
 /* Deterministic pseudo-random numbers for tests (xorshift64*). */
 uint64_t npk_rand(uint64_t *state);
 double npk_randf(uint64_t *state); /* uniform in [0, 1) */

@@ -23,6 +23,10 @@ expect() {
     [ "$got" = "$want" ] || { cat "$tmp/err" >&2; fail "exit $got (want $want): $*"; }
 }
 
+# Builds without libcjson have no --json output: those checks are skipped there.
+json=0
+if "$npk" rknpu plan -m 4 -k 32 -n 16 --json >/dev/null 2>&1; then json=1; fi
+
 if [ -f "$gold/CASES.txt" ]; then
 
     grep -v '^#' "$gold/CASES.txt" | while read -r name dt m k nn f16 ret; do
@@ -39,6 +43,7 @@ if [ -f "$gold/CASES.txt" ]; then
         cmp "$tmp/out" "$tmp/a.dis" || fail "disasm of bin and hex differ for $name"
         [ "$(wc -l <"$tmp/a.dis")" = 108 ] || fail "disasm line count"
         if grep -q ' ? \|!!' "$tmp/a.dis"; then fail "unnamed or flagged entry in $name"; fi
+        [ "$json" = 1 ] || continue
         expect 0 "$npk" rknpu disasm --json "$gold/$name.txt"
         "$py" - "$tmp/out" <<'EOF' || fail "disasm --json of $name"
 import json, sys
@@ -112,6 +117,7 @@ expect 2 "$npk" rknpu matmul -m 4 -k 64 -n 64 --input-addr 0x100000000 -o "$tmp/
 # Plans: files, sizes and an independent check of tiles, chains and submit.
 expect 0 "$npk" rknpu plan -m 400 -k 1024 -n 8208 --cores 3 -o "$tmp/plan"
 for f in regcmd.bin tasks.bin submit.bin; do [ -f "$tmp/plan/$f" ] || fail "plan: no $f"; done
+if [ "$json" = 1 ]; then
 expect 0 "$npk" rknpu plan -m 400 -k 1024 -n 8208 --cores 3 --json
 "$py" - "$tmp/out" "$tmp/plan" <<'EOF' || fail "plan check"
 import json, struct, sys
@@ -149,13 +155,14 @@ for c in p["core_ranges"]:
         w104, w105 = struct.unpack_from("<2Q", reg, off + 104 * 8)
         if i + 1 < n:
             assert w104 >> 48 == 0x0101 and w104 & 0xFFFF == 0x0010
-            assert w105 == 0x0101000000340014
+            assert w105 == 0x0101000000350014  # amount 53: the whole next stream
             addr = (w104 >> 16) & 0xFFFFFFFF
         else:
             assert w104 == 0 and w105 == 0x0101000000000014
         seen += 1
 assert seen == len(tasks)
 EOF
+fi
 expect 0 "$npk" info "$tmp/plan/regcmd.bin"
 grep -q 'tasks: 6' "$tmp/out" || fail "info on a plan's regcmd"
 expect 2 "$npk" rknpu plan -m 64 -k 16416 -n 64 -o "$tmp/plan2"

@@ -55,8 +55,9 @@ static void test_amounts_and_slots(void **state)
     assert_int_equal(npk_rknpu_regcfg_amount(108), 104);
     assert_int_equal(npk_rknpu_pc_data_amount(104), 53); /* the PC reads 54 x 16 B = 108 entries */
     assert_int_equal((npk_rknpu_pc_data_amount(104) + 1) * 2, 108);
-    assert_int_equal(npk_rknpu_chain_amount(108), 52);
-    assert_int_equal(npk_rknpu_chain_amount(130), 64); /* a Mesa-sized stream */
+    assert_int_equal(npk_rknpu_chain_amount(108), 53); /* whole stream, tail included */
+    assert_int_equal(npk_rknpu_chain_amount(130), 64); /* Mesa's ALIGN((130-4)/2, 2) agrees */
+    assert_int_equal(npk_rknpu_chain_amount(126), 62); /* the rocket-form matmul stream */
     assert_int_equal(npk_rknpu_subcore_slot(0x1, 0), 0);
     assert_int_equal(npk_rknpu_subcore_slot(0x3, 0), 0);
     assert_int_equal(npk_rknpu_subcore_slot(0x3, 1), 1);
@@ -77,7 +78,7 @@ static void test_chain_patch(void **state)
     assert_int_equal(npk_rk_matmul_stream(&mm, s, &err), NPK_OK);
     assert_int_equal(npk_rk_stream_chain(s, 108, 0x40000380, 108, &err), NPK_OK);
     assert_int_equal(s[104], 0x0101400003800010ull); /* PC_BASE_ADDRESS = next stream */
-    assert_int_equal(s[105], 0x0101000000340014ull); /* PC_REGISTER_AMOUNTS = 52 */
+    assert_int_equal(s[105], 0x0101000000350014ull); /* PC_REGISTER_AMOUNTS = 53 */
     assert_int_equal(npk_rk_stream_chain(s, 108, 0x40000388, 108, &err), NPK_E_ARG);
     npk_error_clear(&err);
     s[106] = 0;
@@ -101,7 +102,8 @@ static void test_single_task_plan(void **state)
                               GOLD_OUT,
                               0x40000000,
                               0,
-                              0};
+                              0,
+                              NPK_RK_FORM_VENDOR};
         npk_rk_plan p;
         npk_error err = {0};
         if (npk_rk_plan_make(&o, &p, &err)) fail_msg("%s: %s", cases[i].name, err.msg);
@@ -238,7 +240,7 @@ static void check_plan(const npk_rk_plan_opts *o)
             assert_int_equal(n.reg, NPK_RKR_PC_REGISTER_AMOUNTS);
             if (k + 1 < p.core_count[core]) {
                 assert_int_equal(a.reg, NPK_RKR_PC_BASE_ADDRESS);
-                assert_int_equal(n.value, 52);
+                assert_int_equal(n.value, 53);
                 addr = a.value;
             } else {
                 assert_int_equal(a.kind, NPK_RK_NOP); /* the core's last task stops */
@@ -283,9 +285,10 @@ static void test_plan_coverage(void **state)
     for (size_t i = 0; i < sizeof shapes / sizeof *shapes; i++)
         for (int cores = 1; cores <= 3; cores++) {
             if (shapes[i].m == 16384 && cores != 3) continue; /* 2048 tasks; once is enough */
-            npk_rk_plan_opts o = {shapes[i].m, shapes[i].k,     shapes[i].n,    shapes[i].dt,
-                                  cores,       0x10000000,      0x20000000,     0x30000000,
-                                  0x40000000,  shapes[i].max_m, shapes[i].max_n};
+            npk_rk_plan_opts o = {shapes[i].m,     shapes[i].k,     shapes[i].n,
+                                  shapes[i].dt,    cores,           0x10000000,
+                                  0x20000000,      0x30000000,      0x40000000,
+                                  shapes[i].max_m, shapes[i].max_n, NPK_RK_FORM_VENDOR};
             check_plan(&o);
         }
 }
@@ -295,7 +298,7 @@ static void test_plan_balance_and_cores(void **state)
     (void)state;
     /* 3 cores: the tile grid is chosen so tasks divide evenly. */
     npk_rk_plan_opts o = {1024,       512,        256,        NPK_RK_FP16, 3, 0x10000000,
-                          0x20000000, 0x30000000, 0x40000000, 0,           0};
+                          0x20000000, 0x30000000, 0x40000000, 0,           0, NPK_RK_FORM_VENDOR};
     npk_rk_plan p;
     npk_error err = {0};
     assert_int_equal(npk_rk_plan_make(&o, &p, &err), NPK_OK);
@@ -315,7 +318,7 @@ static void test_plan_balance_and_cores(void **state)
     npk_rk_plan_free(&p);
 
     /* A shape too small for three tasks uses fewer cores. */
-    npk_rk_plan_opts t = {1, 32, 16, NPK_RK_FP16, 3, 0, 0, 0, 0, 0, 0};
+    npk_rk_plan_opts t = {1, 32, 16, NPK_RK_FP16, 3, 0, 0, 0, 0, 0, 0, NPK_RK_FORM_VENDOR};
     assert_int_equal(npk_rk_plan_make(&t, &p, &err), NPK_OK);
     assert_int_equal(p.count, 1);
     assert_int_equal(p.cores, 1);
@@ -346,8 +349,8 @@ static void test_plan_rejections(void **state)
         {66000, 4096, 16384, NPK_RK_FP16, 1, "32-bit DMA address space"},
     };
     for (size_t i = 0; i < sizeof bad / sizeof *bad; i++) {
-        npk_rk_plan_opts o = {bad[i].m, bad[i].k, bad[i].n, bad[i].dt, bad[i].cores, 0, 0,
-                              0,        0,        0,        0};
+        npk_rk_plan_opts o = {bad[i].m, bad[i].k, bad[i].n, bad[i].dt, bad[i].cores,      0, 0,
+                              0,        0,        0,        0,         NPK_RK_FORM_VENDOR};
         npk_rk_plan p;
         npk_error err = {0};
         if (npk_rk_plan_make(&o, &p, &err) == NPK_OK)
@@ -364,7 +367,8 @@ static void test_plan_buffers(void **state)
 {
     (void)state;
     for (int dt = 0; dt < 3; dt++) {
-        npk_rk_plan_opts o = {36, 64, 64, (npk_rk_dtype)dt, 2, 0, 0, 0, 0, 8, 32};
+        npk_rk_plan_opts o = {36, 64, 64, (npk_rk_dtype)dt,  2, 0, 0, 0,
+                              0,  8,  32, NPK_RK_FORM_VENDOR};
         npk_rk_plan p;
         npk_error err = {0};
         assert_int_equal(npk_rk_plan_make(&o, &p, &err), NPK_OK);

@@ -1,0 +1,218 @@
+/* The data path of one decoded task: CNA reads (feature cube, packed
+ * weights), the CORE multiply, the DPU stages and the output write. Device
+ * memory is little-endian; every read and write goes through explicit byte
+ * order so the model is the same on big-endian hosts. */
+#include <string.h>
+
+#include "emu_internal.h"
+#include "npukit/bytes.h"
+#include "npukit/half.h"
+
+static bool host_is_le(void)
+{
+    const uint16_t one = 1;
+    uint8_t b;
+    memcpy(&b, &one, 1);
+    return b == 1;
+}
+
+/* n little-endian fp16 values at src -> floats. */
+static void halves_to_f32(const uint8_t *src, size_t n, uint16_t *tmp, float *dst)
+{
+    if (host_is_le())
+        memcpy(tmp, src, n * 2);
+    else
+        for (size_t i = 0; i < n; i++) tmp[i] = npk_ld16le(src + 2 * i);
+    npk_f16_to_f32_n(tmp, dst, n);
+}
+
+/* The C2-channel atoms of surface `cp` for every pixel, one after another
+ * (P x C2 elements): contiguous when lines are packed, else line by line. */
+static const uint8_t *surface_atoms(const emu_task *t, uint32_t cp, uint8_t *tmp)
+{
+    const uint8_t *s = t->in + (uint64_t)cp * t->surf_pitch;
+    size_t line = (size_t)t->w * 16;
+    if (t->line_pitch == line || t->h == 1) return s;
+    for (uint32_t h = 0; h < t->h; h++) memcpy(tmp + h * line, s + h * t->line_pitch, line);
+    return tmp;
+}
+
+/* ---- fp16 x fp16 -> fp32 ---- */
+
+static npk_status run_fp(npk_rk_emu *e, const emu_task *t, float *c, const emu_where *w,
+                         npk_error *err)
+{
+    size_t P = (size_t)t->w * t->h, K = t->c, N = t->n;
+    size_t panels = (P + EMU_MR - 1) / EMU_MR;
+    float *ap = emu_scratch_get(&e->a, panels * EMU_MR * K * sizeof(float));
+    float *bp = emu_scratch_get(&e->b, K * N * sizeof(float));
+    /* Staging for A (P x 8 halves, their floats, gathered lines) or for one
+     * weight group (16 x K halves and their floats). */
+    size_t tbytes = P * 64 > K * 96 ? P * 64 : K * 96;
+    uint8_t *tmp = emu_scratch_get(&e->t, tbytes);
+    if (!ap || !bp || !tmp) return emu_fail(w, err, NPK_E_NOMEM, "out of memory for the task");
+
+    /* A: ceil(P/MR) panels of K x MR; rows past P are zero. */
+    uint16_t *h16 = (uint16_t *)(void *)tmp;
+    float *f = (float *)(void *)(tmp + P * 16);
+    uint8_t *lines = tmp + P * 16 + P * 8 * sizeof(float);
+    if (P % EMU_MR) {
+        float *last = ap + (panels - 1) * K * EMU_MR;
+        memset(last, 0, K * EMU_MR * sizeof(float));
+    }
+    for (uint32_t cp = 0; cp < K / 8; cp++) {
+        halves_to_f32(surface_atoms(t, cp, lines), P * 8, h16, f);
+        for (size_t p = 0; p < P; p++) {
+            float *dst = ap + (p / EMU_MR) * K * EMU_MR + (size_t)cp * 8 * EMU_MR + p % EMU_MR;
+            const float *src = f + p * 8;
+            for (int j = 0; j < 8; j++) dst[j * EMU_MR] = src[j];
+        }
+    }
+
+    /* B: the weight groups of 16 kernels are the NR = 16 panels; each
+     * 16 x 32 block (kernel-major) is transposed to 32 rows of 16. */
+    float *g = (float *)(void *)(tmp + 32 * K);
+    for (size_t grp = 0; grp < N / 16; grp++) {
+        halves_to_f32(t->wt + grp * 16 * K * 2, 16 * K, h16, g);
+        float *panel = bp + grp * K * EMU_NR;
+        for (size_t kb = 0; kb < K / 32; kb++) {
+            const float *blk = g + kb * 512;
+            for (int kk = 0; kk < 32; kk++)
+                for (int n = 0; n < 16; n++) panel[(kb * 32 + kk) * EMU_NR + n] = blk[n * 32 + kk];
+        }
+    }
+    emu_gemm_f32(e->simd, P, N, K, ap, bp, c);
+    return NPK_OK;
+}
+
+/* ---- int8 x int8 -> int32 ---- */
+
+static npk_status run_int(npk_rk_emu *e, const emu_task *t, uint32_t *c, const emu_where *w,
+                          npk_error *err)
+{
+    size_t P = (size_t)t->w * t->h, K = t->c, N = t->n;
+    int16_t *a = emu_scratch_get(&e->a, P * K * sizeof(int16_t));
+    int16_t *b = emu_scratch_get(&e->b, K * N * sizeof(int16_t));
+    uint8_t *lines = emu_scratch_get(&e->t, P * 16);
+    if (!a || !b || !lines) return emu_fail(w, err, NPK_E_NOMEM, "out of memory for the task");
+    for (uint32_t cp = 0; cp < K / 16; cp++) {
+        const uint8_t *s = surface_atoms(t, cp, lines);
+        for (size_t p = 0; p < P; p++)
+            for (int j = 0; j < 16; j++) a[p * K + cp * 16 + j] = (int8_t)s[p * 16 + j];
+    }
+    /* [N/32][K/32][32 kernels][32 channels] -> B[k][n]. */
+    for (size_t n = 0; n < N; n++)
+        for (size_t k = 0; k < K; k++)
+            b[k * N + n] =
+                (int8_t)t->wt[(n / 32) * 32 * K + (k / 32) * 1024 + (n % 32) * 32 + k % 32];
+    for (size_t p = 0; p < P; p++) {
+        uint32_t *row = c + p * N;
+        memset(row, 0, N * sizeof *row);
+        for (size_t k = 0; k < K; k++) {
+            int32_t av = a[p * K + k];
+            if (!av) continue;
+            const int16_t *br = b + k * N;
+            /* Accumulate modulo 2^32 (wrapping, without signed overflow). */
+            for (size_t n = 0; n < N; n++) row[n] += (uint32_t)(av * br[n]);
+        }
+    }
+    return NPK_OK;
+}
+
+/* ---- DPU ---- */
+
+static float bits_f32(uint32_t u)
+{
+    float f;
+    memcpy(&f, &u, 4);
+    return f;
+}
+
+static float stage_fp(const emu_stage *s, bool ew, float x)
+{
+    if (!s->on) return x;
+    if (s->add) x += bits_f32(s->add_op);
+    if (s->mul) x *= ew ? bits_f32(s->mul_op) : npk_f16_to_f32((uint16_t)s->mul_op);
+    if (s->relu && x < 0.0f) x = 0.0f;
+    if (s->relux && x > bits_f32(s->relux_cmp)) x = bits_f32(s->relux_cmp);
+    return x;
+}
+
+static int64_t sat32(int64_t v)
+{
+    return v > INT32_MAX ? INT32_MAX : v < INT32_MIN ? INT32_MIN : v;
+}
+
+/* Arithmetic shift right (floor division by 2^s) without relying on how
+ * the compiler shifts negative numbers. */
+static int64_t sar(int64_t v, unsigned s)
+{
+    if (!s) return v;
+    if (s > 62) return v < 0 ? -1 : 0;
+    return v >= 0 ? v >> s : -((-(v + 1)) >> s) - 1;
+}
+
+static int64_t stage_int(const emu_stage *s, bool ew, int64_t x)
+{
+    if (!s->on) return x;
+    if (s->add) x = sat32(x + (int32_t)s->add_op);
+    if (s->mul) x = sat32(sar(x * (ew ? (int32_t)s->mul_op : (int16_t)s->mul_op), s->shift));
+    if (s->relu && x < 0) x = 0;
+    if (s->relux && x > (int32_t)s->relux_cmp) x = (int32_t)s->relux_cmp;
+    return x;
+}
+
+/* Byte offset in the output of channel n of pixel p. */
+static uint64_t out_offset(const emu_task *t, size_t p, size_t n)
+{
+    unsigned c2o = 16 / t->out_size;
+    return (n / t->group) * t->surf_add + ((n % t->group) / c2o) * t->dst_surf + p * 16 +
+           (n % c2o) * t->out_size;
+}
+
+npk_status emu_execute(npk_rk_emu *e, const emu_task *t, const emu_where *w, npk_error *err)
+{
+    size_t P = (size_t)t->w * t->h, N = t->n;
+    void *cbuf = emu_scratch_get(&e->c, P * N * 4);
+    if (!cbuf) return emu_fail(w, err, NPK_E_NOMEM, "out of memory for the task");
+    npk_status st = t->fp ? run_fp(e, t, cbuf, w, err) : run_int(e, t, cbuf, w, err);
+    if (st) return st;
+    e->st.macs += (uint64_t)P * t->c * N;
+    bool stages = t->bs.on || t->bn.on || t->ew.on;
+    unsigned c2o = 16 / t->out_size;
+    if (t->fp) {
+        float *c = cbuf;
+        if (stages)
+            for (size_t i = 0; i < P * N; i++)
+                c[i] =
+                    stage_fp(&t->ew, true, stage_fp(&t->bn, false, stage_fp(&t->bs, false, c[i])));
+        for (size_t p = 0; p < P; p++)
+            for (size_t n = 0; n < N; n += c2o) {
+                uint8_t *d = t->out + out_offset(t, p, n);
+                const float *src = c + p * N + n;
+                for (unsigned j = 0; j < c2o; j++) {
+                    if (t->out_fp16)
+                        npk_st16le(d + 2 * j, npk_f32_to_f16(src[j]));
+                    else {
+                        uint32_t u;
+                        memcpy(&u, &src[j], 4);
+                        npk_st32le(d + 4 * j, u);
+                    }
+                }
+            }
+    } else {
+        uint32_t *c = cbuf;
+        for (size_t p = 0; p < P; p++)
+            for (size_t n = 0; n < N; n += c2o) {
+                uint8_t *d = t->out + out_offset(t, p, n);
+                for (unsigned j = 0; j < c2o; j++) {
+                    int64_t x = (int32_t)c[p * N + n + j];
+                    if (stages)
+                        x = stage_int(&t->ew, true,
+                                      stage_int(&t->bn, false, stage_int(&t->bs, false, x)));
+                    npk_st32le(d + 4 * j, (uint32_t)(int32_t)x);
+                }
+            }
+    }
+    return NPK_OK;
+}

@@ -1,0 +1,114 @@
+/* Internals shared by the emulator's parts: the machine state (emu.c), the
+ * register rules (emu_rules.c), the task decoder (emu_task.c), the data path
+ * (emu_exec.c) and the multiply kernels (emu_gemm.c). */
+#ifndef NPK_RKNPU_EMU_INTERNAL_H
+#define NPK_RKNPU_EMU_INTERNAL_H
+
+#include <stdbool.h>
+#include <stddef.h>
+#include <stdint.h>
+
+#include "npukit/rknpu_emu.h"
+#include "npukit/rknpu_regs.h"
+
+typedef struct emu_map {
+    uint32_t addr;
+    size_t size;
+    uint8_t *host;
+} emu_map;
+
+/* One core's register file. `written` marks registers written since the
+ * current task's stream was fetched; `entry` is the index that wrote them. */
+typedef struct emu_core {
+    uint32_t regs[NPK_RKR_COUNT];
+    bool written[NPK_RKR_COUNT];
+    uint32_t entry[NPK_RKR_COUNT];
+} emu_core;
+
+/* Where a message points: core, task number, stream address, entry. */
+typedef struct emu_where {
+    int core;
+    uint32_t task;
+    uint32_t stream;
+    long entry; /* -1: the task as a whole */
+} emu_where;
+
+/* Growable scratch buffers, reused across tasks. */
+typedef struct emu_scratch {
+    void *p;
+    size_t cap;
+} emu_scratch;
+
+struct npk_rk_emu {
+    npk_rk_emu_opts o;
+    emu_map maps[NPK_RK_EMU_MAX_MAPS];
+    size_t nmaps;
+    emu_core core[NPK_RKNPU_MAX_CORES];
+    npk_rk_emu_stats st;
+    uint64_t budget; /* multiply-accumulates left in this run (UINT64_MAX: unlimited) */
+    emu_scratch a, b, c, t;
+    bool simd;
+};
+
+/* A DPU stage (BS, BN or EW) as the registers program it. */
+typedef struct emu_stage {
+    bool on;          /* not bypassed as a whole */
+    bool add, mul;    /* ALU add / multiply by a register operand */
+    bool relu, relux; /* ReLU, optionally clamped from above */
+    uint32_t add_op;  /* fp32 bits or int32 */
+    uint32_t mul_op;  /* fp16 bits or int16 (BS/BN); fp32 bits or int32 (EW) */
+    unsigned shift;   /* int path: right shift after the multiply */
+    uint32_t relux_cmp;
+} emu_stage;
+
+/* One task, decoded and checked from the registers. */
+typedef struct emu_task {
+    bool fp;          /* fp16 in, fp32 processing; else int8 in, int32 */
+    unsigned in_size; /* bytes per input element: 2 or 1 */
+    uint32_t w, h, c; /* input cube */
+    uint32_t n;       /* kernels = output channels */
+    uint32_t in_addr; /* FEATURE_DATA_ADDR */
+    uint64_t line_pitch, surf_pitch, in_span;
+    uint32_t wt_addr; /* DCOMP_ADDR0 */
+    uint64_t wt_span;
+    unsigned group;    /* output channels per DPU group (16 fp16, 32 int8) */
+    unsigned out_size; /* 4 fp32/int32, 2 fp16 */
+    bool out_fp16, out_int32;
+    uint32_t dst_addr;
+    uint64_t dst_surf, surf_add, out_span; /* bytes */
+    emu_stage bs, bn, ew;
+    uint8_t *in, *wt, *out; /* host pointers of the three spans */
+} emu_task;
+
+/* ---- emu.c ---- */
+npk_status emu_fail(const emu_where *w, npk_error *err, npk_status st, const char *fmt, ...)
+    NPK_PRINTF(4, 5);
+uint8_t *emu_span(const npk_rk_emu *e, uint32_t addr, uint64_t len);
+void *emu_scratch_get(emu_scratch *s, size_t bytes);
+const char *emu_field_name(npk_rk_field f, char *buf, size_t len);
+
+/* ---- emu_rules.c ---- */
+/* Check the registers of the blocks an operation enable starts: every
+ * register the model reads was written by this task, every written register
+ * is one the model knows, and every field holds a value it models. */
+npk_status emu_check_registers(const emu_core *c, uint32_t enable, const emu_where *w,
+                               npk_error *err);
+
+/* ---- emu_task.c ---- */
+npk_status emu_decode_task(npk_rk_emu *e, const emu_core *c, uint32_t enable, const emu_where *w,
+                           emu_task *t, npk_error *err);
+
+/* ---- emu_exec.c ---- */
+npk_status emu_execute(npk_rk_emu *e, const emu_task *t, const emu_where *w, npk_error *err);
+
+/* ---- emu_gemm.c ---- */
+#define EMU_MR 6
+#define EMU_NR 16
+bool emu_gemm_simd_available(void);
+/* C[P][N] (row-major, ldc = N) = Ap . Bp with Ap: ceil(P/MR) panels of
+ * K x MR floats (rows past P zero) and Bp: N/NR panels of K x NR floats.
+ * Every output is summed in k order, so all kernels give the same bits. */
+void emu_gemm_f32(bool simd, size_t P, size_t N, size_t K, const float *ap, const float *bp,
+                  float *c);
+
+#endif
