@@ -33,6 +33,8 @@ fuzz_seeds() {
     $npk tensor convert a=$gen/a.npy b=$gen/b.npy -o $gen/ab.safetensors
     $npk rknpu matmul -m 4 -k 64 -n 64 -o $gen/mm.bin
     $npk rknpu matmul -m 64 -k 64 -n 64 --dtype int8 --format hex -o $gen/mm.txt
+    # fuzz_rknpu_emu: mode byte 0, PC amount 108 entries (LE), then the stream.
+    (printf '\000\154\000'; cat $gen/mm.bin) >$gen/mm.emu
     $npk mgk synth -o $gen/s.mgk
     $npk mgk synth --layer 8,4,1,5,4 --layer 4,6,1,1,2 --extra-records --garbage -o $gen/s2.mgk
     $npk edgetpu synth-dense --size 64 -o $gen/s.tflite
@@ -57,7 +59,9 @@ seeds_for() {
     mgk) ls "$fx"/mgk/* $gen/*.mgk $s/*.mgk 2>/dev/null ;;
     mgk_blob) ls $s/mgk_blob/* ;;
     mgk_replace) ls $s/mgk_replace/* ;;
-    rknpu_stream | rknpu_plan | rknpu_emu) ls "$fx"/rknpu/golden/*x*.txt $gen/mm.* 2>/dev/null ;;
+    rknpu_stream | rknpu_plan) ls "$fx"/rknpu/golden/*x*.txt $gen/mm.* 2>/dev/null ;;
+    rknpu_emu) ls $gen/mm.emu ;; # plus fuzz/regressions/rknpu_emu
+    edgetpu_usb) ls $s/edgetpu_usb/* ;;
     flatbuf | edgetpu | tflite) ls "$fx"/edgetpu/*.tflite $gen/*.tflite 2>/dev/null ;;
     darwinn) ls $s/darwinn/* ;;
     flexbuf) ls $s/flexbuf/* ;;

@@ -10,6 +10,7 @@ Writes, under OUT_DIR:
   darwinn/      DWN1 packages cut out of compiled Edge TPU models
                 (offsets from `npukit edgetpu info --json`)
   flexbuf/      the FlexBuffer custom options of the same operators
+  edgetpu_usb/  the compiled models behind fuzz_edgetpu_usb's mode byte
   sidecar/      template sidecars (JSON) written here, plus the fixtures' ones
   mgk_blob/     `model` blobs cut out of MGK files (`npukit mgk info --json`)
   mgk_replace/  `npukit mgk extract` of the model fuzz_mgk_replace.c builds
@@ -195,6 +196,12 @@ def main():
         tfl += sorted(fixture("edgetpu", f) for f in os.listdir(fixture("edgetpu"))
                       if f.endswith("_edgetpu.tflite"))
     darwinn_seeds(out, npk, tfl)
+    # fuzz_edgetpu_usb: an even first byte, then a model to plan and run.
+    usb = os.path.join(out, "edgetpu_usb")
+    os.makedirs(usb, exist_ok=True)
+    for m in tfl:
+        with open(m, "rb") as f, open(os.path.join(usb, os.path.basename(m)), "wb") as o:
+            o.write(b"\0" + f.read())
 
     # The model of fuzz_mgk_replace.c (keep the layers and seed in step).
     rep = os.path.join(out, "mgk_replace")

@@ -16,6 +16,7 @@ static const hd_cmd dense_cmds[] = {
     {"edgetpu weights @IN -o @OUT/w.npy", 2, 0, 0, 0},
     {"edgetpu set-weights @IN --weights @1 -o @OUT/new_edgetpu.tflite", 2, 0, 0, 0},
     {"edgetpu matmul @IN --input @2 -o @OUT/y.npy", 2, 0, 0, 0},
+    {"edgetpu run @IN --input @3 -o @OUT/y.npy --device emu", 2, 0, 0, 0},
 };
 static const hd_cmd other_cmds[] = {
     {"info @IN", 2, 0, 8, 0},
@@ -142,6 +143,8 @@ static void corrupt(const char *lbl, const char *path, int dense)
         hd_helper[2] = npk_tmp("x.npy");
         hd_make("edgetpu weights %s -o %s", path, hd_helper[1]);
         hd_make("tensor random --shape 2,%zu --dtype f32 -o %s", d.n, hd_helper[2]);
+        hd_helper[3] = npk_tmp("x1.npy");
+        hd_make("tensor random --shape %zu --dtype f32 -o %s", d.n, hd_helper[3]);
         npk_etpu_dense_free(&d);
     }
 

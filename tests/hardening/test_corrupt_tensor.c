@@ -1,9 +1,9 @@
 /* Corrupted .npy and safetensors files through every CLI command that reads
- * them: `info`, `tensor info/convert`, `rknpu pack`, `edgetpu matmul` and
- * `edgetpu set-weights` (.npy); `tensor info/convert`, `mgk replace` and
- * `cnn2 pack` (safetensors, a hostile weights file). Files are made by the
- * CLI (`tensor random`, `mgk extract`, `cnn2 unpack`), cut at each part of
- * their headers and data, and given extreme header values. */
+ * them: `info`, `tensor info/convert`, `rknpu pack`, `rknpu run-matmul`,
+ * `edgetpu matmul`, `edgetpu run` (emulator) and `edgetpu set-weights` (.npy); `tensor
+ * info/convert`, `mgk replace` and `cnn2 pack` (safetensors, a hostile weights file). Files are
+ * made by the CLI (`tensor random`, `mgk extract`, `cnn2 unpack`), cut at each part of their
+ * headers and data, and given extreme header values. */
 #include "harden.h"
 #include "npukit/tensor.h"
 
@@ -17,10 +17,16 @@ static const hd_cmd npy_cmds[] = {
     {"tensor convert x=@IN -o @OUT/x.safetensors", 2, 0, 0, HD_JSON},
     {"rknpu pack --layout feature-fp16 @IN -o @OUT/p.bin", 2, 0, 0, 0},
     {"edgetpu matmul @1 --input @IN -o @OUT/y.npy", 2, 0, 0, 0},
+    {"rknpu run-matmul @IN @3 -o @OUT/c.npy", 2, 0, 0, 0},
+};
+static const hd_cmd npy_vector_cmds[] = {
+    {"tensor info @IN", 2, 0, 0, 0},
+    {"edgetpu run @1 --input @IN -o @OUT/y.npy --device emu", 2, 0, 0, 0},
 };
 static const hd_cmd npy_weight_cmds[] = {
     {"tensor info @IN", 2, 0, 0, 0},
     {"edgetpu set-weights @1 --weights @IN -o @OUT/new_edgetpu.tflite", 2, 0, 0, 0},
+    {"rknpu run-matmul @4 @IN --dtype int8 -o @OUT/c.npy", 2, 0, 0, 0},
 };
 
 /* A .npy with the header dict replaced by `dict` (re-padded). */
@@ -110,9 +116,15 @@ static void test_npy(void **state)
     (void)state;
     hd_helper[1] = npk_tmp("dense_edgetpu.tflite");
     hd_make("edgetpu synth-dense --size 64 -o %s", hd_helper[1]);
-    hd_make("tensor random --shape 2,64 --seed 5 -o %s", npk_tmp("x.npy"));
-    npy("x.npy f32 [2, 64]", npk_tmp("x.npy"), 4, npy_cmds, N(npy_cmds));
+    hd_helper[3] = npk_tmp("sq.npy"); /* the other operand of run-matmul */
+    hd_make("tensor random --shape 64,64 --dtype f16 --seed 6 -o %s", hd_helper[3]);
+    hd_make("tensor random --shape 4,64 --seed 5 -o %s", npk_tmp("x.npy"));
+    npy("x.npy f32 [4, 64]", npk_tmp("x.npy"), 4, npy_cmds, N(npy_cmds));
+    hd_make("tensor random --shape 64 --seed 7 -o %s", npk_tmp("x1.npy"));
+    npy("x1.npy f32 [64]", npk_tmp("x1.npy"), 4, npy_vector_cmds, N(npy_vector_cmds));
     hd_make("edgetpu weights %s -o %s", hd_helper[1], npk_tmp("w.npy"));
+    hd_helper[4] = npk_tmp("a8.npy"); /* int8 A for the weights as run-matmul's B */
+    hd_make("tensor random --shape 4,64 --dtype i8 --seed 8 -o %s", hd_helper[4]);
     npy("weights int8 [64, 64]", npk_tmp("w.npy"), 1, npy_weight_cmds, N(npy_weight_cmds));
     hd_summary("npy");
 }
