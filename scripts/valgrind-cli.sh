@@ -84,7 +84,7 @@ vgok rknpu unpack --layout feature-fp16 --shape 64,32 "$tmp/b.bin" -o "$tmp/b2.n
 vgok rknpu pack --layout weight-int8 "$tmp/b.npy" -o "$tmp/w.bin"
 vgok mgk synth --layer 16,8,3,3,8 --layer 8,4,1,5,4 --extra-records --garbage -o "$tmp/s.mgk"
 vgok mgk info --json --records --symbols "$tmp/s.mgk"
-vgok mgk layer "$tmp/s.mgk" 0 --weights --json
+vgok mgk layer "$tmp/s.mgk" 1 --weights --json
 vgok mgk extract "$tmp/s.mgk" -o "$tmp/s.safetensors"
 vgok mgk replace "$tmp/s.mgk" --weights "$tmp/s.safetensors" -o "$tmp/s2.mgk"
 vgok edgetpu synth-dense --size 64 -o "$tmp/s.tflite"
@@ -93,6 +93,11 @@ vgok edgetpu weights "$tmp/s.tflite" --float -o "$tmp/wf.npy"
 vgok edgetpu set-weights "$tmp/s.tflite" --weights "$tmp/wf.npy" -o "$tmp/s2.tflite"
 vgok tensor random --shape 3,64 -o "$tmp/x.npy"
 vgok edgetpu matmul "$tmp/s.tflite" --input "$tmp/x.npy" --weights "$tmp/wf.npy" -o "$tmp/y.npy"
+vgok tensor random --shape 64 -o "$tmp/x1.npy"
+vgok edgetpu run "$tmp/s.tflite" --input "$tmp/x1.npy" --device emu --repeat 2 -o "$tmp/y1.npy"
+vgok tensor random --shape 8,64 --dtype f16 -o "$tmp/ra.npy"
+vgok tensor random --shape 64,48 --dtype f16 -o "$tmp/rb.npy"
+vgok rknpu run-matmul "$tmp/ra.npy" "$tmp/rb.npy" --cores 3 --check -o "$tmp/rc.npy"
 vgok cnn2 pattern --size 24x16 --alpha -o "$tmp/in.png"
 vgok cnn2 pattern --size 24x16 -o "$tmp/depth.png"
 vgok tensor random --shape 4,12,3,3 --min -0.5 --max 0.5 -o "$tmp/l0.npy"
@@ -103,7 +108,7 @@ vgok cnn2 render "$tmp/c.bin" "$tmp/in.png" -o "$tmp/out.png" --depth "$tmp/dept
     --raw "$tmp/raw.npy" --dump-layers "$tmp/layers" --blend 0.5 --threads 2
 vgok cnn2 render "$tmp/c.bin" "$tmp/in.png" -o "$tmp/out2.png" --reference --border zero \
     --activation legacy-clamp --precision f32
-vgok info "$tmp/out.png" "$tmp/c.bin" "$tmp/raw.npy" "$tmp/s.mgk" "$tmp/s.tflite" "$tmp/mm.txt"
+vgok info "$tmp/c.bin" "$tmp/raw.npy" "$tmp/s.mgk" "$tmp/s.tflite" "$tmp/mm.txt"
 # Error paths: damaged copies of the generated files through the same
 # readers (cut in half, and the first bytes flipped) must be rejected
 # without leaking.
@@ -126,6 +131,9 @@ for v in cut flip; do
     vg edgetpu info "$tmp/$v.s.tflite"
     vg edgetpu weights "$tmp/$v.s.tflite" -o "$tmp/bad.npy"
     vg edgetpu matmul "$tmp/s.tflite" --input "$tmp/$v.b.npy" -o "$tmp/bad.npy"
+    vg edgetpu run "$tmp/$v.s.tflite" --input "$tmp/x1.npy" --device emu -o "$tmp/bad.npy"
+    vg edgetpu run "$tmp/s.tflite" --input "$tmp/$v.b.npy" --device emu -o "$tmp/bad.npy"
+    vg rknpu run-matmul "$tmp/$v.b.npy" "$tmp/rb.npy" -o "$tmp/bad.npy"
     vg cnn2 validate "$tmp/$v.c.bin"
     vg cnn2 unpack "$tmp/$v.c.bin" -o "$tmp/bad.safetensors"
     vg cnn2 pack "$tmp/$v.ab.safetensors" -o "$tmp/bad.bin"
