@@ -45,7 +45,7 @@ static uint64_t pos_of(const npk_fb_table *t, int slot)
 static npk_fb_table root_at(uint64_t off, size_t size)
 {
     npk_fb_buf b;
-    npk_fb_table t;
+    npk_fb_table t = {0};
     npk_error err = {0};
     if (npk_fb_init(&b, file + off, size, off, &err) || npk_fb_root(&b, NULL, &t, &err))
         fail_msg("%s: no table at 0x%llx: %s", label, (unsigned long long)off, err.msg);

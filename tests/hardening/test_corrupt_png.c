@@ -140,7 +140,7 @@ static const char *write_png(const char *name, uint8_t color, uint8_t depth, uin
         trns.type3_alpha[1] = 128;
         bad = bad || spng_set_plte(ctx, &plte) || spng_set_trns(ctx, &trns);
     }
-    size_t len;
+    size_t len = 0;
     int rc;
     void *png = NULL;
     if (!bad && !spng_encode_image(ctx, px, n, SPNG_FMT_PNG, SPNG_ENCODE_FINALIZE))

@@ -25,7 +25,7 @@ static uint32_t crc32(const uint8_t *p, size_t n)
 /* A 5x3 RGBA picture as PNG. */
 static uint8_t *picture(size_t *len)
 {
-    uint8_t *rgba, *png;
+    uint8_t *rgba = NULL, *png = NULL;
     npk_error err = {0};
     if (npk_cnn2_pattern(5, 3, 1, true, &rgba, &err) ||
         npk_cnn2_png_encode(rgba, 5, 3, 4, &png, len, &err))
