@@ -10,11 +10,8 @@
 #include "bench.h"
 
 static const npk_bench_entry groups[] = {
-    {"half", bench_half},
-    {"cnn2", bench_cnn2},
-    {"mgk", bench_mgk},
-    {"rknpu", bench_rknpu},
-    {"edgetpu", bench_edgetpu},
+    {"half", bench_half},   {"cnn2", bench_cnn2},       {"mgk", bench_mgk},
+    {"rknpu", bench_rknpu}, {"edgetpu", bench_edgetpu},
 };
 
 struct npk_bench {
@@ -85,9 +82,15 @@ static void line(npk_bench *b, const char *name, const char *value, const char *
                  const char *goal, int ok)
 {
     if (b->markdown)
-        printf("| %s | %s | %s | %s | %s |\n", name, value, vs, goal, ok < 0 ? "" : ok ? "yes" : "**NO**");
+        printf("| %s | %s | %s | %s | %s |\n", name, value, vs, goal,
+               ok < 0 ? ""
+               : ok   ? "yes"
+                      : "**NO**");
     else
-        printf("%-44s %-22s %-30s %-16s %s\n", name, value, vs, goal, ok < 0 ? "" : ok ? "ok" : "BELOW GOAL");
+        printf("%-44s %-22s %-30s %-16s %s\n", name, value, vs, goal,
+               ok < 0 ? ""
+               : ok   ? "ok"
+                      : "BELOW GOAL");
     if (ok == 0) b->failures++;
 }
 
@@ -105,10 +108,14 @@ void npk_bench_report_bytes(npk_bench *b, const char *name, size_t bytes, double
 
 static void fmt_rate(char *buf, size_t n, double rate, const char *unit)
 {
-    if (rate >= 1e9) snprintf(buf, n, "%.2f G%s", rate / 1e9, unit);
-    else if (rate >= 1e6) snprintf(buf, n, "%.2f M%s", rate / 1e6, unit);
-    else if (rate >= 1e3) snprintf(buf, n, "%.2f k%s", rate / 1e3, unit);
-    else snprintf(buf, n, "%.2f %s", rate, unit);
+    if (rate >= 1e9)
+        snprintf(buf, n, "%.2f G%s", rate / 1e9, unit);
+    else if (rate >= 1e6)
+        snprintf(buf, n, "%.2f M%s", rate / 1e6, unit);
+    else if (rate >= 1e3)
+        snprintf(buf, n, "%.2f k%s", rate / 1e3, unit);
+    else
+        snprintf(buf, n, "%.2f %s", rate, unit);
 }
 
 void npk_bench_report_rate(npk_bench *b, const char *name, double items, const char *unit,
@@ -149,11 +156,13 @@ int main(int argc, char **argv)
     npk_bench b = {0.2, 5, false, 0, 0, 0};
     const char *filter = NULL;
     for (int i = 1; i < argc; i++) {
-        if (!strcmp(argv[i], "--filter") && i + 1 < argc) filter = argv[++i];
+        if (!strcmp(argv[i], "--filter") && i + 1 < argc)
+            filter = argv[++i];
         else if (!strcmp(argv[i], "--quick")) {
             b.min_time = 0.02;
             b.reps = 2;
-        } else if (!strcmp(argv[i], "--markdown")) b.markdown = true;
+        } else if (!strcmp(argv[i], "--markdown"))
+            b.markdown = true;
         else if (!strcmp(argv[i], "--list")) {
             for (size_t g = 0; g < sizeof groups / sizeof groups[0]; g++) puts(groups[g].name);
             return 0;

@@ -13,7 +13,8 @@ int cli_error(const char *file, const npk_error *err)
     fputs("npukit: ", stderr);
     if (file) fprintf(stderr, "%s: ", file);
     if (err && err->has_offset) fprintf(stderr, "offset 0x%" PRIx64 ": ", err->offset);
-    fprintf(stderr, "%s\n", err && err->msg[0] ? err->msg : npk_status_name(err ? err->status : NPK_OK));
+    fprintf(stderr, "%s\n",
+            err && err->msg[0] ? err->msg : npk_status_name(err ? err->status : NPK_OK));
     return CLI_FAIL;
 }
 
@@ -131,7 +132,10 @@ int cli_dispatch(const char *group, const cli_subcommand *subs, int nsubs, int a
 }
 
 #ifdef NPK_HAVE_CJSON
-bool cli_json_available(void) { return true; }
+bool cli_json_available(void)
+{
+    return true;
+}
 
 void cli_print_json(cJSON *j, bool compact)
 {
@@ -176,7 +180,10 @@ cJSON *cli_summary_json(const npk_summary *s)
     return o;
 }
 #else
-bool cli_json_available(void) { return false; }
+bool cli_json_available(void)
+{
+    return false;
+}
 #endif
 
 int cli_no_json(void)

@@ -8,4 +8,7 @@ set(CMAKE_FIND_ROOT_PATH_MODE_LIBRARY ONLY)
 set(CMAKE_FIND_ROOT_PATH_MODE_INCLUDE ONLY)
 set(CMAKE_FIND_ROOT_PATH_MODE_PACKAGE ONLY)
 # "/" lets find_library() see Debian multiarch packages (/usr/lib/aarch64-linux-gnu).
-set(CMAKE_CROSSCOMPILING_EMULATOR qemu-aarch64 -L /usr/aarch64-linux-gnu)
+# Load the cross libc that matches the cross ld.so: with Debian multiarch packages
+# installed, the host's ld.so.cache would pair this ld.so with another libc build
+# (pthread_create then hangs or crashes under qemu).
+set(CMAKE_CROSSCOMPILING_EMULATOR qemu-aarch64 -L /usr/aarch64-linux-gnu -E LD_LIBRARY_PATH=/usr/aarch64-linux-gnu/lib)

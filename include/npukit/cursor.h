@@ -24,8 +24,14 @@ typedef struct npk_cursor {
 
 npk_cursor npk_cur_init(const void *data, size_t size, uint64_t base);
 
-static inline size_t npk_cur_left(const npk_cursor *c) { return c->size - c->pos; }
-static inline uint64_t npk_cur_offset(const npk_cursor *c) { return c->base + c->pos; }
+static inline size_t npk_cur_left(const npk_cursor *c)
+{
+    return c->size - c->pos;
+}
+static inline uint64_t npk_cur_offset(const npk_cursor *c)
+{
+    return c->base + c->pos;
+}
 
 npk_status npk_cur_u8(npk_cursor *c, uint8_t *v, npk_error *err);
 npk_status npk_cur_u16le(npk_cursor *c, uint16_t *v, npk_error *err);
@@ -59,8 +65,7 @@ npk_status npk_cur_str(npk_cursor *c, size_t n, const char **s, npk_error *err);
 npk_status npk_cur_str_u32(npk_cursor *c, size_t max_len, const char **s, size_t *len,
                            npk_error *err);
 /* A NUL-terminated string of at most max_len bytes (terminator not counted). */
-npk_status npk_cur_cstr(npk_cursor *c, size_t max_len, const char **s, size_t *len,
-                        npk_error *err);
+npk_status npk_cur_cstr(npk_cursor *c, size_t max_len, const char **s, size_t *len, npk_error *err);
 
 #ifdef __cplusplus
 }

@@ -14,11 +14,18 @@ extern "C" {
 #endif
 
 /* A flat list of typed facts about a file, rendered by the CLI as text or JSON. */
-typedef enum npk_kv_type { NPK_KV_STR, NPK_KV_INT, NPK_KV_UINT, NPK_KV_HEX, NPK_KV_FLOAT, NPK_KV_BOOL } npk_kv_type;
+typedef enum npk_kv_type {
+    NPK_KV_STR,
+    NPK_KV_INT,
+    NPK_KV_UINT,
+    NPK_KV_HEX,
+    NPK_KV_FLOAT,
+    NPK_KV_BOOL
+} npk_kv_type;
 
 #define NPK_SUMMARY_MAX 48
-#define NPK_KV_KEY_MAX 40
-#define NPK_KV_STR_MAX 160
+#define NPK_KV_KEY_MAX  40
+#define NPK_KV_STR_MAX  160
 
 typedef struct npk_kv {
     char key[NPK_KV_KEY_MAX];

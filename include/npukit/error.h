@@ -28,8 +28,8 @@ typedef enum npk_status {
 
 typedef struct npk_error {
     npk_status status;
-    bool has_offset;  /* offset is meaningful */
-    uint64_t offset;  /* absolute byte offset in the input file */
+    bool has_offset; /* offset is meaningful */
+    uint64_t offset; /* absolute byte offset in the input file */
     char msg[NPK_ERROR_MSG_MAX];
 } npk_error;
 

@@ -35,7 +35,7 @@ typedef enum npk_dtype {
 
 #define NPK_MAX_DIMS 8
 /* Limits applied to every tensor read from a file. */
-#define NPK_MAX_TENSORS 65536
+#define NPK_MAX_TENSORS     65536
 #define NPK_MAX_TENSOR_NAME 1024
 
 size_t npk_dtype_size(npk_dtype dt);

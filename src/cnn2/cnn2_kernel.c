@@ -7,6 +7,7 @@
 #include <string.h>
 
 #include "cnn2_internal.h"
+#include "core/cpu.h"
 
 /* Baseline: 16-byte vectors. */
 typedef float v4f __attribute__((vector_size(16)));
@@ -39,11 +40,7 @@ typedef uint32_t v8u __attribute__((vector_size(32)));
 #define KNAME(x) x##_avx2
 #include "cnn2_kernel_body.h"
 
-static int cpu_has_avx2(void)
-{
-    __builtin_cpu_init();
-    return __builtin_cpu_supports("avx2");
-}
+static int cpu_has_avx2(void) { return npk_cpu_has(NPK_CPU_AVX2); }
 #endif
 
 static int force_generic;

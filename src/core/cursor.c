@@ -15,13 +15,13 @@ static npk_status short_read(const npk_cursor *c, size_t want, npk_error *err)
         return npk_fail_at(err, NPK_E_FORMAT, npk_cur_offset(c),
                            "truncated %s: need %zu bytes, %zu left", c->what, want,
                            npk_cur_left(c));
-    return npk_fail_at(err, NPK_E_FORMAT, npk_cur_offset(c),
-                       "truncated: need %zu bytes, %zu left", want, npk_cur_left(c));
+    return npk_fail_at(err, NPK_E_FORMAT, npk_cur_offset(c), "truncated: need %zu bytes, %zu left",
+                       want, npk_cur_left(c));
 }
 
 #define NEED(c, n, err)                                                                            \
     do {                                                                                           \
-        if (npk_cur_left(c) < (n)) return short_read((c), (n), (err));                            \
+        if (npk_cur_left(c) < (n)) return short_read((c), (n), (err));                             \
     } while (0)
 
 npk_status npk_cur_u8(npk_cursor *c, uint8_t *v, npk_error *err)
@@ -101,8 +101,7 @@ npk_status npk_cur_take(npk_cursor *c, size_t n, npk_cursor *sub, npk_error *err
     return NPK_OK;
 }
 
-npk_status npk_cur_slice(const npk_cursor *c, size_t off, size_t n, npk_cursor *sub,
-                         npk_error *err)
+npk_status npk_cur_slice(const npk_cursor *c, size_t off, size_t n, npk_cursor *sub, npk_error *err)
 {
     if (off > c->size || n > c->size - off)
         return npk_fail_at(err, NPK_E_FORMAT, c->base + (off > c->size ? c->size : off),
@@ -142,8 +141,7 @@ npk_status npk_cur_str_u32(npk_cursor *c, size_t max_len, const char **s, size_t
     return NPK_OK;
 }
 
-npk_status npk_cur_cstr(npk_cursor *c, size_t max_len, const char **s, size_t *len,
-                        npk_error *err)
+npk_status npk_cur_cstr(npk_cursor *c, size_t max_len, const char **s, size_t *len, npk_error *err)
 {
     size_t avail = npk_cur_left(c);
     size_t lim = avail < max_len + 1 ? avail : max_len + 1;

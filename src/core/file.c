@@ -24,7 +24,10 @@ static struct {
 
 static int sticky; /* keep inputs protected after they are unmapped */
 
-void npk_protect_inputs_until_exit(bool on) { sticky = on; }
+void npk_protect_inputs_until_exit(bool on)
+{
+    sticky = on;
+}
 
 static int reg_add(uint64_t dev, uint64_t ino)
 {
@@ -194,7 +197,8 @@ npk_status npk_out_open(npk_out **outp, const char *path, npk_error *err)
     *outp = NULL;
     if (!path || !*path) return npk_fail(err, NPK_E_ARG, "no output path");
     if (strcmp(path, "-") == 0)
-        return npk_fail(err, NPK_E_ARG, "writing binary output to standard output is not supported");
+        return npk_fail(err, NPK_E_ARG,
+                        "writing binary output to standard output is not supported");
     struct stat st;
     if (stat(path, &st) == 0) {
         if (S_ISDIR(st.st_mode)) return npk_fail(err, NPK_E_IO, "is a directory");

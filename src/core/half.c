@@ -1,6 +1,7 @@
 #include <string.h>
 
 #include "npukit/half.h"
+#include "cpu.h"
 
 static inline uint32_t f2u(float f)
 {
@@ -96,7 +97,7 @@ typedef void (*f2h_fn)(const float *, uint16_t *, size_t);
 #define NPK_HAVE_F16C_PATH 1
 
 __attribute__((target("avx,f16c"))) static void f16_to_f32_f16c(const uint16_t *s, float *d,
-                                                                 size_t n)
+                                                                size_t n)
 {
     size_t i = 0;
     for (; i + 16 <= n; i += 16) {
@@ -111,7 +112,7 @@ __attribute__((target("avx,f16c"))) static void f16_to_f32_f16c(const uint16_t *
 }
 
 __attribute__((target("avx,f16c"))) static void f32_to_f16_f16c(const float *s, uint16_t *d,
-                                                                 size_t n)
+                                                                size_t n)
 {
     size_t i = 0;
     for (; i + 16 <= n; i += 16) {
@@ -126,19 +127,9 @@ __attribute__((target("avx,f16c"))) static void f32_to_f16_f16c(const float *s, 
     for (; i < n; i++) d[i] = npk_f32_to_f16(s[i]);
 }
 
-#include <cpuid.h>
-
-/* F16C needs the CPU flag and AVX state enabled by the OS (OSXSAVE + XCR0). */
 static int cpu_has_f16c(void)
 {
-    unsigned a, b, c, d;
-    if (!__get_cpuid(1, &a, &b, &c, &d)) return 0;
-    const unsigned osxsave = 1u << 27, avx = 1u << 28, f16c = 1u << 29;
-    if ((c & (osxsave | avx | f16c)) != (osxsave | avx | f16c)) return 0;
-    unsigned lo, hi;
-    __asm__ volatile("xgetbv" : "=a"(lo), "=d"(hi) : "c"(0));
-    (void)hi;
-    return (lo & 6) == 6; /* XMM and YMM state saved by the OS */
+    return npk_cpu_has(NPK_CPU_AVX | NPK_CPU_F16C);
 }
 #elif defined(__aarch64__)
 #include <arm_neon.h>
@@ -176,7 +167,10 @@ static int use_simd(void)
 #endif
 }
 
-void npk_half_force_portable(int on) { force_portable = on; }
+void npk_half_force_portable(int on)
+{
+    force_portable = on;
+}
 
 const char *npk_half_path(void)
 {

@@ -38,7 +38,10 @@ static void skip_ws(hdr_parser *h)
         h->p++;
 }
 
-static uint64_t hoff(const hdr_parser *h) { return h->base + (uint64_t)(h->p - h->start); }
+static uint64_t hoff(const hdr_parser *h)
+{
+    return h->base + (uint64_t)(h->p - h->start);
+}
 
 static npk_status expect(hdr_parser *h, char ch, npk_error *err)
 {
@@ -115,8 +118,8 @@ static npk_status parse_descr(const char *s, size_t n, uint64_t off, npk_dtype *
     int size = atoi(s + 2);
     for (size_t i = 2; i < n; i++)
         if (!isdigit((unsigned char)s[i]))
-            return npk_fail_at(err, NPK_E_UNSUPPORTED, off, "npy: unsupported dtype '%.*s'",
-                               (int)n, s);
+            return npk_fail_at(err, NPK_E_UNSUPPORTED, off, "npy: unsupported dtype '%.*s'", (int)n,
+                               s);
     if (order != '<' && order != '>' && order != '|' && order != '=')
         return npk_fail_at(err, NPK_E_UNSUPPORTED, off, "npy: unsupported dtype '%.*s'", (int)n, s);
     for (size_t i = 0; i < sizeof npy_types / sizeof npy_types[0]; i++) {
@@ -255,10 +258,11 @@ npk_status npk_npy_encode(const npk_tensor *t, uint8_t **out, size_t *len, npk_e
     size_t nbytes;
     npk_status st = npk_shape_size(t->dtype, t->ndim, t->shape, NULL, &nbytes, err);
     if (st) return st;
-    if (nbytes != t->nbytes) return npk_fail(err, NPK_E_ARG, "tensor size does not match its shape");
+    if (nbytes != t->nbytes)
+        return npk_fail(err, NPK_E_ARG, "tensor size does not match its shape");
     char dict[64 + NPK_MAX_DIMS * 24];
-    int o = snprintf(dict, sizeof dict, "{'descr': '%s', 'fortran_order': False, 'shape': (",
-                     descr);
+    int o =
+        snprintf(dict, sizeof dict, "{'descr': '%s', 'fortran_order': False, 'shape': (", descr);
     for (int i = 0; i < t->ndim; i++)
         o += snprintf(dict + o, sizeof dict - (size_t)o, "%lld%s", (long long)t->shape[i],
                       (t->ndim == 1 || i + 1 < t->ndim) ? ", " : "");

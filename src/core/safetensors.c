@@ -19,7 +19,10 @@
 #include <cjson/cJSON.h>
 #include <math.h>
 
-bool npk_safetensors_available(void) { return true; }
+bool npk_safetensors_available(void)
+{
+    return true;
+}
 
 static const struct {
     const char *name;
@@ -161,8 +164,8 @@ npk_status npk_st_parse(const uint8_t *buf, size_t len, npk_tensor_set *s, npk_e
         }
         uint64_t b, e;
         if (!json_uint(jo->child, &b) || !json_uint(jo->child->next, &e) || e < b) {
-            st = npk_fail_at(err, NPK_E_FORMAT, 8,
-                             "safetensors: tensor '%s' has bad data_offsets", name);
+            st = npk_fail_at(err, NPK_E_FORMAT, 8, "safetensors: tensor '%s' has bad data_offsets",
+                             name);
             goto fail;
         }
         size_t cnt, nbytes;
@@ -173,8 +176,8 @@ npk_status npk_st_parse(const uint8_t *buf, size_t len, npk_tensor_set *s, npk_e
         }
         if (e - b != nbytes) {
             st = npk_fail_at(err, NPK_E_FORMAT, 8,
-                             "safetensors: tensor '%s' spans %llu bytes, its shape needs %zu",
-                             name, (unsigned long long)(e - b), nbytes);
+                             "safetensors: tensor '%s' spans %llu bytes, its shape needs %zu", name,
+                             (unsigned long long)(e - b), nbytes);
             goto fail;
         }
         if (e > dlen) {
@@ -199,10 +202,10 @@ npk_status npk_st_parse(const uint8_t *buf, size_t len, npk_tensor_set *s, npk_e
     size_t at = 0;
     for (size_t i = 0; i < ns; i++) {
         if (spans[i].begin != at) {
-            st = npk_fail_at(err, NPK_E_FORMAT, dstart + (spans[i].begin < at ? spans[i].begin : at),
-                             "safetensors: tensor '%s' %s the previous one",
-                             s->items[spans[i].index].name,
-                             spans[i].begin < at ? "overlaps" : "leaves a hole before");
+            st = npk_fail_at(
+                err, NPK_E_FORMAT, dstart + (spans[i].begin < at ? spans[i].begin : at),
+                "safetensors: tensor '%s' %s the previous one", s->items[spans[i].index].name,
+                spans[i].begin < at ? "overlaps" : "leaves a hole before");
             goto fail;
         }
         at = spans[i].end;
@@ -222,8 +225,7 @@ fail:
     return st;
 }
 
-npk_status npk_st_encode(const npk_tensor *ts, size_t n, uint8_t **out, size_t *len,
-                         npk_error *err)
+npk_status npk_st_encode(const npk_tensor *ts, size_t n, uint8_t **out, size_t *len, npk_error *err)
 {
     cJSON *root = cJSON_CreateObject();
     if (!root) return npk_fail(err, NPK_E_NOMEM, "out of memory");
@@ -243,7 +245,8 @@ npk_status npk_st_encode(const npk_tensor *ts, size_t n, uint8_t **out, size_t *
             goto fail;
         }
         if ((st = npk_shape_size(t->dtype, t->ndim, t->shape, NULL, &nbytes, err))) goto fail;
-        if (cJSON_GetObjectItemCaseSensitive(root, t->name) || strcmp(t->name, "__metadata__") == 0) {
+        if (cJSON_GetObjectItemCaseSensitive(root, t->name) ||
+            strcmp(t->name, "__metadata__") == 0) {
             st = npk_fail(err, NPK_E_ARG, "safetensors: duplicate or reserved name '%s'", t->name);
             goto fail;
         }
@@ -293,7 +296,10 @@ fail:
 
 #else /* !NPK_HAVE_CJSON */
 
-bool npk_safetensors_available(void) { return false; }
+bool npk_safetensors_available(void)
+{
+    return false;
+}
 
 npk_status npk_st_parse(const uint8_t *buf, size_t len, npk_tensor_set *s, npk_error *err)
 {
@@ -303,8 +309,7 @@ npk_status npk_st_parse(const uint8_t *buf, size_t len, npk_tensor_set *s, npk_e
     return npk_fail(err, NPK_E_UNSUPPORTED, "safetensors support was not built (needs libcjson)");
 }
 
-npk_status npk_st_encode(const npk_tensor *ts, size_t n, uint8_t **out, size_t *len,
-                         npk_error *err)
+npk_status npk_st_encode(const npk_tensor *ts, size_t n, uint8_t **out, size_t *len, npk_error *err)
 {
     (void)ts;
     (void)n;

@@ -13,9 +13,9 @@ static const struct {
     const char *name;
     size_t size;
 } dtypes[] = {
-    {NPK_F32, "f32", 4},  {NPK_F16, "f16", 2}, {NPK_BF16, "bf16", 2}, {NPK_F64, "f64", 8},
-    {NPK_I8, "i8", 1},    {NPK_U8, "u8", 1},   {NPK_I16, "i16", 2},   {NPK_U16, "u16", 2},
-    {NPK_I32, "i32", 4},  {NPK_U32, "u32", 4}, {NPK_I64, "i64", 8},   {NPK_U64, "u64", 8},
+    {NPK_F32, "f32", 4},   {NPK_F16, "f16", 2}, {NPK_BF16, "bf16", 2}, {NPK_F64, "f64", 8},
+    {NPK_I8, "i8", 1},     {NPK_U8, "u8", 1},   {NPK_I16, "i16", 2},   {NPK_U16, "u16", 2},
+    {NPK_I32, "i32", 4},   {NPK_U32, "u32", 4}, {NPK_I64, "i64", 8},   {NPK_U64, "u64", 8},
     {NPK_BOOL, "bool", 1},
 };
 
@@ -50,8 +50,8 @@ npk_status npk_shape_size(npk_dtype dt, int ndim, const int64_t *shape, size_t *
                         NPK_MAX_DIMS);
     size_t n = 1;
     for (int i = 0; i < ndim; i++) {
-        if (shape[i] < 0) return npk_fail(err, NPK_E_ARG, "negative dimension %lld",
-                                          (long long)shape[i]);
+        if (shape[i] < 0)
+            return npk_fail(err, NPK_E_ARG, "negative dimension %lld", (long long)shape[i]);
         size_t d;
         if (!npk_u64_to_sz((uint64_t)shape[i], &d) || !npk_mul_sz(n, d, &n))
             return npk_fail(err, NPK_E_LIMIT, "tensor size overflows");
@@ -130,7 +130,10 @@ void npk_swap_copy(void *dst, const void *src, size_t nbytes, size_t esz, int sw
 
 /* ---- tensor sets ---- */
 
-void npk_set_init(npk_tensor_set *s) { memset(s, 0, sizeof *s); }
+void npk_set_init(npk_tensor_set *s)
+{
+    memset(s, 0, sizeof *s);
+}
 
 void npk_set_free(npk_tensor_set *s)
 {
@@ -188,14 +191,39 @@ static double load_elem(const void *data, npk_dtype dt, size_t i)
 static bool int_range(npk_dtype dt, double *lo, double *hi)
 {
     switch (dt) {
-    case NPK_I8: *lo = -128; *hi = 127; return true;
-    case NPK_U8: case NPK_BOOL: *lo = 0; *hi = 255; return true;
-    case NPK_I16: *lo = -32768; *hi = 32767; return true;
-    case NPK_U16: *lo = 0; *hi = 65535; return true;
-    case NPK_I32: *lo = -2147483648.0; *hi = 2147483647.0; return true;
-    case NPK_U32: *lo = 0; *hi = 4294967295.0; return true;
-    case NPK_I64: *lo = -9223372036854775808.0; *hi = 9223372036854774784.0; return true;
-    case NPK_U64: *lo = 0; *hi = 18446744073709549568.0; return true;
+    case NPK_I8:
+        *lo = -128;
+        *hi = 127;
+        return true;
+    case NPK_U8:
+    case NPK_BOOL:
+        *lo = 0;
+        *hi = 255;
+        return true;
+    case NPK_I16:
+        *lo = -32768;
+        *hi = 32767;
+        return true;
+    case NPK_U16:
+        *lo = 0;
+        *hi = 65535;
+        return true;
+    case NPK_I32:
+        *lo = -2147483648.0;
+        *hi = 2147483647.0;
+        return true;
+    case NPK_U32:
+        *lo = 0;
+        *hi = 4294967295.0;
+        return true;
+    case NPK_I64:
+        *lo = -9223372036854775808.0;
+        *hi = 9223372036854774784.0;
+        return true;
+    case NPK_U64:
+        *lo = 0;
+        *hi = 18446744073709549568.0;
+        return true;
     default: return false;
     }
 }
@@ -226,7 +254,8 @@ npk_status npk_tensor_convert(const npk_tensor *src, npk_tensor *dst, npk_error 
         case NPK_BF16: ((uint16_t *)dst->data)[i] = npk_f32_to_bf16((float)v); break;
         case NPK_F64: ((double *)dst->data)[i] = v; break;
         case NPK_I8: ((int8_t *)dst->data)[i] = (int8_t)v; break;
-        case NPK_U8: case NPK_BOOL: ((uint8_t *)dst->data)[i] = (uint8_t)v; break;
+        case NPK_U8:
+        case NPK_BOOL: ((uint8_t *)dst->data)[i] = (uint8_t)v; break;
         case NPK_I16: ((int16_t *)dst->data)[i] = (int16_t)v; break;
         case NPK_U16: ((uint16_t *)dst->data)[i] = (uint16_t)v; break;
         case NPK_I32: ((int32_t *)dst->data)[i] = (int32_t)v; break;

@@ -27,15 +27,18 @@ size_t npk_count_lines(const uint8_t *buf, size_t len)
     return n;
 }
 
-bool npk_text_probe(const uint8_t *buf, size_t len) { return npk_is_text(buf, len); }
+bool npk_text_probe(const uint8_t *buf, size_t len)
+{
+    return npk_is_text(buf, len);
+}
 
 bool npk_json_probe(const uint8_t *buf, size_t len)
 {
     if (!npk_is_text(buf, len)) return false;
     size_t i = 0, j = len;
     while (i < len && (buf[i] == ' ' || buf[i] == '\n' || buf[i] == '\r' || buf[i] == '\t')) i++;
-    while (j > i && (buf[j - 1] == ' ' || buf[j - 1] == '\n' || buf[j - 1] == '\r' ||
-                     buf[j - 1] == '\t'))
+    while (j > i &&
+           (buf[j - 1] == ' ' || buf[j - 1] == '\n' || buf[j - 1] == '\r' || buf[j - 1] == '\t'))
         j--;
     if (j - i < 2) return false;
     return (buf[i] == '{' && buf[j - 1] == '}') || (buf[i] == '[' && buf[j - 1] == ']');

@@ -1,6 +1,9 @@
 #include "npukit/version.h"
 
-const char *npk_version(void) { return NPK_VERSION; }
+const char *npk_version(void)
+{
+    return NPK_VERSION;
+}
 
 const char *npk_features(void)
 {

@@ -11,6 +11,7 @@
 
 #include "npukit/bytes.h"
 #include "npukit/checked.h"
+#include "core/cpu.h"
 #include "mgk_internal.h"
 
 #define PLANE   256
@@ -231,11 +232,7 @@ static ALWAYS_INLINE void enc2(uint8_t *tile, int co, int planes, uint64_t flip,
 #define MAX_SHUF_TAPS       16
 #include <tmmintrin.h>
 
-static int cpu_has_ssse3(void)
-{
-    __builtin_cpu_init();
-    return __builtin_cpu_supports("ssse3");
-}
+static int cpu_has_ssse3(void) { return npk_cpu_has(NPK_CPU_SSSE3); }
 
 /* out: chunk k of an interleaved half (16 ci x T taps) takes, from tap t's
  * 16 bytes, position p = 16k + i when p % T == t. in: the inverse. */

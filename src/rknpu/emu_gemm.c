@@ -4,6 +4,7 @@
  * the portable kernel (multiply, then add) give identical bits. */
 #include <string.h>
 
+#include "core/cpu.h"
 #include "emu_internal.h"
 
 #define KC 256 /* K block: an A panel slice (6 KiB) and a B panel slice (16 KiB) stay in L1 */
@@ -27,7 +28,6 @@ static void tile_portable(size_t kc, const float *a, const float *b, float *c, s
 }
 
 #if (defined(__x86_64__) || defined(__i386__)) && defined(__GNUC__)
-#include <cpuid.h>
 #include <immintrin.h>
 #define HAVE_AVX2_PATH 1
 
@@ -69,20 +69,7 @@ __attribute__((target("avx2,fma"))) static void tile_avx2(size_t kc, const float
     _mm256_storeu_ps(c + 5 * ldc, c50), _mm256_storeu_ps(c + 5 * ldc + 8, c51);
 }
 
-/* AVX2 and FMA flags, and YMM state saved by the OS. */
-static int cpu_has_avx2_fma(void)
-{
-    unsigned a, b, c, d;
-    if (!__get_cpuid(1, &a, &b, &c, &d)) return 0;
-    const unsigned fma = 1u << 12, osxsave = 1u << 27, avx = 1u << 28;
-    if ((c & (fma | osxsave | avx)) != (fma | osxsave | avx)) return 0;
-    unsigned lo, hi;
-    __asm__ volatile("xgetbv" : "=a"(lo), "=d"(hi) : "c"(0));
-    (void)hi;
-    if ((lo & 6) != 6) return 0;
-    if (!__get_cpuid_count(7, 0, &a, &b, &c, &d)) return 0;
-    return (b >> 5) & 1; /* AVX2 */
-}
+static int cpu_has_avx2_fma(void) { return npk_cpu_has(NPK_CPU_AVX2 | NPK_CPU_FMA); }
 #endif
 
 bool emu_gemm_simd_available(void)

@@ -224,6 +224,19 @@ void npk_run_free(npk_run *r)
     r->out = r->err = NULL;
 }
 
+npk_run npk_python(const char *script, const char *arg)
+{
+    char *argv[] = {(char *)NPK_PYTHON, "-c", (char *)script, (char *)arg, NULL};
+    npk_run r = npk_run_argv(argv);
+    if (r.status == 0 || !strstr(r.err, "No module named")) return r;
+    const char *ci = getenv("CI");
+    if (ci && !strcmp(ci, "true")) fail_msg("python3 module missing: %s", r.err);
+    print_message("[  SKIPPED ] python3 module missing: %s\n", r.err);
+    npk_run_free(&r);
+    skip();
+    return r;
+}
+
 int npk_test_light(void)
 {
 #ifdef NPK_TEST_EMULATED
@@ -244,7 +257,10 @@ uint64_t npk_rand(uint64_t *s)
     return x * 0x2545F4914F6CDD1Dull;
 }
 
-double npk_randf(uint64_t *s) { return (double)(npk_rand(s) >> 11) * (1.0 / 9007199254740992.0); }
+double npk_randf(uint64_t *s)
+{
+    return (double)(npk_rand(s) >> 11) * (1.0 / 9007199254740992.0);
+}
 
 void npk_sha256_hex(const void *data, size_t len, char out[65])
 {

@@ -47,6 +47,10 @@ npk_run npk_cli(const char *fmt, ...) __attribute__((format(printf, 1, 2)));
 npk_run npk_run_argv(char *const argv[]);
 void npk_run_free(npk_run *r);
 
+/* Run Debian's python3 (with NumPy) on a script with one argument; when a
+ * module is missing, fail under CI=true and skip the test elsewhere. */
+npk_run npk_python(const char *script, const char *arg);
+
 /* 1 when tests should do less work: builds running under an emulator
  * (qemu-user cross checks) or NPK_TEST_LIGHT=1. Sweeps then sample cases;
  * every property is still checked, on fewer inputs. */

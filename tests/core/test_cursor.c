@@ -137,8 +137,10 @@ static void test_bytes(void **state)
 int main(void)
 {
     const struct CMUnitTest tests[] = {
-        cmocka_unit_test(test_reads),  cmocka_unit_test(test_bounds),
-        cmocka_unit_test(test_first_error_wins), cmocka_unit_test(test_checked),
+        cmocka_unit_test(test_reads),
+        cmocka_unit_test(test_bounds),
+        cmocka_unit_test(test_first_error_wins),
+        cmocka_unit_test(test_checked),
         cmocka_unit_test(test_bytes),
     };
     return cmocka_run_group_tests(tests, NULL, NULL);

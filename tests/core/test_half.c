@@ -43,7 +43,7 @@ static void test_f16_to_f32_all(void **state)
             uint32_t u = f2u(f);
             assert_true(isnan(f));
             assert_int_equal(u >> 31, h >> 15);
-            assert_true(u & 0x00400000);                     /* quiet */
+            assert_true(u & 0x00400000);                    /* quiet */
             assert_int_equal((u >> 13) & 0x1ff, m & 0x1ff); /* payload kept */
         } else {
             assert_true((double)f == f16_value(h));
@@ -61,7 +61,8 @@ static void test_f32_to_f16_exact_and_midpoints(void **state)
             double v = f16_value(h);
             assert_int_equal(npk_f32_to_f16((float)v), h);
             /* Midpoint to the next half up (towards larger magnitude). */
-            double next = i + 1 < 0x7c00 ? f16_value((uint16_t)(h + 1)) : (sgn ? -65536.0 : 65536.0);
+            double next =
+                i + 1 < 0x7c00 ? f16_value((uint16_t)(h + 1)) : (sgn ? -65536.0 : 65536.0);
             double mid = (v + next) / 2; /* exact in f32: halves have 11 bits */
             float fm = (float)mid;
             assert_true((double)fm == mid);
@@ -89,11 +90,11 @@ static void test_f32_to_f16_specials(void **state)
     assert_int_equal(npk_f32_to_f16(65520.0f), 0x7c00);
     assert_int_equal(npk_f32_to_f16(1e10f), 0x7c00);
     assert_int_equal(npk_f32_to_f16(1.0f), 0x3c00);
-    assert_int_equal(npk_f32_to_f16(ldexpf(1, -24)), 0x0001);  /* smallest subnormal */
-    assert_int_equal(npk_f32_to_f16(ldexpf(1, -25)), 0x0000);  /* tie -> even (0) */
-    assert_int_equal(npk_f32_to_f16(ldexpf(3, -26)), 0x0001);  /* 0.75 ulp -> 1 */
-    assert_int_equal(npk_f32_to_f16(ldexpf(3, -25)), 0x0002);  /* 1.5 ulp -> 2 (even) */
-    assert_int_equal(npk_f32_to_f16(ldexpf(1, -14)), 0x0400);  /* smallest normal */
+    assert_int_equal(npk_f32_to_f16(ldexpf(1, -24)), 0x0001); /* smallest subnormal */
+    assert_int_equal(npk_f32_to_f16(ldexpf(1, -25)), 0x0000); /* tie -> even (0) */
+    assert_int_equal(npk_f32_to_f16(ldexpf(3, -26)), 0x0001); /* 0.75 ulp -> 1 */
+    assert_int_equal(npk_f32_to_f16(ldexpf(3, -25)), 0x0002); /* 1.5 ulp -> 2 (even) */
+    assert_int_equal(npk_f32_to_f16(ldexpf(1, -14)), 0x0400); /* smallest normal */
     assert_int_equal(npk_f32_to_f16(ldexpf(1023, -24) + ldexpf(1, -25)), 0x0400); /* carry */
     assert_int_equal(npk_f32_to_f16(1e-30f), 0x0000);
     /* NaNs: sign and top payload kept, always quiet. */
@@ -161,7 +162,8 @@ static void check_bulk(void)
     }
     npk_f32_to_f16_n(f, h2, 65536); /* every half survives the round trip */
     for (uint32_t i = 0; i < 65536; i++) {
-        uint16_t want = ((i & 0x7c00) == 0x7c00 && (i & 0x3ff)) ? (uint16_t)(i | 0x200) : (uint16_t)i;
+        uint16_t want =
+            ((i & 0x7c00) == 0x7c00 && (i & 0x3ff)) ? (uint16_t)(i | 0x200) : (uint16_t)i;
         assert_int_equal(h2[i], want);
     }
     free(h);

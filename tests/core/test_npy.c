@@ -6,27 +6,14 @@
 
 #include "npk_test.h"
 
-/* Run Debian's python3 with numpy; skip (or fail under CI) when unavailable. */
-static npk_run python(const char *script, const char *arg)
-{
-    char *argv[] = {(char *)NPK_PYTHON, "-c", (char *)script, (char *)arg, NULL};
-    npk_run r = npk_run_argv(argv);
-    if (r.status == 0 || !strstr(r.err, "No module named")) return r;
-    const char *ci = getenv("CI");
-    if (ci && !strcmp(ci, "true")) fail_msg("python3-numpy is required: %s", r.err);
-    print_message("[  SKIPPED ] python3-numpy not available\n");
-    npk_run_free(&r);
-    skip();
-    return r;
-}
-
 static void fill(npk_tensor *t, uint64_t seed)
 {
     uint8_t *p = t->data;
     for (size_t i = 0; i < t->nbytes; i++) p[i] = (uint8_t)npk_rand(&seed);
     /* Keep floats finite so value comparisons are meaningful. */
     if (t->dtype == NPK_F32)
-        for (size_t i = 0; i < npk_tensor_count(t); i++) ((float *)t->data)[i] = (float)i * 0.5f - 3;
+        for (size_t i = 0; i < npk_tensor_count(t); i++)
+            ((float *)t->data)[i] = (float)i * 0.5f - 3;
     if (t->dtype == NPK_F64)
         for (size_t i = 0; i < npk_tensor_count(t); i++) ((double *)t->data)[i] = (double)i / 3;
     if (t->dtype == NPK_F16)
@@ -48,7 +35,8 @@ static void test_round_trip(void **state)
             for (size_t s = 0; s < 4; s++) {
                 npk_tensor t, u;
                 npk_error err = {0};
-                assert_int_equal(npk_tensor_alloc(&t, NULL, all_types[d], nd, shapes[s], &err), NPK_OK);
+                assert_int_equal(npk_tensor_alloc(&t, NULL, all_types[d], nd, shapes[s], &err),
+                                 NPK_OK);
                 fill(&t, d * 31 + s);
                 uint8_t *buf;
                 size_t len;
@@ -106,7 +94,7 @@ static void test_read_numpy_files(void **state)
         "np.save(os.path.join(d, 'scalar.npy'), np.int32(-7))\n"
         "np.save(os.path.join(d, 'fortran.npy'), np.asfortranarray(a))\n"
         "np.save(os.path.join(d, 'obj.npy'), np.array(['x', 'yy']))\n";
-    npk_run r = python(script, npk_tmpdir());
+    npk_run r = npk_python(script, npk_tmpdir());
     assert_int_equal(r.status, 0);
     npk_run_free(&r);
     npk_error err = {0};
@@ -175,7 +163,7 @@ static void test_numpy_loads_ours(void **state)
         "    assert a.shape == (3, 5), (k, a.shape)\n"
         "    assert a.tobytes() == raw.tobytes(), k\n"
         "print('ok', len(names))\n";
-    npk_run r = python(script, npk_tmpdir());
+    npk_run r = npk_python(script, npk_tmpdir());
     if (r.status != 0) fail_msg("numpy check failed: %s", r.err);
     assert_string_equal(r.out, "ok 12\n");
     npk_run_free(&r);
@@ -191,14 +179,17 @@ static void test_malformed(void **state)
         {"{'descr': '<f4', 'fortran_order': False, 'shape': (2,), }", NPK_OK},
         {"{'descr': '<f4', 'fortran_order': False }", NPK_E_FORMAT},
         {"{'descr': '<f4', 'fortran_order': False, 'shape': (-2,), }", NPK_E_FORMAT},
-        {"{'descr': '<f4', 'fortran_order': False, 'shape': (99999999999999999999,), }", NPK_E_LIMIT},
+        {"{'descr': '<f4', 'fortran_order': False, 'shape': (99999999999999999999,), }",
+         NPK_E_LIMIT},
         {"{'descr': '<f4', 'fortran_order': False, 'shape': (1,1,1,1,1,1,1,1,1,), }", NPK_E_LIMIT},
         {"{'descr': '<c8', 'fortran_order': False, 'shape': (2,), }", NPK_E_UNSUPPORTED},
         {"{'descr': '<f4', 'fortran_order': Maybe, 'shape': (2,), }", NPK_E_FORMAT},
         {"{'descr': '<f4', 'fortran_order': False, 'shape': (2,), 'x': 1}", NPK_E_FORMAT},
         {"{'descr': '<f4, 'fortran_order': False, 'shape': (2,), }", NPK_E_UNSUPPORTED},
         {"['descr']", NPK_E_FORMAT},
-        {"{'descr': '<f4', 'fortran_order': False, 'shape': (4294967296, 4294967296, 4294967296), }", NPK_E_LIMIT},
+        {"{'descr': '<f4', 'fortran_order': False, 'shape': (4294967296, 4294967296, 4294967296), "
+         "}",
+         NPK_E_LIMIT},
     };
     for (size_t i = 0; i < sizeof cases / sizeof cases[0]; i++) {
         uint8_t buf[256] = "\x93NUMPY\x01\x00";
@@ -210,9 +201,12 @@ static void test_malformed(void **state)
         npk_tensor t;
         npk_error err = {0};
         npk_status st = npk_npy_parse(buf, 10 + hl + 8, &t, &err);
-        if (st != cases[i].want) fail_msg("case %zu: got %d (%s), want %d", i, st, err.msg, cases[i].want);
-        if (st == NPK_OK) npk_tensor_free(&t);
-        else assert_true(err.has_offset);
+        if (st != cases[i].want)
+            fail_msg("case %zu: got %d (%s), want %d", i, st, err.msg, cases[i].want);
+        if (st == NPK_OK)
+            npk_tensor_free(&t);
+        else
+            assert_true(err.has_offset);
     }
     /* Header length beyond the file; unknown version; trailing bytes. */
     uint8_t b[16] = "\x93NUMPY\x01\x00\xff\xff";

@@ -8,19 +8,6 @@
 
 #ifdef NPK_HAVE_CJSON
 
-static npk_run python(const char *script, const char *arg)
-{
-    char *argv[] = {(char *)NPK_PYTHON, "-c", (char *)script, (char *)arg, NULL};
-    npk_run r = npk_run_argv(argv);
-    if (r.status == 0 || !strstr(r.err, "No module named")) return r;
-    const char *ci = getenv("CI");
-    if (ci && !strcmp(ci, "true")) fail_msg("python3-numpy is required: %s", r.err);
-    print_message("[  SKIPPED ] python3-numpy not available\n");
-    npk_run_free(&r);
-    skip();
-    return r;
-}
-
 static void make_set(npk_tensor *ts)
 {
     npk_error err = {0};
@@ -112,7 +99,7 @@ static void test_python_checks_ours(void **state)
         "assert arrs['w16'].tolist() == [[0, 0.25, 0.5], [0.75, 1.0, 1.25]]\n"
         "assert arrs['scalar'].shape == () and int(arrs['scalar']) == -3\n"
         "print('ok')\n";
-    npk_run r = python(script, npk_tmp("ours.safetensors"));
+    npk_run r = npk_python(script, npk_tmp("ours.safetensors"));
     if (r.status) fail_msg("python check failed: %s", r.err);
     assert_string_equal(r.out, "ok\n");
     npk_run_free(&r);
@@ -142,23 +129,40 @@ static void test_malformed(void **state)
         const char *msg;
     } cases[] = {
         {"{\"a\":{\"dtype\":\"F32\",\"shape\":[2],\"data_offsets\":[0,8]}}", 8, NPK_OK, ""},
-        {"{\"__metadata__\":{\"k\":\"v\"},\"a\":{\"dtype\":\"U8\",\"shape\":[2],\"data_offsets\":[0,2]}}", 2, NPK_OK, ""},
-        {"{\"a\":{\"dtype\":\"F32\",\"shape\":[2],\"data_offsets\":[0,8]}}", 12, NPK_E_FORMAT, "after the last"},
-        {"{\"a\":{\"dtype\":\"F32\",\"shape\":[2],\"data_offsets\":[4,12]}}", 12, NPK_E_FORMAT, "hole"},
-        {"{\"a\":{\"dtype\":\"F32\",\"shape\":[2],\"data_offsets\":[0,8]},\"b\":{\"dtype\":\"F32\",\"shape\":[1],\"data_offsets\":[4,8]}}", 8, NPK_E_FORMAT, "overlaps"},
-        {"{\"a\":{\"dtype\":\"F32\",\"shape\":[2],\"data_offsets\":[0,8]}}", 4, NPK_E_FORMAT, "past the end"},
-        {"{\"a\":{\"dtype\":\"F32\",\"shape\":[3],\"data_offsets\":[0,8]}}", 8, NPK_E_FORMAT, "needs"},
-        {"{\"a\":{\"dtype\":\"C64\",\"shape\":[1],\"data_offsets\":[0,8]}}", 8, NPK_E_UNSUPPORTED, "dtype"},
-        {"{\"a\":{\"dtype\":\"F32\",\"shape\":[-1],\"data_offsets\":[0,4]}}", 4, NPK_E_FORMAT, "shape"},
-        {"{\"a\":{\"dtype\":\"F32\",\"shape\":[1.5],\"data_offsets\":[0,4]}}", 4, NPK_E_FORMAT, "shape"},
-        {"{\"a\":{\"dtype\":\"F32\",\"shape\":[1],\"data_offsets\":[8,4]}}", 4, NPK_E_FORMAT, "data_offsets"},
+        {"{\"__metadata__\":{\"k\":\"v\"},\"a\":{\"dtype\":\"U8\",\"shape\":[2],\"data_offsets\":["
+         "0,2]}}",
+         2, NPK_OK, ""},
+        {"{\"a\":{\"dtype\":\"F32\",\"shape\":[2],\"data_offsets\":[0,8]}}", 12, NPK_E_FORMAT,
+         "after the last"},
+        {"{\"a\":{\"dtype\":\"F32\",\"shape\":[2],\"data_offsets\":[4,12]}}", 12, NPK_E_FORMAT,
+         "hole"},
+        {"{\"a\":{\"dtype\":\"F32\",\"shape\":[2],\"data_offsets\":[0,8]},\"b\":{\"dtype\":\"F32\","
+         "\"shape\":[1],\"data_offsets\":[4,8]}}",
+         8, NPK_E_FORMAT, "overlaps"},
+        {"{\"a\":{\"dtype\":\"F32\",\"shape\":[2],\"data_offsets\":[0,8]}}", 4, NPK_E_FORMAT,
+         "past the end"},
+        {"{\"a\":{\"dtype\":\"F32\",\"shape\":[3],\"data_offsets\":[0,8]}}", 8, NPK_E_FORMAT,
+         "needs"},
+        {"{\"a\":{\"dtype\":\"C64\",\"shape\":[1],\"data_offsets\":[0,8]}}", 8, NPK_E_UNSUPPORTED,
+         "dtype"},
+        {"{\"a\":{\"dtype\":\"F32\",\"shape\":[-1],\"data_offsets\":[0,4]}}", 4, NPK_E_FORMAT,
+         "shape"},
+        {"{\"a\":{\"dtype\":\"F32\",\"shape\":[1.5],\"data_offsets\":[0,4]}}", 4, NPK_E_FORMAT,
+         "shape"},
+        {"{\"a\":{\"dtype\":\"F32\",\"shape\":[1],\"data_offsets\":[8,4]}}", 4, NPK_E_FORMAT,
+         "data_offsets"},
         {"{\"a\":{\"dtype\":\"F32\",\"shape\":[1]}}", 4, NPK_E_FORMAT, "lacks"},
-        {"{\"a\":{\"dtype\":\"F32\",\"shape\":[4294967296,4294967296,4294967296],\"data_offsets\":[0,4]}}", 4, NPK_E_LIMIT, "overflow"},
+        {"{\"a\":{\"dtype\":\"F32\",\"shape\":[4294967296,4294967296,4294967296],\"data_offsets\":["
+         "0,4]}}",
+         4, NPK_E_LIMIT, "overflow"},
         {"{\"__metadata__\":{\"k\":1}}", 0, NPK_E_FORMAT, "not a string"},
-        {"{\"a\":{\"dtype\":\"F32\",\"shape\":[1],\"data_offsets\":[0,4]}} x", 4, NPK_E_FORMAT, "trailing"},
+        {"{\"a\":{\"dtype\":\"F32\",\"shape\":[1],\"data_offsets\":[0,4]}} x", 4, NPK_E_FORMAT,
+         "trailing"},
         {"{\"a\":", 0, NPK_E_FORMAT, "invalid JSON"},
         {"[1,2]", 0, NPK_E_FORMAT, "not a JSON object"},
-        {"{\"a\":{\"dtype\":\"F32\",\"shape\":[1],\"data_offsets\":[0,4]},\"a\":{\"dtype\":\"F32\",\"shape\":[1],\"data_offsets\":[4,8]}}", 8, NPK_E_FORMAT, "duplicate"},
+        {"{\"a\":{\"dtype\":\"F32\",\"shape\":[1],\"data_offsets\":[0,4]},\"a\":{\"dtype\":\"F32\","
+         "\"shape\":[1],\"data_offsets\":[4,8]}}",
+         8, NPK_E_FORMAT, "duplicate"},
     };
     for (size_t i = 0; i < sizeof cases / sizeof cases[0]; i++) {
         npk_error err = {0};
