@@ -42,15 +42,21 @@ static void exercise(const npk_mgk_model *m)
 
 int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
 {
+    static uint8_t region[REGION];
+    static int ready;
+    if (!ready) { /* a fixed, non-trivial weight region (xorshift32), made once */
+        uint32_t x = 2463534242u;
+        for (size_t i = 0; i < REGION; i++) {
+            x ^= x << 13;
+            x ^= x >> 17;
+            x ^= x << 5;
+            region[i] = (uint8_t)x;
+        }
+        ready = 1;
+    }
     uint8_t *buf = malloc(REGION + size);
     if (!buf) return 0;
-    uint32_t x = 2463534242u; /* a fixed, non-trivial weight region (xorshift32) */
-    for (size_t i = 0; i < REGION; i++) {
-        x ^= x << 13;
-        x ^= x >> 17;
-        x ^= x << 5;
-        buf[i] = (uint8_t)x;
-    }
+    memcpy(buf, region, REGION);
     memcpy(buf + REGION, data, size);
     npk_mgk_model m;
     memset(&m, 0, sizeof m);
