@@ -12,7 +12,7 @@ build="cmake make gcc pkg-config libcjson-dev libspng-dev libusb-1.0-0-dev"
 check="$build libcmocka-dev python3 python3-numpy python3-flatbuffers flatbuffers-compiler valgrind"
 bench="libopenblas-dev"
 cross="$build qemu-user gcc-aarch64-linux-gnu gcc-mips-linux-gnu gcc-mipsel-linux-gnu libc6-dev-arm64-cross libc6-dev-mips-cross libc6-dev-mipsel-cross libcmocka-dev libcmocka-dev:arm64 libcmocka-dev:mipsel dpkg-dev"
-fuzz="$build clang lld libclang-rt-14-dev"
+fuzz="$build clang lld libclang-rt-14-dev python3"
 
 case $goal in
 build) pkgs="$build $bench" ;;

@@ -1,6 +1,8 @@
 #!/bin/sh
-# Runs the CLI under valgrind memcheck over every fixture (and the files the
-# demo generates), with every read-only command that applies to each format.
+# Runs the CLI under valgrind memcheck over every fixture, with every
+# read-only command that applies to each format, then every command that
+# reads a file on files the CLI generates itself, and damaged copies of
+# those (error paths).
 # Fails on any memcheck error or any leaked block (definite, indirect,
 # possible or still reachable).  usage: scripts/valgrind-cli.sh BUILD_DIR
 set -eu
@@ -30,6 +32,14 @@ vg() {
         fails=$((fails + 1))
     fi
 }
+# The same for a run that must succeed (so the whole path was checked).
+vgok() {
+    vg "$@"
+    if [ $rc -ne 0 ]; then
+        echo "valgrind: FAILED: npukit $* exited $rc, expected 0" >&2
+        fails=$((fails + 1))
+    fi
+}
 
 for f in $(find "$fx" -type f | sort); do
     vg info "$f"
@@ -56,12 +66,80 @@ for f in $(find "$fx" -type f | sort); do
         ;;
     esac
 done
-# Generators and layout commands, on the project's own inputs.
-vg rknpu matmul -m 64 -k 64 -n 64 -o "$tmp/mm.bin"
-vg rknpu plan -m 512 -k 256 -n 1024 --cores 3 --json -o "$tmp/plan"
-vg tensor random --shape 8,16 --dtype f16 -o "$tmp/a.npy"
-vg tensor convert a="$tmp/a.npy" -o "$tmp/a.safetensors"
-vg mgk synth -o "$tmp/s.mgk"
-vg edgetpu synth-dense --size 64 -o "$tmp/s.tflite"
+# Generators, and every command that reads a file, on the project's own
+# files (also the commands that read two inputs).
+vgok rknpu matmul -m 64 -k 64 -n 64 -o "$tmp/mm.bin"
+vgok rknpu matmul -m 4 -k 64 -n 64 --dtype int8 --format hex -o "$tmp/mm.txt"
+vgok rknpu plan -m 512 -k 256 -n 1024 --cores 3 --json -o "$tmp/plan"
+vgok rknpu disasm --json "$tmp/mm.txt"
+vgok rknpu disasm "$tmp/plan/regcmd.bin"
+vgok tensor random --shape 8,16 --dtype f16 -o "$tmp/a.npy"
+vgok tensor random --shape 64,32 -o "$tmp/b.npy"
+vgok tensor convert a="$tmp/a.npy" b="$tmp/b.npy" -o "$tmp/ab.safetensors"
+vgok tensor convert "$tmp/ab.safetensors" --name b --dtype f16 -o "$tmp/b16.npy"
+vgok tensor info --json "$tmp/ab.safetensors"
+vgok tensor info "$tmp/b16.npy"
+vgok rknpu pack --layout feature-fp16 "$tmp/b.npy" -o "$tmp/b.bin"
+vgok rknpu unpack --layout feature-fp16 --shape 64,32 "$tmp/b.bin" -o "$tmp/b2.npy"
+vgok rknpu pack --layout weight-int8 "$tmp/b.npy" -o "$tmp/w.bin"
+vgok mgk synth --layer 16,8,3,3,8 --layer 8,4,1,5,4 --extra-records --garbage -o "$tmp/s.mgk"
+vgok mgk info --json --records --symbols "$tmp/s.mgk"
+vgok mgk layer "$tmp/s.mgk" 1 --weights --json
+vgok mgk extract "$tmp/s.mgk" -o "$tmp/s.safetensors"
+vgok mgk replace "$tmp/s.mgk" --weights "$tmp/s.safetensors" -o "$tmp/s2.mgk"
+vgok edgetpu synth-dense --size 64 -o "$tmp/s.tflite"
+vgok edgetpu info "$tmp/s.tflite"
+vgok edgetpu weights "$tmp/s.tflite" --float -o "$tmp/wf.npy"
+vgok edgetpu set-weights "$tmp/s.tflite" --weights "$tmp/wf.npy" -o "$tmp/s2.tflite"
+vgok tensor random --shape 3,64 -o "$tmp/x.npy"
+vgok edgetpu matmul "$tmp/s.tflite" --input "$tmp/x.npy" --weights "$tmp/wf.npy" -o "$tmp/y.npy"
+vgok tensor random --shape 64 -o "$tmp/x1.npy"
+vgok edgetpu run "$tmp/s.tflite" --input "$tmp/x1.npy" --device emu --repeat 2 -o "$tmp/y1.npy"
+vgok tensor random --shape 8,64 --dtype f16 -o "$tmp/ra.npy"
+vgok tensor random --shape 64,48 --dtype f16 -o "$tmp/rb.npy"
+vgok rknpu run-matmul "$tmp/ra.npy" "$tmp/rb.npy" --cores 3 --check -o "$tmp/rc.npy"
+vgok cnn2 pattern --size 24x16 --alpha -o "$tmp/in.png"
+vgok cnn2 pattern --size 24x16 -o "$tmp/depth.png"
+vgok tensor random --shape 4,12,3,3 --min -0.5 --max 0.5 -o "$tmp/l0.npy"
+vgok tensor random --shape 4,12,5,5 --min -0.5 --max 0.5 -o "$tmp/l1.npy"
+vgok tensor convert layer.0.weight="$tmp/l0.npy" layer.1.weight="$tmp/l1.npy" -o "$tmp/c.safetensors"
+vgok cnn2 pack "$tmp/c.safetensors" --mip 1 -o "$tmp/c.bin"
+vgok cnn2 render "$tmp/c.bin" "$tmp/in.png" -o "$tmp/out.png" --depth "$tmp/depth.png" \
+    --raw "$tmp/raw.npy" --dump-layers "$tmp/layers" --blend 0.5 --threads 2
+vgok cnn2 render "$tmp/c.bin" "$tmp/in.png" -o "$tmp/out2.png" --reference --border zero \
+    --activation legacy-clamp --precision f32
+vgok info "$tmp/c.bin" "$tmp/raw.npy" "$tmp/s.mgk" "$tmp/s.tflite" "$tmp/mm.txt"
+# Error paths: damaged copies of the generated files through the same
+# readers (cut in half, and the first bytes flipped) must be rejected
+# without leaking.
+for f in mm.bin mm.txt ab.safetensors b.npy s.mgk s.tflite c.bin in.png; do
+    n=$(wc -c <"$tmp/$f")
+    head -c $((n / 2)) "$tmp/$f" >"$tmp/cut.$f"
+    (printf '\377\377\377\377'; tail -c +5 "$tmp/$f") >"$tmp/flip.$f"
+done
+for v in cut flip; do
+    vg info "$tmp/$v.mm.bin" "$tmp/$v.mm.txt" "$tmp/$v.ab.safetensors" "$tmp/$v.b.npy" \
+        "$tmp/$v.s.mgk" "$tmp/$v.s.tflite" "$tmp/$v.c.bin"
+    vg rknpu disasm "$tmp/$v.mm.bin"
+    vg rknpu disasm "$tmp/$v.mm.txt"
+    vg tensor info "$tmp/$v.ab.safetensors"
+    vg tensor convert x="$tmp/$v.b.npy" -o "$tmp/bad.safetensors"
+    vg rknpu pack --layout feature-fp16 "$tmp/$v.b.npy" -o "$tmp/bad.bin"
+    vg mgk info "$tmp/$v.s.mgk"
+    vg mgk extract "$tmp/$v.s.mgk" -o "$tmp/bad.safetensors"
+    vg mgk replace "$tmp/s.mgk" --weights "$tmp/$v.ab.safetensors" -o "$tmp/bad.mgk"
+    vg edgetpu info "$tmp/$v.s.tflite"
+    vg edgetpu weights "$tmp/$v.s.tflite" -o "$tmp/bad.npy"
+    vg edgetpu matmul "$tmp/s.tflite" --input "$tmp/$v.b.npy" -o "$tmp/bad.npy"
+    vg edgetpu run "$tmp/$v.s.tflite" --input "$tmp/x1.npy" --device emu -o "$tmp/bad.npy"
+    vg edgetpu run "$tmp/s.tflite" --input "$tmp/$v.b.npy" --device emu -o "$tmp/bad.npy"
+    vg rknpu run-matmul "$tmp/$v.b.npy" "$tmp/rb.npy" -o "$tmp/bad.npy"
+    vg cnn2 validate "$tmp/$v.c.bin"
+    vg cnn2 unpack "$tmp/$v.c.bin" -o "$tmp/bad.safetensors"
+    vg cnn2 pack "$tmp/$v.ab.safetensors" -o "$tmp/bad.bin"
+    vg cnn2 render "$tmp/$v.c.bin" "$tmp/in.png" -o "$tmp/bad.png"
+    vg cnn2 render "$tmp/c.bin" "$tmp/$v.in.png" -o "$tmp/bad.png"
+    vg cnn2 render "$tmp/c.bin" "$tmp/in.png" --depth "$tmp/$v.in.png" -o "$tmp/bad.png"
+done
 echo "valgrind: $runs runs, $fails failed"
 [ $fails -eq 0 ]

@@ -47,10 +47,11 @@ static int info_one(const char *path, bool json)
     memset(&s, 0, sizeof s);
     if (!f) {
         npk_fail_at(&err, NPK_E_FORMAT, 0, "unrecognised format");
-        rc = cli_error(path, &err);
+        rc = CLI_FAIL;
     } else if (f->summarize && f->summarize(m.data, m.size, &s, &err)) {
-        rc = cli_error(path, &err);
+        rc = CLI_FAIL; /* the error line comes after any summary */
     }
+    bool described = rc == CLI_OK || s.malformed;
 #ifdef NPK_HAVE_CJSON
     if (json) {
         cJSON *o = cJSON_CreateObject();
@@ -58,19 +59,24 @@ static int info_one(const char *path, bool json)
         cJSON_AddStringToObject(o, "format", f ? f->name : "unknown");
         cli_json_u64(o, "size", m.size);
         if (f) cJSON_AddStringToObject(o, "description", f->description);
-        if (rc == CLI_OK) {
+        if (described) {
             if (s.title[0]) cJSON_AddStringToObject(o, "summary", s.title);
             cJSON_AddItemToObject(o, "details", cli_summary_json(&s));
-        } else {
+        }
+        if (rc != CLI_OK) {
             cJSON_AddStringToObject(o, "error", err.msg);
             if (err.has_offset) cli_json_u64(o, "error_offset", err.offset);
         }
         cli_print_json(o, true);
     } else
 #endif
-        if (rc == CLI_OK)
+        if (described)
         print_text(path, m.size, f, &s);
     (void)json;
+    if (rc != CLI_OK) {
+        fflush(stdout);
+        cli_error(path, &err);
+    }
     npk_unmap_file(&m);
     return rc;
 }

@@ -38,6 +38,12 @@ static bool is_safetensors_name(const char *path)
     return n >= 12 && strcmp(path + n - 12, ".safetensors") == 0;
 }
 
+static bool is_npy_name(const char *path)
+{
+    size_t n = strlen(path);
+    return n >= 4 && strcmp(path + n - 4, ".npy") == 0;
+}
+
 /* Load FILE as a set: a .npy gives one tensor named `name`. Detects by bytes. */
 static int load_any(const char *path, const char *name, npk_tensor_set *set)
 {
@@ -47,12 +53,21 @@ static int load_any(const char *path, const char *name, npk_tensor_set *set)
     if (npk_map_file(path, &m, &err)) return cli_error(path, &err);
     npk_status st;
     const npk_format *f = npk_detect(m.data, m.size);
-    if (!f || (strcmp(f->name, "npy") && strcmp(f->name, "safetensors"))) {
-        npk_unmap_file(&m);
-        return cli_fail("%s: not a .npy or safetensors file (detected: %s)", path,
-                        f ? f->name : "unknown");
+    bool npy = f && !strcmp(f->name, "npy"), st_file = f && !strcmp(f->name, "safetensors");
+    if (!npy && !st_file) {
+        /* Not recognised: a damaged file named like one of the two (or with
+         * the start of the npy magic) gets its parser's error and offset. */
+        npy =
+            is_npy_name(path) || (m.size && !memcmp(m.data, "\x93NUMPY", m.size < 6 ? m.size : 6));
+        st_file = !npy && is_safetensors_name(path);
     }
-    if (!strcmp(f->name, "npy")) {
+    if (!npy && !st_file) {
+        npk_unmap_file(&m);
+        npk_fail_at(&err, NPK_E_FORMAT, 0, "not a .npy or safetensors file (detected: %s)",
+                    f ? f->name : "unknown");
+        return cli_error(path, &err);
+    }
+    if (npy) {
         npk_tensor t;
         st = npk_npy_parse(m.data, m.size, &t, &err);
         if (!st) {

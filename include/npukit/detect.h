@@ -43,6 +43,10 @@ typedef struct npk_summary {
     char title[NPK_KV_STR_MAX]; /* one-line human description */
     npk_kv kv[NPK_SUMMARY_MAX];
     int count;
+    /* Set by a summarizer that fails on a malformed file but still
+     * described it (e.g. a CNN v2 file whose header reads but whose layer
+     * table is wrong): `npukit info` prints the summary, then the error. */
+    bool malformed;
 } npk_summary;
 
 void npk_sum_title(npk_summary *s, const char *fmt, ...) NPK_PRINTF(2, 3);

@@ -111,6 +111,7 @@ typedef struct npk_etpu_dma_hint {
     int32_t instruction_chunk_index;
     /* interrupt */
     int32_t interrupt_type;
+    uint64_t offset; /* absolute file offset of the hint's table (for errors) */
 } npk_etpu_dma_hint;
 
 typedef struct npk_etpu_output_layout {

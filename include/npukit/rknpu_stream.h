@@ -83,8 +83,10 @@ typedef struct npk_rk_stream {
     npk_rk_encoding encoding; /* what was read: BINARY or HEX */
 } npk_rk_stream;
 
-/* True when buf looks like hex text (printable, every line one 16-digit
- * word, '#' comments and blank lines allowed). */
+/* True when buf is meant as hex text: its first line that is neither blank
+ * nor a '#' comment is one 16-digit word. (A later malformed line, e.g. in a
+ * cut file, is then an error at its offset rather than a reason to read the
+ * text as binary entries.) */
 bool npk_rk_is_hex_text(const uint8_t *buf, size_t len);
 /* Read a stream from bytes: binary (length a multiple of 8) or hex text.
  * AUTO picks hex text when npk_rk_is_hex_text() says so. */

@@ -1,6 +1,6 @@
 /* CNN v2 detection and the `npukit info` summary, from the real validator:
- * header fields, layer shapes and whether the file is valid (with its first
- * problem when not). */
+ * header fields, layer shapes and whether the file is valid; an invalid file
+ * is still described, and the summary fails with its first problem. */
 #include <stdio.h>
 #include <string.h>
 
@@ -51,6 +51,11 @@ npk_status npk_cnn2_summarize(const uint8_t *buf, size_t len, npk_summary *out, 
         npk_sum_str(out, key, "k=%u in=%u out=%u offset=%u count=%u", npk_ld32le(r),
                     npk_ld32le(r + 4), npk_ld32le(r + 8), npk_ld32le(r + 12), npk_ld32le(r + 16));
     }
+    /* An invalid file is described (above) and fails with its first problem. */
+    if (p) {
+        out->malformed = true;
+        st = npk_fail_at(err, NPK_E_FORMAT, p->offset, "cnn2: %s", p->msg);
+    }
     npk_cnn2_report_free(&rep);
-    return NPK_OK;
+    return st;
 }

@@ -7,7 +7,7 @@
 
 bool npk_npy_probe(const uint8_t *buf, size_t len)
 {
-    return len >= 10 && memcmp(buf, "\x93NUMPY", 6) == 0;
+    return len >= 6 && memcmp(buf, "\x93NUMPY", 6) == 0; /* a cut header is then an error */
 }
 
 npk_status npk_npy_summarize(const uint8_t *buf, size_t len, npk_summary *out, npk_error *err)

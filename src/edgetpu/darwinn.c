@@ -106,6 +106,7 @@ static npk_status parse_hint(npk_etpu_rd *r, const npk_fb_table *t, npk_etpu_dma
 {
     npk_fb_table v;
     npk_status st;
+    h->offset = npk_fb_offset(t);
     if ((st = npk_fb_union(t, 0, &h->kind, &v, r->err)) ||
         (st = npk_fb_u8(t, 2, 0, &h->direction, r->err)))
         return st;

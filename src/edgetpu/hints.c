@@ -24,49 +24,50 @@ npk_status npk_etpu_check_hints(const npk_etpu_executable *e, npk_error *err)
         const npk_etpu_dma_hint *h = &e->hints[i];
         uint64_t end = (uint64_t)h->offset_in_bytes + (uint64_t)h->size_in_bytes;
         if (h->direction > NPK_ETPU_OUTFEED)
-            return npk_fail(err, NPK_E_FORMAT, "DMA hint %u: unknown direction %u", i,
-                            h->direction);
+            return npk_fail_at(err, NPK_E_FORMAT, h->offset, "DMA hint %u: unknown direction %u", i,
+                               h->direction);
         switch (h->kind) {
         case NPK_ETPU_HINT_INSTRUCTION:
             if (h->instruction_chunk_index < 0 ||
                 (uint32_t)h->instruction_chunk_index >= e->nbitstreams)
-                return npk_fail(err, NPK_E_FORMAT,
-                                "DMA hint %u: instruction chunk %d of %u bitstreams", i,
-                                h->instruction_chunk_index, e->nbitstreams);
+                return npk_fail_at(err, NPK_E_FORMAT, h->offset,
+                                   "DMA hint %u: instruction chunk %d of %u bitstreams", i,
+                                   h->instruction_chunk_index, e->nbitstreams);
             break;
         case NPK_ETPU_HINT_INTERRUPT:
             if (h->interrupt_type < 0 || h->interrupt_type > 3)
-                return npk_fail(err, NPK_E_FORMAT, "DMA hint %u: interrupt %d (0..3)", i,
-                                h->interrupt_type);
+                return npk_fail_at(err, NPK_E_FORMAT, h->offset, "DMA hint %u: interrupt %d (0..3)",
+                                   i, h->interrupt_type);
             break;
         case NPK_ETPU_HINT_DMA:
             switch (h->meta.desc) {
             case NPK_ETPU_DESC_PARAMETER:
                 if (end > e->parameters_size)
-                    return npk_fail(err, NPK_E_FORMAT,
-                                    "DMA hint %u: parameters %d + %d exceed the %zu bytes held", i,
-                                    h->offset_in_bytes, h->size_in_bytes, e->parameters_size);
+                    return npk_fail_at(err, NPK_E_FORMAT, h->offset,
+                                       "DMA hint %u: parameters %d + %d exceed the %zu bytes held",
+                                       i, h->offset_in_bytes, h->size_in_bytes, e->parameters_size);
                 break;
             case NPK_ETPU_DESC_INPUT:
             case NPK_ETPU_DESC_OUTPUT: {
                 const npk_etpu_layer *l = npk_etpu_hint_layer(e, h);
                 if (!l)
-                    return npk_fail(err, NPK_E_FORMAT, "DMA hint %u: no %s layer named \"%s\"", i,
-                                    h->meta.desc == NPK_ETPU_DESC_INPUT ? "input" : "output",
-                                    h->meta.name ? h->meta.name : "");
+                    return npk_fail_at(err, NPK_E_FORMAT, h->offset,
+                                       "DMA hint %u: no %s layer named \"%s\"", i,
+                                       h->meta.desc == NPK_ETPU_DESC_INPUT ? "input" : "output",
+                                       h->meta.name ? h->meta.name : "");
                 /* Input DMAs may read a little past the tensor (the runtime pads);
                  * outputs must land inside their layer. */
                 if (h->meta.desc == NPK_ETPU_DESC_OUTPUT && end > (uint64_t)l->size_bytes)
-                    return npk_fail(err, NPK_E_FORMAT,
-                                    "DMA hint %u: output %d + %d exceeds layer \"%s\" (%d bytes)",
-                                    i, h->offset_in_bytes, h->size_in_bytes, l->name,
-                                    l->size_bytes);
+                    return npk_fail_at(
+                        err, NPK_E_FORMAT, h->offset,
+                        "DMA hint %u: output %d + %d exceeds layer \"%s\" (%d bytes)", i,
+                        h->offset_in_bytes, h->size_in_bytes, l->name, l->size_bytes);
                 break;
             }
             case NPK_ETPU_DESC_SCRATCH: break;
             default:
-                return npk_fail(err, NPK_E_FORMAT, "DMA hint %u: unknown description %d", i,
-                                h->meta.desc);
+                return npk_fail_at(err, NPK_E_FORMAT, h->offset,
+                                   "DMA hint %u: unknown description %d", i, h->meta.desc);
             }
             break;
         default: break;

@@ -91,7 +91,7 @@ static npk_status parse_shdrs(const uint8_t *buf, size_t len, npk_mgk_elf *e, ui
                                s->size);
     }
     if (e->shstrndx != 0) {
-        if (e->shstrndx >= e->shnum || e->sections[e->shstrndx].type == SHT_NOBITS)
+        if (e->shstrndx >= e->shnum || e->sections[e->shstrndx].type != SHT_STRTAB)
             return npk_fail_at(err, NPK_E_FORMAT, 50, "ELF: bad section-name table index %u",
                                e->shstrndx);
         const npk_mgk_elf_section *names = &e->sections[e->shstrndx];

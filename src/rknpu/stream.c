@@ -136,19 +136,17 @@ static int hex_line(const uint8_t *buf, size_t a, size_t b, uint64_t *v, size_t 
 
 bool npk_rk_is_hex_text(const uint8_t *buf, size_t len)
 {
-    size_t i = 0, n = 0;
-    if (len == 0) return false;
+    size_t i = 0;
     while (i < len) {
         size_t e = i;
         while (e < len && buf[e] != '\n') e++;
         uint64_t v;
         size_t bad;
         int r = hex_line(buf, i, e, &v, &bad);
-        if (r < 0) return false;
-        n += (size_t)r;
+        if (r) return r > 0; /* the first entry line decides */
         i = e + 1;
     }
-    return n > 0;
+    return false;
 }
 
 static npk_status alloc_entries(npk_rk_stream *s, size_t n, npk_error *err)

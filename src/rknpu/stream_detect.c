@@ -21,7 +21,7 @@ static bool known_op(uint64_t raw)
 }
 
 typedef struct probe_ctx {
-    size_t writes;
+    size_t writes, entries;
     bool bad;
 } probe_ctx;
 
@@ -31,21 +31,23 @@ static void probe_entry(void *ctx, uint64_t raw, uint64_t off)
     (void)off;
     if (!known_op(raw)) p->bad = true;
     if ((raw >> 48) & 1) p->writes++;
+    p->entries++;
 }
 
 bool npk_rknpu_stream_probe(const uint8_t *buf, size_t len)
 {
-    probe_ctx p = {0, false};
+    probe_ctx p = {0, 0, false};
     if (len >= 16 && len % 8 == 0) {
         for (size_t i = 0; i < len / 8 && i < STREAM_PROBE_MAX; i++)
             probe_entry(&p, npk_ld64le(buf + 8 * i), 0);
         if (!p.bad && p.writes > 0) return true;
     }
     if (!npk_is_text(buf, len) || !npk_rk_is_hex_text(buf, len)) return false;
-    p = (probe_ctx){0, false};
-    size_t n = 0;
-    if (npk_rk_stream_walk(buf, len, NPK_RK_ENC_HEX, probe_entry, &p, &n, NULL, NULL)) return false;
-    return !p.bad && n >= 2 && p.writes > 0;
+    /* The entries before a malformed line count: a stream cut inside a line
+     * is still recognised, and its summary fails at that line's offset. */
+    p = (probe_ctx){0, 0, false};
+    npk_rk_stream_walk(buf, len, NPK_RK_ENC_HEX, probe_entry, &p, NULL, NULL, NULL);
+    return !p.bad && p.entries >= 2 && p.writes > 0;
 }
 
 typedef struct sum_ctx {

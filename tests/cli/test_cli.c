@@ -102,48 +102,51 @@ static void test_info_fixtures(void **state)
     (void)state;
     static const struct {
         const char *path, *format;
+        int status; /* 2: recognised, described, but malformed */
     } want[] = {
-        {"cnn2/bad_offset.bin", "cnn2"},
-        {"cnn2/bad_truncated.bin", "cnn2"},
-        {"cnn2/synthetic_identity_1x1_v1.bin", "cnn2"},
-        {"cnn2/synthetic_identity_1x1_v2.bin", "cnn2"},
-        {"cnn2/synthetic_identity_3x3_v2.bin", "cnn2"},
-        {"cnn2/synthetic_mix_1x1_v2_mip2.bin", "cnn2"},
-        {"cnn2/synthetic_random_3layer_v2.bin", "cnn2"},
-        {"edgetpu/dense_256.tflite", "tflite"},
-        {"edgetpu/dense_256_edgetpu.tflite", "tflite"},
-        {"edgetpu/gabor_64x64_p4.tflite", "tflite"},
-        {"edgetpu/gabor_64x64_p4_edgetpu.tflite", "tflite"},
-        {"edgetpu/keras_lstm_mnist_ptq.tflite", "tflite"},
-        {"edgetpu/keras_lstm_mnist_ptq_edgetpu.tflite", "tflite"},
-        {"edgetpu/looming_64x64_3x3.tflite", "tflite"},
-        {"edgetpu/looming_64x64_3x3_edgetpu.tflite", "tflite"},
-        {"edgetpu/split_concat.tflite", "tflite"},
-        {"edgetpu/split_concat_edgetpu.tflite", "tflite"},
-        {"edgetpu/dense_256_edgetpu.json", "edgetpu-sidecar"},
-        {"edgetpu/gabor_64x64_p4_edgetpu.json", "edgetpu-sidecar"},
-        {"edgetpu/looming_64x64_3x3_edgetpu.json", "edgetpu-sidecar"},
-        {"mgk/AEC_T41_16K_NS_OUT_UC.mgk", "mgk"},
-        {"rknpu/registers.tsv", "rknpu-regdb"},
-        {"rknpu/golden/fp16_4x64x64.txt", "rknpu-stream"},
-        {"rknpu/golden/fp16_64x64x64.txt", "rknpu-stream"},
-        {"rknpu/golden/fp16_256x512x128.txt", "rknpu-stream"},
-        {"rknpu/golden/fp16_1x4096x4096.txt", "rknpu-stream"},
-        {"rknpu/golden/fp16out_4x64x64.txt", "rknpu-stream"},
-        {"rknpu/golden/fp16out_1x768x768.txt", "rknpu-stream"},
-        {"rknpu/golden/int8_4x64x64.txt", "rknpu-stream"},
-        {"rknpu/golden/int8_64x64x64.txt", "rknpu-stream"},
-        {"rknpu/golden/int8_1x32x32.txt", "rknpu-stream"},
-        {"rknpu/golden/fields.csv", "csv"},
-        {"rknpu/golden/CASES.txt", "text"},
-        {"rknpu/golden/layout.txt", "text"},
+        {"cnn2/bad_offset.bin", "cnn2", 2},
+        {"cnn2/bad_truncated.bin", "cnn2", 2},
+        {"cnn2/synthetic_identity_1x1_v1.bin", "cnn2", 0},
+        {"cnn2/synthetic_identity_1x1_v2.bin", "cnn2", 0},
+        {"cnn2/synthetic_identity_3x3_v2.bin", "cnn2", 0},
+        {"cnn2/synthetic_mix_1x1_v2_mip2.bin", "cnn2", 0},
+        {"cnn2/synthetic_random_3layer_v2.bin", "cnn2", 0},
+        {"edgetpu/dense_256.tflite", "tflite", 0},
+        {"edgetpu/dense_256_edgetpu.tflite", "tflite", 0},
+        {"edgetpu/gabor_64x64_p4.tflite", "tflite", 0},
+        {"edgetpu/gabor_64x64_p4_edgetpu.tflite", "tflite", 0},
+        {"edgetpu/keras_lstm_mnist_ptq.tflite", "tflite", 0},
+        {"edgetpu/keras_lstm_mnist_ptq_edgetpu.tflite", "tflite", 0},
+        {"edgetpu/looming_64x64_3x3.tflite", "tflite", 0},
+        {"edgetpu/looming_64x64_3x3_edgetpu.tflite", "tflite", 0},
+        {"edgetpu/split_concat.tflite", "tflite", 0},
+        {"edgetpu/split_concat_edgetpu.tflite", "tflite", 0},
+        {"edgetpu/dense_256_edgetpu.json", "edgetpu-sidecar", 0},
+        {"edgetpu/gabor_64x64_p4_edgetpu.json", "edgetpu-sidecar", 0},
+        {"edgetpu/looming_64x64_3x3_edgetpu.json", "edgetpu-sidecar", 0},
+        {"mgk/AEC_T41_16K_NS_OUT_UC.mgk", "mgk", 0},
+        {"rknpu/registers.tsv", "rknpu-regdb", 0},
+        {"rknpu/golden/fp16_4x64x64.txt", "rknpu-stream", 0},
+        {"rknpu/golden/fp16_64x64x64.txt", "rknpu-stream", 0},
+        {"rknpu/golden/fp16_256x512x128.txt", "rknpu-stream", 0},
+        {"rknpu/golden/fp16_1x4096x4096.txt", "rknpu-stream", 0},
+        {"rknpu/golden/fp16out_4x64x64.txt", "rknpu-stream", 0},
+        {"rknpu/golden/fp16out_1x768x768.txt", "rknpu-stream", 0},
+        {"rknpu/golden/int8_4x64x64.txt", "rknpu-stream", 0},
+        {"rknpu/golden/int8_64x64x64.txt", "rknpu-stream", 0},
+        {"rknpu/golden/int8_1x32x32.txt", "rknpu-stream", 0},
+        {"rknpu/golden/fields.csv", "csv", 0},
+        {"rknpu/golden/CASES.txt", "text", 0},
+        {"rknpu/golden/layout.txt", "text", 0},
     };
     for (size_t i = 0; i < sizeof want / sizeof want[0]; i++) {
         const char *p = NPK_FIXTURE(want[i].path);
         char path[2048];
         snprintf(path, sizeof path, "%s", p);
         npk_run r = npk_cli("info --json %s", path);
-        if (r.status != 0) fail_msg("%s: exit %d: %s", want[i].path, r.status, r.err);
+        if (r.status != want[i].status) fail_msg("%s: exit %d: %s", want[i].path, r.status, r.err);
+        if (want[i].status && (!strstr(r.out, "\"error_offset\"") || !strstr(r.out, "\"details\"")))
+            fail_msg("%s: no details or error offset: %s", want[i].path, r.out);
         cJSON *j = cJSON_Parse(r.out);
         assert_non_null(j);
         cJSON *f = cJSON_GetObjectItem(j, "format"), *pa = cJSON_GetObjectItem(j, "path"),

@@ -122,8 +122,8 @@ static void test_info(void **state)
     f = fixture("cnn2/bad_offset.bin");
     r = npk_cli("cnn2 info %s", f);
     expect(&r, 2, NULL, "offset 0x20: cnn2: layer 0: weight_offset 2");
-    r = npk_cli("info %s", f); /* the generic summary reports validity */
-    expect(&r, 0, "valid: no", NULL);
+    r = npk_cli("info %s", f); /* described, then the first problem: exit 2 */
+    expect(&r, 2, "valid: no", "offset 0x20: cnn2: layer 0: weight_offset 2");
     free(f);
 }
 

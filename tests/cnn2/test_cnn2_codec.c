@@ -617,7 +617,11 @@ static void test_summary(void **state)
     npk_unmap_file(&f);
     npk_fixture_map("cnn2/bad_offset.bin", &f);
     memset(&s, 0, sizeof s);
-    assert_int_equal(npk_cnn2_summarize(f.data, f.size, &s, NULL), NPK_OK);
+    npk_error err = {0};
+    assert_int_equal(npk_cnn2_summarize(f.data, f.size, &s, &err), NPK_E_FORMAT);
+    assert_true(s.malformed); /* still described, with the first problem as the error */
+    assert_true(err.has_offset);
+    assert_int_equal(err.offset, 0x20);
     for (int i = 0; i < s.count; i++)
         if (!strcmp(s.kv[i].key, "valid")) assert_false(s.kv[i].v.b);
     npk_unmap_file(&f);
