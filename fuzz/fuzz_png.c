@@ -10,6 +10,7 @@
 #include "npukit/bytes.h"
 #include "npukit/cnn2.h"
 #include "npukit/cnn2_render.h"
+#include "png_crc.h"
 
 /* A 1x1 12 -> 4 network passing R, G, B, D through (built once). */
 static const npk_cnn2_model *identity(void)
@@ -67,28 +68,12 @@ static void round_trip(const npk_cnn2_image *img)
     free(rgba);
 }
 
-/* CRC-32 of PNG chunks (ISO 3309), bitwise: seeds are small. */
-static uint32_t crc32(const uint8_t *p, size_t n)
-{
-    uint32_t c = 0xFFFFFFFFu;
-    for (size_t i = 0; i < n; i++) {
-        c ^= p[i];
-        for (int k = 0; k < 8; k++) c = (c >> 1) ^ (0xEDB88320u & (0u - (c & 1)));
-    }
-    return ~c;
-}
-
 /* Recompute the CRC of every whole chunk, so that mutations reach the
  * decoder instead of stopping at the first checksum. */
 static void fix_crcs(uint8_t *p, size_t n)
 {
     size_t at = 8;
-    while (at + 12 <= n) {
-        size_t len = npk_ld32be(p + at);
-        if (len > n - at - 12) break;
-        npk_st32be(p + at + 8 + len, crc32(p + at + 4, len + 4));
-        at += 12 + len;
-    }
+    while (npk_png_seal_chunk(p, n, at)) at += 12 + (size_t)npk_ld32be(p + at);
 }
 
 /* A whole IEND chunk (length 0, type, CRC) somewhere after the signature. */

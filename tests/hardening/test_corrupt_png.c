@@ -7,6 +7,7 @@
  * libspng. */
 #include "harden.h"
 #include "npukit/cnn2_render.h"
+#include "png_crc.h"
 
 #ifdef NPK_HAVE_SPNG
 #include <spng.h>
@@ -19,16 +20,6 @@ static const hd_cmd cmds[] = {
     {"cnn2 render @1 @2 --depth @IN -o @OUT/out.png", 2, 0, 0, HD_PNG},
 };
 
-static uint32_t crc32(const uint8_t *p, size_t n)
-{
-    uint32_t c = 0xFFFFFFFFu;
-    for (size_t i = 0; i < n; i++) {
-        c ^= p[i];
-        for (int k = 0; k < 8; k++) c = (c >> 1) ^ (0xEDB88320u & (0u - (c & 1)));
-    }
-    return ~c;
-}
-
 /* A copy with one field set; the CRC of the chunk at `chunk` recomputed when fix. */
 static void png_field(const char *label, const char *what, const uint8_t *buf, size_t len,
                       size_t chunk, size_t off, hd_width w, uint64_t v, int fix)
@@ -40,9 +31,7 @@ static void png_field(const char *label, const char *what, const uint8_t *buf, s
         return;
     }
     hd_store(b + off, w, v);
-    uint32_t clen = npk_ld32be(b + chunk);
-    if (fix && chunk + 12 + (size_t)clen <= len)
-        npk_st32be(b + chunk + 8 + clen, crc32(b + chunk + 4, clen + 4));
+    if (fix) npk_png_seal_chunk(b, len, chunk);
     char d[256];
     snprintf(d, sizeof d, "%s: %s = 0x%llx%s", label, what, (unsigned long long)v,
              fix ? " (CRC fixed)" : "");

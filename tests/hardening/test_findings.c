@@ -7,20 +7,11 @@
 #include "npk_test.h"
 #include "npukit/bytes.h"
 #include "npukit/cnn2_render.h"
+#include "png_crc.h"
 #include "npukit/edgetpu.h"
 #include "npukit/mgk.h"
 #include "npukit/rknpu_stream.h"
 #include "core/formats.h"
-
-static uint32_t crc32(const uint8_t *p, size_t n)
-{
-    uint32_t c = 0xFFFFFFFFu;
-    for (size_t i = 0; i < n; i++) {
-        c ^= p[i];
-        for (int k = 0; k < 8; k++) c = (c >> 1) ^ (0xEDB88320u & (0u - (c & 1)));
-    }
-    return ~c;
-}
 
 /* A 5x3 RGBA picture as PNG. */
 static uint8_t *picture(size_t *len)
@@ -68,7 +59,7 @@ static void test_png_offsets_and_ancillary_crc(void **state)
     uint8_t *b = malloc(len + sizeof text + 4);
     memcpy(b, png, 33);
     memcpy(b + 33, text, sizeof text);
-    npk_st32be(b + 33 + sizeof text, crc32(text + 4, sizeof text - 4));
+    npk_st32be(b + 33 + sizeof text, npk_png_crc(text + 4, sizeof text - 4));
     memcpy(b + 33 + sizeof text + 4, png + 33, len - 33);
     size_t n = len + sizeof text + 4;
     npk_cnn2_image img;
