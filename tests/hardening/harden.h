@@ -350,6 +350,19 @@ static inline void hd_cuts_done(hd_cuts *c, size_t len, int neighbours)
     c->n = k;
 }
 
+/* Finish the cuts and run `cmds` on `buf` cut at each position (written as
+ * `name`); frees the positions. */
+static inline void hd_cuts_run(hd_cuts *c, size_t len, int neighbours, const char *label,
+                               const uint8_t *buf, const char *name, const hd_cmd *cmds,
+                               size_t ncmds)
+{
+    hd_cuts_done(c, len, neighbours);
+    for (size_t i = 0; i < c->n; i++) hd_truncated(label, buf, c->at[i], name, cmds, ncmds);
+    free(c->at);
+    c->at = NULL;
+    c->n = c->cap = 0;
+}
+
 static inline void hd_summary(const char *what)
 {
     print_message("%s: %zu corrupted files, %zu CLI runs, %zu failures\n", what, hd_cases, hd_runs,

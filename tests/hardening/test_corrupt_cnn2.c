@@ -38,10 +38,7 @@ static void corrupt(const char *label, const char *path)
     }
     hd_cut_add(&cuts, len - 2);
     hd_cut_add(&cuts, len - 1);
-    hd_cuts_done(&cuts, len, 1);
-    for (size_t i = 0; i < cuts.n; i++)
-        hd_truncated(label, buf, cuts.at[i], "cut.bin", cmds, NCMDS);
-    free(cuts.at);
+    hd_cuts_run(&cuts, len, 1, label, buf, "cut.bin", cmds, NCMDS);
 
     /* Extreme values: header fields (a mip level 0..3 is valid), then the
      * five fields of every layer. */

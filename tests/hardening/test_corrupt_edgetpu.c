@@ -187,10 +187,7 @@ static void corrupt(const char *lbl, const char *path, int dense)
     while (last > 0 && buf[last] == 0) last--;
     for (size_t i = 0; i < cuts.n; i++)
         if (cuts.at[i] > last) cuts.at[i] = last;
-    hd_cuts_done(&cuts, len, 0);
-    for (size_t i = 0; i < cuts.n; i++)
-        hd_truncated(lbl, buf, cuts.at[i], "cut_edgetpu.tflite", cmds, ncmds);
-    free(cuts.at);
+    hd_cuts_run(&cuts, len, 0, lbl, buf, "cut_edgetpu.tflite", cmds, ncmds);
 
     /* Extreme values: the TFLite root and vectors. */
     hd_field_all(lbl, "root offset", buf, len, 0, HD_LE32, "field_edgetpu.tflite", cmds, ncmds);

@@ -67,10 +67,7 @@ static void corrupt(const char *label, const char *path)
     }
     assert_int_equal(at, len); /* the walk reached IEND's end */
     hd_cut_add(&cuts, len - 1);
-    hd_cuts_done(&cuts, len, 0);
-    for (size_t i = 0; i < cuts.n; i++)
-        hd_truncated(label, buf, cuts.at[i], "bad.png", cmds, N(cmds));
-    free(cuts.at);
+    hd_cuts_run(&cuts, len, 0, label, buf, "bad.png", cmds, N(cmds));
 
     /* IHDR: each field, with and without a matching CRC. */
     static const struct {

@@ -67,10 +67,7 @@ static void npy(const char *label, const char *path, size_t itemsize, const hd_c
     hd_cut_add(&cuts, data + itemsize);
     hd_cut_add(&cuts, data + (len - data) / 2);
     hd_cut_add(&cuts, len - 1);
-    hd_cuts_done(&cuts, len, 0);
-    for (size_t i = 0; i < cuts.n; i++)
-        hd_truncated(label, buf, cuts.at[i], "bad.npy", cmds, ncmds);
-    free(cuts.at);
+    hd_cuts_run(&cuts, len, 0, label, buf, "bad.npy", cmds, ncmds);
     /* Header fields: version, header length. */
     hd_field(label, "major version", buf, len, 6, HD_LE8, 0, "bad.npy", cmds, ncmds);
     hd_field(label, "major version", buf, len, 6, HD_LE8, 0xff, "bad.npy", cmds, ncmds);
@@ -215,10 +212,7 @@ static void safetensors(const char *label, const char *path, const char *first, 
         off += set.items[i].nbytes; /* end of each tensor (the writer packs them in order) */
         hd_cut_add(&cuts, off - 1);
     }
-    hd_cuts_done(&cuts, len, 1);
-    for (size_t i = 0; i < cuts.n; i++)
-        hd_truncated(label, buf, cuts.at[i], "bad.safetensors", cmds, ncmds);
-    free(cuts.at);
+    hd_cuts_run(&cuts, len, 1, label, buf, "bad.safetensors", cmds, ncmds);
     /* The header length, then extreme values in the first tensor's entry. */
     hd_field_all(label, "header length", buf, len, 0, HD_LE64, "bad.safetensors", cmds, ncmds);
     char key[300];
