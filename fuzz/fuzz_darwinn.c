@@ -48,9 +48,9 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
     npk_error err = {0};
     npk_fb_buf b;
     if (npk_fb_init(&b, data, size, 0, &err)) return 0;
-    npk_arena *a = npk_arena_new(npk_etpu_budget(size));
+    npk_arena *a = npk_arena_new(npk_fbc_budget(size));
     if (!a) return 0;
-    npk_etpu_rd r = {a, &err, NPK_OK};
+    npk_fbc_rd r = {a, &err, NPK_OK};
     npk_etpu_package p;
     memset(&p, 0, sizeof p);
     if (npk_etpu_parse_package(&r, &b, &p) == NPK_OK) package(&p, 0);

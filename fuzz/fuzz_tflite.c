@@ -4,7 +4,7 @@
  * points at lies inside the input. */
 #include <string.h>
 
-#include "npukit/edgetpu_tflite.h"
+#include "npukit/tflite.h"
 #include "core/formats.h"
 
 static const uint8_t *lo, *hi;

@@ -15,7 +15,7 @@
 #include <stddef.h>
 #include <stdint.h>
 
-#include "npukit/edgetpu_tflite.h"
+#include "npukit/tflite.h"
 #include "npukit/error.h"
 
 #ifdef __cplusplus

@@ -39,7 +39,7 @@ static npk_status package_bytes(const npk_flex_ref *r, const npk_fb_buf *outer, 
     return npk_fb_nested(&v, pb, err);
 }
 
-static npk_status parse_op(npk_etpu_rd *r, const npk_tfl_operator *op, npk_etpu_op *eo)
+static npk_status parse_op(npk_fbc_rd *r, const npk_tfl_operator *op, npk_etpu_op *eo)
 {
     npk_error *err = r->err;
     npk_flex_ref root, pk, more;
@@ -84,7 +84,7 @@ static npk_status parse_op(npk_etpu_rd *r, const npk_tfl_operator *op, npk_etpu_
             return npk_fail_at(err, NPK_E_FORMAT, npk_flex_offset(&x),
                                "%zu chips (key \"6\") for %zu packages", cv.count, extra + 1);
         eo->nchips = (uint32_t)cv.count;
-        if (NPK_ETPU_ALLOC(r, cv.count, eo->chips, npk_flex_offset(&x))) return r->st;
+        if (NPK_FBC_ALLOC(r, cv.count, eo->chips, npk_flex_offset(&x))) return r->st;
         for (size_t i = 0; i < cv.count; i++) {
             npk_flex_ref c;
             if ((st = npk_flex_at(&cv, i, &c, err)) || (st = npk_flex_int(&c, &eo->chips[i], err)))
@@ -92,7 +92,7 @@ static npk_status parse_op(npk_etpu_rd *r, const npk_tfl_operator *op, npk_etpu_
         }
     }
     eo->npackages = (uint32_t)(extra + 1);
-    if (NPK_ETPU_ALLOC(r, extra + 1, eo->packages, op->custom_options_offset)) return r->st;
+    if (NPK_FBC_ALLOC(r, extra + 1, eo->packages, op->custom_options_offset)) return r->st;
     for (size_t i = 0; i <= extra; i++) {
         npk_flex_ref pr = pk;
         npk_fb_buf pb;
@@ -115,18 +115,18 @@ npk_status npk_etpu_parse(const uint8_t *buf, size_t len, npk_etpu_model *m, npk
     memset(m, 0, sizeof *m);
     npk_status st = npk_tfl_parse(buf, len, &m->tfl, err);
     if (st) return st;
-    npk_arena *a = npk_arena_new(npk_etpu_budget(len));
+    npk_arena *a = npk_arena_new(npk_fbc_budget(len));
     if (!a) {
         npk_etpu_free(m);
         return npk_fail(err, NPK_E_NOMEM, "out of memory");
     }
     m->arena = a;
-    npk_etpu_rd r = {a, err, NPK_OK};
+    npk_fbc_rd r = {a, err, NPK_OK};
     size_t n = 0;
     for (uint32_t s = 0; s < m->tfl.nsubgraphs; s++)
         for (uint32_t o = 0; o < m->tfl.subgraphs[s].noperators; o++)
             n += is_edgetpu(&m->tfl, &m->tfl.subgraphs[s].operators[o]);
-    if (NPK_ETPU_ALLOC(&r, n, m->ops, 0)) {
+    if (NPK_FBC_ALLOC(&r, n, m->ops, 0)) {
         npk_etpu_free(m);
         return r.st;
     }

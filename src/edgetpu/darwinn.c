@@ -52,7 +52,7 @@ enum {
     LAYER_SHAPE
 };
 
-static npk_status parse_meta(npk_etpu_rd *r, const npk_fb_table *t, npk_etpu_meta *m)
+static npk_status parse_meta(npk_fbc_rd *r, const npk_fb_table *t, npk_etpu_meta *m)
 {
     npk_fb_str name;
     npk_status st;
@@ -66,7 +66,7 @@ static npk_status parse_meta(npk_etpu_rd *r, const npk_fb_table *t, npk_etpu_met
 }
 
 /* A Meta sub-table in `slot` (all defaults when absent). */
-static npk_status meta_field(npk_etpu_rd *r, const npk_fb_table *t, int slot, npk_etpu_meta *m)
+static npk_status meta_field(npk_fbc_rd *r, const npk_fb_table *t, int slot, npk_etpu_meta *m)
 {
     npk_fb_table mt;
     bool present;
@@ -75,7 +75,7 @@ static npk_status meta_field(npk_etpu_rd *r, const npk_fb_table *t, int slot, np
     return parse_meta(r, &mt, m);
 }
 
-static npk_status parse_bitstream(npk_etpu_rd *r, const npk_fb_table *t, npk_etpu_bitstream *b)
+static npk_status parse_bitstream(npk_fbc_rd *r, const npk_fb_table *t, npk_etpu_bitstream *b)
 {
     npk_fb_vec bits, fo;
     npk_status st;
@@ -85,7 +85,7 @@ static npk_status parse_bitstream(npk_etpu_rd *r, const npk_fb_table *t, npk_etp
     b->size = bits.count;
     b->offset = npk_fb_vec_offset(&bits);
     b->nfields = fo.count;
-    if (NPK_ETPU_ALLOC(r, fo.count, b->fields, npk_fb_offset(t))) return r->st;
+    if (NPK_FBC_ALLOC(r, fo.count, b->fields, npk_fb_offset(t))) return r->st;
     for (uint32_t i = 0; i < fo.count; i++) {
         npk_fb_table ft;
         npk_etpu_field_offset *f = &b->fields[i];
@@ -102,7 +102,7 @@ static npk_status parse_bitstream(npk_etpu_rd *r, const npk_fb_table *t, npk_etp
     return NPK_OK;
 }
 
-static npk_status parse_hint(npk_etpu_rd *r, const npk_fb_table *t, npk_etpu_dma_hint *h)
+static npk_status parse_hint(npk_fbc_rd *r, const npk_fb_table *t, npk_etpu_dma_hint *h)
 {
     npk_fb_table v;
     npk_status st;
@@ -137,20 +137,20 @@ static npk_status parse_hint(npk_etpu_rd *r, const npk_fb_table *t, npk_etpu_dma
     }
 }
 
-static npk_status parse_layout(npk_etpu_rd *r, const npk_fb_table *t, npk_etpu_output_layout *l)
+static npk_status parse_layout(npk_fbc_rd *r, const npk_fb_table *t, npk_etpu_output_layout *l)
 {
     npk_status st;
-    if ((st = npk_etpu_i32s(r, t, 0, &l->ny_tile, &l->y_tile)) ||
-        (st = npk_etpu_i32s(r, t, 1, &l->nx_tile, &l->x_tile)) ||
-        (st = npk_etpu_i32s(r, t, 2, &l->ntile_byte_offset, &l->tile_byte_offset)) ||
-        (st = npk_etpu_i32s(r, t, 3, &l->nx_local_byte, &l->x_local_byte)) ||
-        (st = npk_etpu_i32s(r, t, 4, &l->ny_local, &l->y_local)) ||
-        (st = npk_etpu_i32s(r, t, 5, &l->nx_row_size, &l->x_row_size)))
+    if ((st = npk_fbc_i32s(r, t, 0, &l->ny_tile, &l->y_tile)) ||
+        (st = npk_fbc_i32s(r, t, 1, &l->nx_tile, &l->x_tile)) ||
+        (st = npk_fbc_i32s(r, t, 2, &l->ntile_byte_offset, &l->tile_byte_offset)) ||
+        (st = npk_fbc_i32s(r, t, 3, &l->nx_local_byte, &l->x_local_byte)) ||
+        (st = npk_fbc_i32s(r, t, 4, &l->ny_local, &l->y_local)) ||
+        (st = npk_fbc_i32s(r, t, 5, &l->nx_row_size, &l->x_row_size)))
         return npk_error_context(r->err, "output layout");
     return NPK_OK;
 }
 
-static npk_status parse_layer(npk_etpu_rd *r, const npk_fb_table *t, npk_etpu_layer *l)
+static npk_status parse_layer(npk_fbc_rd *r, const npk_fb_table *t, npk_etpu_layer *l)
 {
     npk_fb_str name;
     npk_fb_table nt, any, st_shape;
@@ -193,7 +193,7 @@ static npk_status parse_layer(npk_etpu_rd *r, const npk_fb_table *t, npk_etpu_la
         npk_fb_vec dims;
         if ((st = npk_fb_vector(&st_shape, 0, 8, &dims, r->err))) return st;
         l->ndims = dims.count;
-        if (NPK_ETPU_ALLOC(r, dims.count, l->shape, npk_fb_offset(&st_shape))) return r->st;
+        if (NPK_FBC_ALLOC(r, dims.count, l->shape, npk_fb_offset(&st_shape))) return r->st;
         for (uint32_t i = 0; i < dims.count; i++) {
             l->shape[i].start = npk_fb_vec_i32(&dims, 2 * i);
             l->shape[i].end = npk_fb_vec_i32(&dims, 2 * i + 1);
@@ -202,7 +202,7 @@ static npk_status parse_layer(npk_etpu_rd *r, const npk_fb_table *t, npk_etpu_la
     return NPK_OK;
 }
 
-static npk_status parse_layers(npk_etpu_rd *r, const npk_fb_table *t, int slot, uint32_t *n,
+static npk_status parse_layers(npk_fbc_rd *r, const npk_fb_table *t, int slot, uint32_t *n,
                                npk_etpu_layer **out, const char *what)
 {
     npk_fb_vec v;
@@ -212,7 +212,7 @@ static npk_status parse_layers(npk_etpu_rd *r, const npk_fb_table *t, int slot, 
         return npk_fail_at(r->err, NPK_E_LIMIT, npk_fb_vec_offset(&v), "%u %s layers (limit %d)",
                            v.count, what, NPK_ETPU_MAX_LAYERS);
     *n = v.count;
-    if (NPK_ETPU_ALLOC(r, v.count, *out, npk_fb_offset(t))) return r->st;
+    if (NPK_FBC_ALLOC(r, v.count, *out, npk_fb_offset(t))) return r->st;
     for (uint32_t i = 0; i < v.count; i++) {
         npk_fb_table lt;
         if ((st = npk_fb_vec_table(&v, i, &lt, r->err)) || (st = parse_layer(r, &lt, &(*out)[i])))
@@ -221,7 +221,7 @@ static npk_status parse_layers(npk_etpu_rd *r, const npk_fb_table *t, int slot, 
     return NPK_OK;
 }
 
-static npk_status parse_hints(npk_etpu_rd *r, const npk_fb_table *t, npk_etpu_executable *e)
+static npk_status parse_hints(npk_fbc_rd *r, const npk_fb_table *t, npk_etpu_executable *e)
 {
     npk_fb_table ht;
     npk_fb_vec v;
@@ -234,7 +234,7 @@ static npk_status parse_hints(npk_etpu_rd *r, const npk_fb_table *t, npk_etpu_ex
         return npk_fail_at(r->err, NPK_E_LIMIT, npk_fb_vec_offset(&v), "%u DMA hints (limit %d)",
                            v.count, NPK_ETPU_MAX_HINTS);
     e->nhints = v.count;
-    if (NPK_ETPU_ALLOC(r, v.count, e->hints, npk_fb_offset(&ht))) return r->st;
+    if (NPK_FBC_ALLOC(r, v.count, e->hints, npk_fb_offset(&ht))) return r->st;
     for (uint32_t i = 0; i < v.count; i++) {
         npk_fb_table h;
         if ((st = npk_fb_vec_table(&v, i, &h, r->err)) || (st = parse_hint(r, &h, &e->hints[i])))
@@ -243,7 +243,7 @@ static npk_status parse_hints(npk_etpu_rd *r, const npk_fb_table *t, npk_etpu_ex
     return NPK_OK;
 }
 
-npk_status npk_etpu_parse_executable(npk_etpu_rd *r, const npk_fb_buf *b, npk_etpu_executable *e)
+npk_status npk_etpu_parse_executable(npk_fbc_rd *r, const npk_fb_buf *b, npk_etpu_executable *e)
 {
     npk_fb_table t;
     npk_fb_str name, chip;
@@ -286,7 +286,7 @@ npk_status npk_etpu_parse_executable(npk_etpu_rd *r, const npk_fb_buf *b, npk_et
                            "negative batch size %d or scratch size %d", e->batch_size,
                            e->scratch_size_bytes);
     e->nbitstreams = bs.count;
-    if (NPK_ETPU_ALLOC(r, bs.count, e->bitstreams, npk_fb_offset(&t))) return r->st;
+    if (NPK_FBC_ALLOC(r, bs.count, e->bitstreams, npk_fb_offset(&t))) return r->st;
     for (uint32_t i = 0; i < bs.count; i++) {
         npk_fb_table bt;
         if ((st = npk_fb_vec_table(&bs, i, &bt, r->err)) ||
@@ -300,7 +300,7 @@ npk_status npk_etpu_parse_executable(npk_etpu_rd *r, const npk_fb_buf *b, npk_et
     return npk_etpu_check_hints(e, r->err);
 }
 
-npk_status npk_etpu_parse_package(npk_etpu_rd *r, const npk_fb_buf *b, npk_etpu_package *p)
+npk_status npk_etpu_parse_package(npk_fbc_rd *r, const npk_fb_buf *b, npk_etpu_package *p)
 {
     npk_fb_table t, mt;
     npk_fb_vec me, sig, mc, ev;
@@ -327,7 +327,7 @@ npk_status npk_etpu_parse_package(npk_etpu_rd *r, const npk_fb_buf *b, npk_etpu_
             (st = npk_fb_vector(&mt, 0, 4, &ev, r->err)))
             return npk_error_context(r->err, "multi-executable");
         p->nexecutables = ev.count;
-        if (NPK_ETPU_ALLOC(r, ev.count, p->executables, npk_fb_offset(&mt))) return r->st;
+        if (NPK_FBC_ALLOC(r, ev.count, p->executables, npk_fb_offset(&mt))) return r->st;
         for (uint32_t i = 0; i < ev.count; i++) {
             npk_fb_str s;
             npk_fb_buf eb;
@@ -338,7 +338,7 @@ npk_status npk_etpu_parse_package(npk_etpu_rd *r, const npk_fb_buf *b, npk_etpu_
         }
     }
     p->nmulti_chip = mc.count;
-    if (NPK_ETPU_ALLOC(r, mc.count, p->multi_chip, npk_fb_offset(&t))) return r->st;
+    if (NPK_FBC_ALLOC(r, mc.count, p->multi_chip, npk_fb_offset(&t))) return r->st;
     for (uint32_t i = 0; i < mc.count; i++) {
         npk_fb_table sp;
         npk_fb_vec bytes;

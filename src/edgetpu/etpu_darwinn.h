@@ -3,9 +3,9 @@
 #define NPK_ETPU_DARWINN_H
 
 #include "npukit/edgetpu.h"
-#include "etpu_fb.h"
+#include "flatbuf/fb_copy.h"
 
-npk_status npk_etpu_parse_package(npk_etpu_rd *r, const npk_fb_buf *b, npk_etpu_package *p);
-npk_status npk_etpu_parse_executable(npk_etpu_rd *r, const npk_fb_buf *b, npk_etpu_executable *e);
+npk_status npk_etpu_parse_package(npk_fbc_rd *r, const npk_fb_buf *b, npk_etpu_package *p);
+npk_status npk_etpu_parse_executable(npk_fbc_rd *r, const npk_fb_buf *b, npk_etpu_executable *e);
 
 #endif

@@ -1,11 +1,11 @@
-/* TensorFlow Lite models (the container of compiled Edge TPU models).
+/* TensorFlow Lite models: the one reader shared by the interpreter, the Edge TPU and RKNPU code.
  *
  * npk_tfl_parse() reads the whole model graph through the bounds-checked
  * FlatBuffers reader into plain structs. Arrays are copied into host order
  * (so the structs are correct on big-endian hosts); strings and buffer data
  * point into the caller's bytes, which must outlive the model. */
-#ifndef NPUKIT_EDGETPU_TFLITE_H
-#define NPUKIT_EDGETPU_TFLITE_H
+#ifndef NPUKIT_TFLITE_H
+#define NPUKIT_TFLITE_H
 
 #include <stdbool.h>
 #include <stddef.h>

@@ -2,7 +2,7 @@
 #include <string.h>
 
 #include "npukit/checked.h"
-#include "etpu_arena.h"
+#include "fb_arena.h"
 
 struct block {
     struct block *next;

@@ -5,10 +5,10 @@
 #include <stdlib.h>
 #include <string.h>
 
-#include "npukit/edgetpu_tflite.h"
+#include "npukit/tflite.h"
 #include "npukit/flatbuf.h"
-#include "etpu_arena.h"
-#include "etpu_fb.h"
+#include "flatbuf/fb_arena.h"
+#include "flatbuf/fb_copy.h"
 
 /* Schema slots. */
 enum { MODEL_VERSION, MODEL_OPCODES, MODEL_SUBGRAPHS, MODEL_DESCRIPTION, MODEL_BUFFERS };
@@ -31,7 +31,7 @@ enum {
 };
 enum { BUF_DATA, BUF_OFFSET, BUF_SIZE };
 
-static npk_status parse_opcode(npk_etpu_rd *r, const npk_fb_table *t, npk_tfl_opcode *oc)
+static npk_status parse_opcode(npk_fbc_rd *r, const npk_fb_table *t, npk_tfl_opcode *oc)
 {
     npk_fb_str s;
     npk_status st;
@@ -47,13 +47,13 @@ static npk_status parse_opcode(npk_etpu_rd *r, const npk_fb_table *t, npk_tfl_op
     return NPK_OK;
 }
 
-static npk_status parse_quant(npk_etpu_rd *r, const npk_fb_table *t, npk_tfl_quant *q)
+static npk_status parse_quant(npk_fbc_rd *r, const npk_fb_table *t, npk_tfl_quant *q)
 {
     npk_status st;
-    if ((st = npk_etpu_f32s(r, t, Q_MIN, &q->nmin, &q->min)) ||
-        (st = npk_etpu_f32s(r, t, Q_MAX, &q->nmax, &q->max)) ||
-        (st = npk_etpu_f32s(r, t, Q_SCALE, &q->nscale, &q->scale)) ||
-        (st = npk_etpu_i64s(r, t, Q_ZERO, &q->nzero, &q->zero_point)) ||
+    if ((st = npk_fbc_f32s(r, t, Q_MIN, &q->nmin, &q->min)) ||
+        (st = npk_fbc_f32s(r, t, Q_MAX, &q->nmax, &q->max)) ||
+        (st = npk_fbc_f32s(r, t, Q_SCALE, &q->nscale, &q->scale)) ||
+        (st = npk_fbc_i64s(r, t, Q_ZERO, &q->nzero, &q->zero_point)) ||
         (st = npk_fb_i32(t, Q_DIM, 0, &q->quantized_dimension, r->err)))
         return st;
     if (q->nzero && q->nscale && q->nzero != q->nscale)
@@ -62,14 +62,14 @@ static npk_status parse_quant(npk_etpu_rd *r, const npk_fb_table *t, npk_tfl_qua
     return NPK_OK;
 }
 
-static npk_status parse_tensor(npk_etpu_rd *r, const npk_fb_table *t, uint32_t nbuffers,
+static npk_status parse_tensor(npk_fbc_rd *r, const npk_fb_table *t, uint32_t nbuffers,
                                npk_tfl_tensor *x)
 {
     npk_fb_str name;
     npk_fb_table qt;
     npk_status st;
     x->offset = npk_fb_offset(t);
-    if ((st = npk_etpu_i32s(r, t, TEN_SHAPE, &x->ndim, &x->shape)) ||
+    if ((st = npk_fbc_i32s(r, t, TEN_SHAPE, &x->ndim, &x->shape)) ||
         (st = npk_fb_i8(t, TEN_TYPE, 0, &x->type, r->err)) ||
         (st = npk_fb_u32(t, TEN_BUFFER, 0, &x->buffer, r->err)) ||
         (st = npk_fb_string(t, TEN_NAME, &name, r->err)) ||
@@ -92,7 +92,7 @@ static npk_status parse_tensor(npk_etpu_rd *r, const npk_fb_table *t, uint32_t n
     return NPK_OK;
 }
 
-static npk_status check_indices(npk_etpu_rd *r, uint64_t off, const char *what, const int32_t *ix,
+static npk_status check_indices(npk_fbc_rd *r, uint64_t off, const char *what, const int32_t *ix,
                                 uint32_t n, uint32_t ntensors, bool allow_missing)
 {
     for (uint32_t i = 0; i < n; i++)
@@ -102,7 +102,7 @@ static npk_status check_indices(npk_etpu_rd *r, uint64_t off, const char *what, 
     return NPK_OK;
 }
 
-static npk_status parse_operator(npk_etpu_rd *r, const npk_fb_table *t, const npk_tfl_model *m,
+static npk_status parse_operator(npk_fbc_rd *r, const npk_fb_table *t, const npk_tfl_model *m,
                                  uint32_t ntensors, npk_tfl_operator *op)
 {
     npk_fb_vec cv;
@@ -110,8 +110,8 @@ static npk_status parse_operator(npk_etpu_rd *r, const npk_fb_table *t, const np
     npk_status st;
     op->offset = npk_fb_offset(t);
     if ((st = npk_fb_u32(t, OP_OPCODE, 0, &op->opcode_index, r->err)) ||
-        (st = npk_etpu_i32s(r, t, OP_INPUTS, &op->ninputs, &op->inputs)) ||
-        (st = npk_etpu_i32s(r, t, OP_OUTPUTS, &op->noutputs, &op->outputs)) ||
+        (st = npk_fbc_i32s(r, t, OP_INPUTS, &op->ninputs, &op->inputs)) ||
+        (st = npk_fbc_i32s(r, t, OP_OUTPUTS, &op->noutputs, &op->outputs)) ||
         (st = npk_fb_u8(t, OP_OPTIONS_TYPE, 0, &op->builtin_options_type, r->err)) ||
         (st = npk_fb_vector(t, OP_CUSTOM, 1, &cv, r->err)) ||
         (st = npk_fb_u64(t, OP_LARGE_CUSTOM_OFFSET, 0, &loff, r->err)) ||
@@ -140,23 +140,23 @@ static npk_status parse_operator(npk_etpu_rd *r, const npk_fb_table *t, const np
     return NPK_OK;
 }
 
-static npk_status parse_subgraph(npk_etpu_rd *r, const npk_fb_table *t, const npk_tfl_model *m,
+static npk_status parse_subgraph(npk_fbc_rd *r, const npk_fb_table *t, const npk_tfl_model *m,
                                  npk_tfl_subgraph *sg)
 {
     npk_fb_vec tv, ov;
     npk_fb_str name;
     npk_status st;
     if ((st = npk_fb_vector(t, SG_TENSORS, 4, &tv, r->err)) ||
-        (st = npk_etpu_i32s(r, t, SG_INPUTS, &sg->ninputs, &sg->inputs)) ||
-        (st = npk_etpu_i32s(r, t, SG_OUTPUTS, &sg->noutputs, &sg->outputs)) ||
+        (st = npk_fbc_i32s(r, t, SG_INPUTS, &sg->ninputs, &sg->inputs)) ||
+        (st = npk_fbc_i32s(r, t, SG_OUTPUTS, &sg->noutputs, &sg->outputs)) ||
         (st = npk_fb_vector(t, SG_OPERATORS, 4, &ov, r->err)) ||
         (st = npk_fb_string(t, SG_NAME, &name, r->err)))
         return st;
     sg->name = name.p ? name.p : "";
     sg->ntensors = tv.count;
     sg->noperators = ov.count;
-    if ((st = NPK_ETPU_ALLOC(r, tv.count, sg->tensors, npk_fb_offset(t))) ||
-        (st = NPK_ETPU_ALLOC(r, ov.count, sg->operators, npk_fb_offset(t))))
+    if ((st = NPK_FBC_ALLOC(r, tv.count, sg->tensors, npk_fb_offset(t))) ||
+        (st = NPK_FBC_ALLOC(r, ov.count, sg->operators, npk_fb_offset(t))))
         return st;
     for (uint32_t i = 0; i < tv.count; i++) {
         npk_fb_table tt;
@@ -178,7 +178,7 @@ static npk_status parse_subgraph(npk_etpu_rd *r, const npk_fb_table *t, const np
     return NPK_OK;
 }
 
-static npk_status parse_buffer(npk_etpu_rd *r, const npk_fb_table *t, const npk_tfl_model *m,
+static npk_status parse_buffer(npk_fbc_rd *r, const npk_fb_table *t, const npk_tfl_model *m,
                                npk_tfl_buffer *b)
 {
     npk_fb_vec dv;
@@ -206,7 +206,7 @@ static npk_status parse_buffer(npk_etpu_rd *r, const npk_fb_table *t, const npk_
     return NPK_OK;
 }
 
-static npk_status parse_model(npk_etpu_rd *r, const uint8_t *buf, size_t len, npk_tfl_model *m)
+static npk_status parse_model(npk_fbc_rd *r, const uint8_t *buf, size_t len, npk_tfl_model *m)
 {
     npk_fb_buf fb;
     npk_fb_table root;
@@ -227,9 +227,9 @@ static npk_status parse_model(npk_etpu_rd *r, const uint8_t *buf, size_t len, np
     m->nopcodes = ocv.count;
     m->nsubgraphs = sgv.count;
     m->nbuffers = bv.count;
-    if ((st = NPK_ETPU_ALLOC(r, ocv.count, m->opcodes, 0)) ||
-        (st = NPK_ETPU_ALLOC(r, sgv.count, m->subgraphs, 0)) ||
-        (st = NPK_ETPU_ALLOC(r, bv.count, m->buffers, 0)))
+    if ((st = NPK_FBC_ALLOC(r, ocv.count, m->opcodes, 0)) ||
+        (st = NPK_FBC_ALLOC(r, sgv.count, m->subgraphs, 0)) ||
+        (st = NPK_FBC_ALLOC(r, bv.count, m->buffers, 0)))
         return st;
     for (uint32_t i = 0; i < ocv.count; i++) {
         npk_fb_table t;
@@ -257,10 +257,10 @@ npk_status npk_tfl_parse(const uint8_t *buf, size_t len, npk_tfl_model *m, npk_e
     memset(m, 0, sizeof *m);
     m->file = buf;
     m->file_size = len;
-    npk_arena *a = npk_arena_new(npk_etpu_budget(len));
+    npk_arena *a = npk_arena_new(npk_fbc_budget(len));
     if (!a) return npk_fail(err, NPK_E_NOMEM, "out of memory");
     m->arena = a;
-    npk_etpu_rd r = {a, err, NPK_OK};
+    npk_fbc_rd r = {a, err, NPK_OK};
     npk_status st = parse_model(&r, buf, len, m);
     if (st) npk_tfl_free(m);
     return st;

@@ -2,7 +2,7 @@
  * schema's enums), for messages and `info` output. */
 #include <stddef.h>
 
-#include "npukit/edgetpu_tflite.h"
+#include "npukit/tflite.h"
 
 static const char *const type_names[] = {"FLOAT32", "FLOAT16",    "INT32",  "UINT8",     "INT64",
                                          "STRING",  "BOOL",       "INT16",  "COMPLEX64", "INT8",

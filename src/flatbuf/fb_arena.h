@@ -1,8 +1,8 @@
 /* Internal: an allocation arena for parsed models, with a byte budget so a
  * hostile file that shares one large vector among many tables cannot make
  * the parser allocate far more than the file's own size. */
-#ifndef NPK_ETPU_ARENA_H
-#define NPK_ETPU_ARENA_H
+#ifndef NPK_FB_ARENA_H
+#define NPK_FB_ARENA_H
 
 #include <stddef.h>
 #include <stdint.h>
