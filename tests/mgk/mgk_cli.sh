@@ -147,7 +147,10 @@ assert l["weight_shape"] == [1, 4, 1, 5, 4, 32, 32] and l["requant_offset"] == 0
 assert (l["out_channels"], l["in_channels"], l["kernel_h"], l["kernel_w"], l["bits"]) == (2, 128, 1, 5, 8)
 assert l["requant_form"] == "float"
 assert [(u["offset"], u["size"]) for u in j["unassigned"]] == [
-    (0x500, 512), (0x3880, 128), (0xB780, 15552), (0xFD40, 8128), (0x12200, 256), (0x20880, 128)]
+    (0x500, 512), (0x38A0, 32), (0x38E0, 32), (0xF408, 56), (0x11CC4, 60), (0x20880, 128)]
+assert all(u["all_zero"] and u["why"] for u in j["unassigned"])
+assert [(g["id"], g["directions"], g["weight_offset"], g["table_offset"]) for g in j["grus"]] == [
+    (19, 2, 0xB780, 0xE780), (34, 1, 0xFE40, 0x11640)]
 assert j["unknown_records"] == [] and j["warnings"] == []
 EOF
 "$npk" mgk extract "$fix" -o "$tmp/f.safetensors"
