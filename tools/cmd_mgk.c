@@ -28,11 +28,14 @@ static const cli_subcommand subs[] = {
     {"extract", "FILE -o OUT.safetensors",
      "write layer_<id>.weight int8 [Cout, Cin, KH, KW] of every convolution, with\n"
      "      layer_<id>.bias / .scale / .mult (where the requant table gives them) and\n"
-     "      layer_<id>.requant (its raw rows)",
+     "      layer_<id>.requant (its raw rows); for every GRU layer_<id>.W [dirs, 3H, I] and\n"
+     "      .R [dirs, 3H, H] (int8, gates z, r, h), .Wb/.Rb (int32), .Ws/.Rs (float32),\n"
+     "      .h_scale and .h_zp",
      m_extract},
     {"replace", "FILE --weights IN.safetensors -o OUT.mgk",
-     "re-encode every layer whose layer_<id>.weight is in IN (same shape, integer values in\n"
-     "      the layer's bit width) into a new file; every other byte stays unchanged",
+     "re-encode every layer whose layer_<id>.weight (convolutions) or layer_<id>.W / .R\n"
+     "      (GRUs) is in IN (same shape, integer values in the layer's bit width) into a new\n"
+     "      file; every other byte stays unchanged",
      m_replace},
     {"synth",
      "-o OUT.mgk [--layer CIN,COUT,KH,KW,BITS]... [--seed N] [--extra-records] [--garbage]",
@@ -648,6 +651,12 @@ static int m_extract(int argc, char **argv)
         if (!m.convs[i].usable) {
             fprintf(stderr, "npukit: %s: layer %d skipped: %s\n", path, m.convs[i].id,
                     m.convs[i].problem);
+            rc = CLI_PROBLEMS;
+        }
+    for (size_t i = 0; rc != CLI_FAIL && i < m.ngrus; i++)
+        if (!m.grus[i].usable) {
+            fprintf(stderr, "npukit: %s: GRU layer %d skipped: %s\n", path, m.grus[i].id,
+                    m.grus[i].problem);
             rc = CLI_PROBLEMS;
         }
     npk_mgk_free(&m);
