@@ -5,6 +5,7 @@
 #include <string.h>
 
 #include "cli.h"
+#include "cmd_mgk.h"
 #include "commands.h"
 #include "npukit/bytes.h"
 #include "npukit/mgk.h"
@@ -37,6 +38,15 @@ static const cli_subcommand subs[] = {
      "      (GRUs) is in IN (same shape, integer values in the layer's bit width) into a new\n"
      "      file; every other byte stays unchanged",
      m_replace},
+    {"graph", "FILE [--json | --dot] [--png OUT.png]",
+     "the network: records as nodes, tensors as edges with shapes, formats, types and\n"
+     "      quantisation; --dot writes Graphviz DOT, --png renders it with `dot`",
+     mgk_cmd_graph},
+    {"export", "FILE -o OUT.onnx [--qdq] [--allow-unknown]",
+     "the network as ONNX: weights dequantised to float (or, with --qdq, int8 with\n"
+     "      DequantizeLinear and Q/DQ pairs on activations), GRU as ONNX GRU; records of\n"
+     "      unknown semantics are refused unless --allow-unknown (custom-domain nodes)",
+     mgk_cmd_export},
     {"synth",
      "-o OUT.mgk [--layer CIN,COUT,KH,KW,BITS]... [--seed N] [--extra-records] [--garbage]",
      "generate a small synthetic MGK test file (default: one 16->8 3x3 8-bit layer). For tests\n"
@@ -48,7 +58,7 @@ void cmd_mgk_help(FILE *out)
 {
     cli_group_help(out, "mgk",
                    "Ingenic MGK models (MIPS ELF + IMGK payload): inspect, extract and replace\n"
-                   "convolution weights, generate synthetic test files.",
+                   "weights, show the network, export it to ONNX, generate synthetic test files.",
                    subs, (int)(sizeof subs / sizeof subs[0]));
 }
 
