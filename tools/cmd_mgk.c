@@ -48,9 +48,11 @@ static const cli_subcommand subs[] = {
      "      unknown semantics are refused unless --allow-unknown (custom-domain nodes)",
      mgk_cmd_export},
     {"synth",
-     "-o OUT.mgk [--layer CIN,COUT,KH,KW,BITS]... [--seed N] [--extra-records] [--garbage]",
-     "generate a small synthetic MGK test file (default: one 16->8 3x3 8-bit layer). For tests\n"
-     "      and demos only: not a vendor compiler, the file does not run on a device",
+     "-o OUT.mgk [--layer CIN,COUT,KH,KW,BITS[,SH,SW]]... [--size HxW] [--seed N]\n"
+     "      [--extra-records] [--garbage]",
+     "generate a small synthetic MGK test file (default: one 16->8 3x3 8-bit layer on an 8x8\n"
+     "      input; layers chain when their channels agree). For tests and demos only: not a\n"
+     "      vendor compiler, the file does not run on a device",
      m_synth},
 };
 
@@ -726,21 +728,23 @@ static int m_replace(int argc, char **argv)
 
 static int parse_layer(const char *s, npk_mgk_synth_layer *l)
 {
-    int64_t v[5];
+    int64_t v[7] = {0, 0, 0, 0, 0, 1, 1};
     char buf[128];
     snprintf(buf, sizeof buf, "%s", s);
     int n = 0;
     for (char *tok = strtok(buf, ","); tok; tok = strtok(NULL, ",")) {
-        if (n == 5 || !cli_parse_i64(tok, &v[n]) || v[n] < 1 || v[n] > 4096) return -1;
+        if (n == 7 || !cli_parse_i64(tok, &v[n]) || v[n] < 1 || v[n] > 4096) return -1;
         n++;
     }
-    if (n != 5) return -1;
+    if (n != 5 && n != 7) return -1;
     memset(l, 0, sizeof *l);
     l->cin = (int)v[0];
     l->cout = (int)v[1];
     l->kh = (int)v[2];
     l->kw = (int)v[3];
     l->bits = (int)v[4];
+    l->stride_h = (int)v[5];
+    l->stride_w = (int)v[6];
     return 0;
 }
 
@@ -753,7 +757,8 @@ static int m_synth(int argc, char **argv)
     static const struct option opts[] = {
         {"output", required_argument, NULL, 'o'}, {"layer", required_argument, NULL, 'l'},
         {"seed", required_argument, NULL, 's'},   {"extra-records", no_argument, NULL, 'x'},
-        {"garbage", no_argument, NULL, 'g'},      {0, 0, 0, 0}};
+        {"garbage", no_argument, NULL, 'g'},      {"size", required_argument, NULL, 'z'},
+        {0, 0, 0, 0}};
     int c;
     cli_getopt_reset();
     while ((c = getopt_long(argc, argv, "o:", opts, NULL)) != -1) {
@@ -772,6 +777,20 @@ static int m_synth(int argc, char **argv)
             break;
         case 'x': spec.extra_records = true; break;
         case 'g': spec.garbage = true; break;
+        case 'z': {
+            int64_t h, w;
+            char buf[64], *x;
+            snprintf(buf, sizeof buf, "%s", optarg);
+            x = strchr(buf, 'x');
+            if (!x) return cli_usage("mgk synth", "bad --size '%s' (want HxW)", optarg);
+            *x = 0;
+            if (!cli_parse_i64(buf, &h) || !cli_parse_i64(x + 1, &w) || h < 1 || w < 1 ||
+                h > 1024 || w > 1024)
+                return cli_usage("mgk synth", "bad --size '%s' (want HxW, 1..1024)", optarg);
+            spec.height = (int)h;
+            spec.width = (int)w;
+            break;
+        }
         default: return cli_bad_option("mgk synth", argv);
         }
     }

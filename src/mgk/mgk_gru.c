@@ -120,21 +120,6 @@ static void gru_derive(const npk_mgk_model *m, const npk_mgk_record *r, npk_mgk_
     g->usable = true;
 }
 
-/* The constructor's mangled name (C1 or C2, same code), copied. */
-static bool ctor_name(const npk_mgk_model *m, char *buf, size_t n)
-{
-    size_t pl = strlen(CTOR_PREFIX);
-    for (size_t i = 0; i < m->elf.nsymbols; i++) {
-        npk_mgk_str s = m->elf.symbols[i].name;
-        if (s.len > pl && s.len < n && !memcmp(s.s, CTOR_PREFIX, pl)) {
-            memcpy(buf, s.s, s.len);
-            buf[s.len] = 0;
-            return true;
-        }
-    }
-    return false;
-}
-
 npk_status mgk_find_grus(npk_mgk_model *m, npk_error *err)
 {
     size_t n = 0;
@@ -142,11 +127,9 @@ npk_status mgk_find_grus(npk_mgk_model *m, npk_error *err)
     if (!n) return NPK_OK;
     m->grus = calloc(n, sizeof *m->grus);
     if (!m->grus) return npk_fail(err, NPK_E_NOMEM, "out of memory");
-    char ctor[512];
     mgk_callsite *calls = NULL;
     size_t ncalls = 0;
-    bool have_ctor = ctor_name(m, ctor, sizeof ctor);
-    npk_status st = have_ctor ? mgk_call_sites(m, ctor, GRU_CALLEE, &calls, &ncalls, err) : NPK_OK;
+    npk_status st = mgk_call_sites(m, CTOR_PREFIX, GRU_CALLEE, &calls, &ncalls, err);
     if (st) return st;
     for (size_t i = 0; i < m->nrecords; i++) {
         npk_mgk_record *r = &m->records[i];
@@ -164,9 +147,9 @@ npk_status mgk_find_grus(npk_mgk_model *m, npk_error *err)
         }
         if (!cs) {
             gru_problem(g, "%s",
-                        !have_ctor ? "no DerivedMagikModel constructor in the ELF"
-                        : !ncalls  ? "the constructor makes no call to the known gru_param_init"
-                                   : "no gru_param_init call with this record's output id");
+                        !ncalls ? "no call from the DerivedMagikModel constructor to the known "
+                                  "gru_param_init signature"
+                                : "no gru_param_init call with this record's output id");
             continue;
         }
         g->located = true;

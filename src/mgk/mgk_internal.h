@@ -59,7 +59,9 @@ typedef struct mgk_callsite {
     int32_t slot[MGK_CALL_SLOTS];
     uint64_t known;             /* bit i: slot[i] holds an immediate stored by the caller */
 } mgk_callsite;
-/* Calls from the function named `caller` (mangled, exact) to `callee` (exact). */
+/* Calls from the first function whose name starts with `caller` to the one
+ * named `callee` (mangled names), located through the section headers or,
+ * failing those, the dynamic segment. */
 npk_status mgk_call_sites(const npk_mgk_model *m, const char *caller, const char *callee,
                           mgk_callsite **out, size_t *n, npk_error *err);
 

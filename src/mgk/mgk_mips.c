@@ -23,10 +23,15 @@ typedef struct regs {
     uint32_t known; /* bit r: v[r] is a known constant */
 } regs;
 
-static const npk_mgk_symbol *find_symbol(const npk_mgk_elf *e, const char *name)
+/* A defined symbol named `name` (or starting with it, if prefix). */
+static const npk_mgk_symbol *find_symbol(const npk_mgk_elf *e, const char *name, bool prefix)
 {
-    for (size_t i = 0; i < e->nsymbols; i++)
-        if (npk_mgk_str_eq(e->symbols[i].name, name)) return &e->symbols[i];
+    size_t n = strlen(name);
+    for (size_t i = 0; i < e->nsymbols; i++) {
+        npk_mgk_str s = e->symbols[i].name;
+        if (prefix ? s.len >= n && !memcmp(s.s, name, n) : npk_mgk_str_eq(s, name))
+            return &e->symbols[i];
+    }
     return NULL;
 }
 
@@ -151,27 +156,125 @@ static int step(uint32_t w, uint32_t pc, regs *r, mgk_callsite *cur, const got_v
     }
 }
 
+/* Where the code and the GOT are: from the section headers, or, when those
+ * are missing or damaged, from the program headers and the dynamic segment
+ * (what the runtime loader uses). */
+typedef struct code_map {
+    uint32_t from, from_size, to;
+    const uint8_t *code; /* the caller's bytes */
+    got_view got;
+} code_map;
+
+static bool from_sections(const npk_mgk_model *m, const char *caller, const char *callee,
+                          code_map *cm)
+{
+    const npk_mgk_elf *e = &m->elf;
+    const npk_mgk_symbol *from = find_symbol(e, caller, true), *to = find_symbol(e, callee, false);
+    const npk_mgk_elf_section *gs = find_section(e, ".got");
+    if (!from || !to || !gs) return false;
+    const npk_mgk_elf_section *text = section_of(e, from->value, from->size);
+    if (!text || gs->type == 8 || gs->size < 4 || gs->offset > m->size ||
+        gs->size > m->size - gs->offset)
+        return false;
+    cm->from = from->value;
+    cm->from_size = from->size;
+    cm->to = to->value;
+    cm->code = m->data + text->offset + (from->value - text->addr);
+    cm->got = (got_view){gs->addr, gs->size, m->data + gs->offset, gs->addr + 0x7FF0};
+    return true;
+}
+
+/* File bytes of [addr, addr + n) through the PT_LOAD segments, or NULL. */
+static const uint8_t *load_ptr(const npk_mgk_model *m, uint32_t addr, uint32_t n)
+{
+    const npk_mgk_elf *e = &m->elf;
+    for (uint32_t i = 0; i < e->phnum; i++) {
+        uint64_t ph = e->phoff + 32ull * i;
+        if (ph + 32 > m->size) return NULL;
+        const uint8_t *p = m->data + ph;
+        uint32_t type = npk_ld32le(p), off = npk_ld32le(p + 4), va = npk_ld32le(p + 8),
+                 fsz = npk_ld32le(p + 16);
+        if (type != 1 || addr < va || n > fsz || addr - va > fsz - n) continue;
+        uint64_t at = (uint64_t)off + (addr - va);
+        if (at > m->size || n > m->size - at) return NULL;
+        return m->data + at;
+    }
+    return NULL;
+}
+
+static bool from_dynamic(const npk_mgk_model *m, const char *caller, const char *callee,
+                         code_map *cm)
+{
+    const npk_mgk_elf *e = &m->elf;
+    const uint8_t *dyn = NULL;
+    uint32_t dyn_size = 0;
+    for (uint32_t i = 0; i < e->phnum && !dyn; i++) {
+        uint64_t ph = e->phoff + 32ull * i;
+        if (ph + 32 > m->size) return false;
+        const uint8_t *p = m->data + ph;
+        if (npk_ld32le(p) != 2) continue; /* PT_DYNAMIC */
+        uint32_t off = npk_ld32le(p + 4), fsz = npk_ld32le(p + 16);
+        if (off > m->size || fsz > m->size - off) return false;
+        dyn = m->data + off;
+        dyn_size = fsz;
+    }
+    if (!dyn) return false;
+    uint32_t strtab = 0, symtab = 0, strsz = 0, pltgot = 0, local = 0, gotsym = 0, nsym = 0;
+    for (uint32_t k = 0; k + 8 <= dyn_size; k += 8) {
+        uint32_t tag = npk_ld32le(dyn + k), val = npk_ld32le(dyn + k + 4);
+        if (tag == 0) break;
+        if (tag == 5) strtab = val;
+        if (tag == 6) symtab = val;
+        if (tag == 10) strsz = val;
+        if (tag == 3) pltgot = val;
+        if (tag == 0x7000000A) local = val;  /* DT_MIPS_LOCAL_GOTNO */
+        if (tag == 0x70000011) nsym = val;   /* DT_MIPS_SYMTABNO */
+        if (tag == 0x70000013) gotsym = val; /* DT_MIPS_GOTSYM */
+    }
+    if (!strtab || !symtab || !strsz || !pltgot || !nsym || nsym > NPK_MGK_MAX_SYMBOLS ||
+        gotsym > nsym || local > NPK_MGK_MAX_SYMBOLS)
+        return false;
+    const uint8_t *syms = load_ptr(m, symtab, nsym * 16), *str = load_ptr(m, strtab, strsz);
+    uint32_t got_size = (local + nsym - gotsym) * 4;
+    const uint8_t *got = load_ptr(m, pltgot, got_size);
+    if (!syms || !str || !got) return false;
+    bool have_from = false, have_to = false;
+    size_t lf = strlen(caller), lt = strlen(callee);
+    for (uint32_t i = 1; i < nsym; i++) {
+        const uint8_t *sy = syms + 16 * (size_t)i;
+        uint32_t name = npk_ld32le(sy), value = npk_ld32le(sy + 4), size = npk_ld32le(sy + 8);
+        if (name >= strsz || !npk_ld16le(sy + 14)) continue; /* undefined */
+        const char *nm = (const char *)str + name;
+        size_t room = strsz - name;
+        if (!have_from && room > lf && !memcmp(nm, caller, lf)) {
+            cm->from = value;
+            cm->from_size = size;
+            have_from = true;
+        }
+        if (!have_to && room > lt && !memcmp(nm, callee, lt) && nm[lt] == 0) {
+            cm->to = value;
+            have_to = true;
+        }
+    }
+    if (!have_from || !have_to || cm->from_size % 4 || cm->from_size / 4 > MAX_INSNS) return false;
+    cm->code = load_ptr(m, cm->from, cm->from_size);
+    cm->got = (got_view){pltgot, got_size, got, pltgot + 0x7FF0};
+    return cm->code != NULL;
+}
+
 npk_status mgk_call_sites(const npk_mgk_model *m, const char *caller, const char *callee,
                           mgk_callsite **out, size_t *n, npk_error *err)
 {
     *out = NULL;
     *n = 0;
-    const npk_mgk_elf *e = &m->elf;
-    const npk_mgk_symbol *from = find_symbol(e, caller), *to = find_symbol(e, callee);
-    if (!from || !to) return NPK_OK; /* nothing to find */
-    const npk_mgk_elf_section *text = section_of(e, from->value, from->size);
-    if (!text || from->size % 4 || from->size / 4 > MAX_INSNS)
-        return npk_fail(err, NPK_E_FORMAT, "%s: code not inside an allocated section", caller);
-    got_view got = {0, 0, NULL, 0};
-    const npk_mgk_elf_section *gs = find_section(e, ".got");
-    if (gs && gs->type != 8 && gs->size >= 4 && gs->offset <= m->size &&
-        gs->size <= m->size - gs->offset) {
-        got.addr = gs->addr;
-        got.size = gs->size;
-        got.bytes = m->data + gs->offset;
-        got.gp = gs->addr + 0x7FF0; /* the MIPS psABI's _gp */
-    }
-    const uint8_t *code = m->data + text->offset + (from->value - text->addr);
+    code_map cm;
+    memset(&cm, 0, sizeof cm);
+    if (!from_sections(m, caller, callee, &cm) && !from_dynamic(m, caller, callee, &cm))
+        return NPK_OK; /* nothing to find */
+    if (cm.from_size % 4 || cm.from_size / 4 > MAX_INSNS)
+        return npk_fail(err, NPK_E_FORMAT, "%s: code of %u bytes", caller, cm.from_size);
+    const got_view got = cm.got;
+    const uint8_t *code = cm.code;
     size_t cap = 0;
     mgk_callsite *v = NULL, cur;
     memset(&cur, 0, sizeof cur);
@@ -179,9 +282,9 @@ npk_status mgk_call_sites(const npk_mgk_model *m, const char *caller, const char
     memset(&r, 0, sizeof r);
     r.known = 1u << REG_GP;
     r.v[REG_GP] = got.gp;
-    uint32_t count = from->size / 4;
+    uint32_t count = cm.from_size / 4;
     for (uint32_t i = 0; i < count; i++) {
-        uint32_t pc = from->value + 4 * i, target = 0;
+        uint32_t pc = cm.from + 4 * i, target = 0;
         if (!step(npk_ld32le(code + 4 * (size_t)i), pc, &r, &cur, &got, &target)) continue;
         /* The delay slot runs before the callee. */
         if (i + 1 < count) {
@@ -189,7 +292,7 @@ npk_status mgk_call_sites(const npk_mgk_model *m, const char *caller, const char
             step(npk_ld32le(code + 4 * (size_t)(i + 1)), pc + 4, &r, &cur, &got, &t2);
             i++;
         }
-        if (target == to->value) {
+        if (target == cm.to) {
             if (*n == cap) {
                 size_t nc = cap ? 2 * cap : 8;
                 mgk_callsite *nv = realloc(v, nc * sizeof *nv);

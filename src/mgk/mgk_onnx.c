@@ -447,9 +447,9 @@ static void input_quant(ob *b, const npk_mgk_gnode *nd, int cin, double *s, doub
             zp[ch] = x->is_float ? 0.0 : x->zp;
         }
     }
-    for (; ch < cin; ch++) { /* padding lanes: zero in real units */
-        s[ch] = 1.0;
-        zp[ch] = 0.0;
+    for (; ch < cin; ch++) { /* padding lanes: the last input's quantisation (value 0 real) */
+        s[ch] = ch ? s[ch - 1] : 1.0;
+        zp[ch] = ch ? zp[ch - 1] : 0.0;
     }
 }
 
@@ -846,10 +846,14 @@ npk_status npk_mgk_export_onnx(const npk_mgk_model *m, const npk_mgk_onnx_opts *
     b.qdq = opts && opts->qdq;
     bool allow = opts && opts->allow_unknown;
     name_tensors(&b);
+    for (size_t i = 0; !b.st && i < g.nnodes; i++) export_node(&b, &g.nodes[i], allow);
     for (size_t i = 0; !b.st && i < g.ntensors; i++) {
         const npk_mgk_gtensor *t = &g.tensors[i];
         if (!t->graph_input && !t->graph_output) continue;
-        if (!t->lrank && !allow) {
+        if (!t->lrank) {
+            /* ONNX graph inputs and outputs need a shape: an output of a custom
+             * node whose shape is unknown stays a dangling node output. */
+            if (t->graph_output && allow) continue;
             b.st = npk_fail(err, NPK_E_UNSUPPORTED, "tensor %d (%s): shape unknown", t->id,
                             b.tname[i]);
             break;
@@ -860,7 +864,6 @@ npk_status npk_mgk_export_onnx(const npk_mgk_model *m, const npk_mgk_onnx_opts *
         else
             push(&b, (void ***)&b.outs, &b.nouts, &b.capouts, v);
     }
-    for (size_t i = 0; !b.st && i < g.nnodes; i++) export_node(&b, &g.nodes[i], allow);
     if (!b.st) {
         Onnx__GraphProto gp = ONNX__GRAPH_PROTO__INIT;
         gp.name = "mgk";
