@@ -854,8 +854,12 @@ npk_status npk_mgk_export_onnx(const npk_mgk_model *m, const npk_mgk_onnx_opts *
             /* ONNX graph inputs and outputs need a shape: an output of a custom
              * node whose shape is unknown stays a dangling node output. */
             if (t->graph_output && allow) continue;
-            b.st = npk_fail(err, NPK_E_UNSUPPORTED, "tensor %d (%s): shape unknown", t->id,
-                            b.tname[i]);
+            uint64_t at = t->producer >= 0 ? m->records[t->producer].offset : 0;
+            for (size_t k = 0; t->producer < 0 && k < g.nnodes && !at; k++)
+                for (uint32_t j = 0; j < g.nodes[k].nin; j++)
+                    if (g.nodes[k].in[j] == (int)i) at = m->records[g.nodes[k].record].offset;
+            b.st = npk_fail_at(err, NPK_E_UNSUPPORTED, at, "tensor %d (%s): shape unknown", t->id,
+                               b.tname[i]);
             break;
         }
         Onnx__ValueInfoProto *v = value_info(&b, b.tname[i], t->lshape, t->lrank, t->lrank > 0);
