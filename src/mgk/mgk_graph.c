@@ -214,6 +214,8 @@ static npk_status order_nodes(gb *b)
         nd->kind = r->p.kind;
         nd->nin = r->ninputs;
         nd->nout = r->nout;
+        for (uint32_t k = 0; k < NPK_MGK_MAX_INPUTS; k++) nd->in[k] = -1;
+        for (uint32_t k = 0; k < NPK_MGK_MAX_TB; k++) nd->out[k] = -1;
         for (uint32_t k = 0; k < r->ninputs; k++) nd->in[k] = find_id(b, r->inputs[k].id);
         for (uint32_t k = 0; k < r->nout; k++) {
             int t = find_id(b, (int32_t)((uint32_t)r->out_id + k));
@@ -348,7 +350,7 @@ static npk_status check_node_shapes(gb *b, npk_mgk_gnode *nd)
     for (uint32_t k = 0; k < nd->nin; k++)
         if (!tin(b, nd, k) || !tin(b, nd, k)->lrank) return NPK_OK; /* unknown: nothing to check */
     npk_mgk_gtensor *x = tin(b, nd, 0), *y = tout(b, nd, 0);
-    if (!y || !y->rank || !r->p.decoded) return NPK_OK;
+    if (!x || !y || !y->rank || !r->p.decoded) return NPK_OK;
     int64_t nx = prod(x->lshape, x->lrank), ny = prod(y->shape, y->rank);
     switch (nd->kind) {
     case NPK_MGK_K_FORMAT_CONVERT: {
@@ -568,6 +570,7 @@ static void quantisation(gb *b)
                 set_scale(b, nd->out[0], 1.0 / (double)p->cat_inv_scale, NPK_MGK_Q_FILE, ri);
             break;
         case NPK_MGK_K_CONV: {
+            if (r->conv < 0) break;
             const npk_mgk_conv *c = &m->convs[r->conv];
             for (uint32_t k = 0; k < nd->nin; k++) set_zp(b, nd->in[k], c->zp_word & 0xFFFF, ri);
             set_zp(b, nd->out[0], (c->zp_word >> 16) & 0xFFFF, ri);
@@ -576,13 +579,16 @@ static void quantisation(gb *b)
         case NPK_MGK_K_NORMALIZE: {
             set_zp(b, nd->out[0], p->q, ri);
             float s;
-            if (nd->nin == 1 && b->g->tensors[nd->in[0]].is_float &&
+            if (nd->nin == 1 && nd->in[0] >= 0 && b->g->tensors[nd->in[0]].is_float &&
                 all_equal_f32(m, p->nz_scale_offset, p->nz_scale_count, &s) && s != 0)
                 set_scale(b, nd->out[0], 1.0 / fabs((double)s), NPK_MGK_Q_FILE, ri);
             break;
         }
-        case NPK_MGK_K_UPSAMPLE: set_zp(b, nd->in[0], p->q, ri); break;
+        case NPK_MGK_K_UPSAMPLE:
+            if (nd->nin) set_zp(b, nd->in[0], p->q, ri);
+            break;
         case NPK_MGK_K_GRU: {
+            if (r->gru < 0 || !m->grus[r->gru].usable || nd->nin < 1) break;
             const npk_mgk_gru *gr = &m->grus[r->gru];
             set_zp(b, nd->in[0], gr->in_zp, ri);
             npk_mgk_gru_tensors t;
@@ -744,6 +750,21 @@ static void describe(gb *b, npk_mgk_gnode *nd)
             snprintf(nd->note, sizeof nd->note, "output shape unknown");
             return;
         }
+    for (uint32_t k = 0; k < nd->nin; k++)
+        if (nd->in[k] < 0 || !b->g->tensors[nd->in[k]].lrank) {
+            snprintf(nd->note, sizeof nd->note, "input shape unknown");
+            return;
+        }
+    /* Inputs and outputs each kind needs. */
+    bool one_in = nd->kind == NPK_MGK_K_FORMAT_CONVERT || nd->kind == NPK_MGK_K_RESHAPE ||
+                  nd->kind == NPK_MGK_K_PERMUTE || nd->kind == NPK_MGK_K_NORMALIZE ||
+                  nd->kind == NPK_MGK_K_UPSAMPLE;
+    if (nd->nout < 1 || nd->nin < 1 || (one_in && (nd->nin != 1 || nd->nout != 1)) ||
+        (nd->kind == NPK_MGK_K_GRU && nd->nin > 2) ||
+        (nd->kind != NPK_MGK_K_GRU && nd->nout != 1)) {
+        snprintf(nd->note, sizeof nd->note, "%u inputs and %u outputs", nd->nin, nd->nout);
+        return;
+    }
     switch (nd->kind) {
     case NPK_MGK_K_FORMAT_CONVERT:
         nd->op = "Identity";
@@ -753,7 +774,9 @@ static void describe(gb *b, npk_mgk_gnode *nd)
         break;
     case NPK_MGK_K_RESHAPE: nd->established = true; break;
     case NPK_MGK_K_PERMUTE: nd->op = "Transpose"; nd->established = true; break;
-    case NPK_MGK_K_CONV: describe_conv(m, &m->convs[r->conv], nd); break;
+    case NPK_MGK_K_CONV:
+        if (r->conv >= 0) describe_conv(m, &m->convs[r->conv], nd);
+        break;
     case NPK_MGK_K_CONCAT: {
         nd->op = "Concat";
         nd->established = p->cat_ninputs == nd->nin;
@@ -781,6 +804,10 @@ static void describe(gb *b, npk_mgk_gnode *nd)
                  p->nz_scale_count);
         break;
     case NPK_MGK_K_GRU: {
+        if (r->gru < 0) {
+            snprintf(nd->note, sizeof nd->note, "GRU data not located");
+            break;
+        }
         const npk_mgk_gru *gr = &m->grus[r->gru];
         nd->established = gr->usable;
         snprintf(nd->note, sizeof nd->note, "%s, input %d, hidden %d, seq %d, batch %d",

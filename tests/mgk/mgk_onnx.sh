@@ -33,6 +33,7 @@ if [ ! -f "$ort/node_modules/onnxruntime-web/package.json" ]; then
         skip "npm ci of onnxruntime-web failed (see $ort/npm.log)"
 fi
 cp "$src/tests/mgk/onnx/run_ort.mjs" "$ort/"
+export PYTHONPATH="$src/tests/mgk/onnx"
 
 # export MODEL NAME [OUTPUT=DIMS]... : float + qdq, checker, weights, ORT.
 check_model() {
@@ -56,6 +57,19 @@ check_model "$tmp/s1.mgk" s1 layer_3_QuantizeFeature=1,6,10,5
 run_ort "$tmp/s1.onnx"
 run_ort "$tmp/s1.q.onnx"
 grep -q '"layer_3_QuantizeFeature":{"dims":\[1,6,10,5\]' "$tmp/ort.json" || fail "synthetic output shape"
+# The export's arithmetic against an independent integer reference of the
+# same layers (from extract, info and graph): the --qdq model rounds like
+# the device (at most 1 code apart), the float one does not round between
+# layers (at most 2 codes apart).
+"$npk" mgk info --json "$tmp/s1.mgk" >"$tmp/s1.info.json"
+"$npk" mgk graph --json "$tmp/s1.mgk" >"$tmp/s1.graph.json"
+ref="$src/tests/mgk/onnx/int_reference.py"
+"$py" "$ref" prepare "$tmp/s1.graph.json" "$tmp/s1.info.json" "$tmp/s1.safetensors" \
+    "$tmp/in.json" "$tmp/expect.json"
+run_ort "$tmp/s1.q.onnx" --inputs "$tmp/in.json" --dump "$tmp/out.json" >/dev/null
+"$py" "$ref" compare "$tmp/expect.json" "$tmp/out.json" "$tmp/s1.graph.json" 1 || fail "qdq arithmetic"
+run_ort "$tmp/s1.onnx" --inputs "$tmp/in.json" --dump "$tmp/out.json" >/dev/null
+"$py" "$ref" compare "$tmp/expect.json" "$tmp/out.json" "$tmp/s1.graph.json" 2 || fail "float arithmetic"
 # Records of unknown semantics: refused, or custom-domain nodes on request.
 "$npk" mgk synth --layer 8,8,1,1,8 --extra-records -o "$tmp/s2.mgk"
 set +e
