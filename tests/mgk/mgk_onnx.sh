@@ -100,4 +100,22 @@ for f in "$tmp/aec.onnx" "$tmp/aec.q.onnx"; do
     run_ort "$f" --mask onnx__Sigmoid_521_last_layer
     grep -q '"onnx__Sigmoid_521_last_layer":{"dims":\[1,1,256,2\]' "$tmp/ort.json" || fail "AEC output shape"
 done
+# Every convolution (float, two-slope, packed and five-row requantisation),
+# Add and Normalize cut out of the exported models and run on random codes,
+# against an independent integer reference of the documented arithmetic.
+"$npk" mgk info --json --records "$fix" >"$tmp/aec.info.json"
+"$npk" mgk graph --json "$fix" >"$tmp/aec.graph.json"
+lref="$src/tests/mgk/onnx/layer_reference.py"
+for v in q float; do
+    m="$tmp/aec.q.onnx"
+    [ "$v" = float ] && m="$tmp/aec.onnx"
+    d="$tmp/layers.$v"
+    "$py" "$lref" prepare "$d" "$m" "$tmp/aec.graph.json" "$tmp/aec.info.json" \
+        "$tmp/aec.safetensors" "$fix" || fail "layer reference ($v)"
+    for k in $(cat "$d/list"); do
+        node "$ort/run_ort.mjs" "$d/$k.onnx" --inputs "$d/$k.in.json" --dump "$d/$k.out.json" \
+            >/dev/null || fail "ONNX Runtime on record $k ($v)"
+    done
+    "$py" "$lref" compare "$d" 1 || fail "layer arithmetic ($v)"
+done
 echo "mgk ONNX oracles: ok"
