@@ -50,6 +50,11 @@ for f in $(find "$fx" -type f | sort); do
         vg mgk info --json --records --symbols "$f"
         vg mgk extract "$f" -o "$tmp/x.safetensors"
         vg mgk replace "$f" --weights "$tmp/x.safetensors" -o "$tmp/x.mgk"
+        vg mgk graph --json "$f"
+        if "$npk" --version | grep -q 'features:.* onnx'; then
+            vg mgk export "$f" -o "$tmp/x.onnx"
+            vg mgk export --qdq "$f" -o "$tmp/xq.onnx"
+        fi
         ;;
     tflite)
         vg edgetpu info --json "$f"
@@ -87,6 +92,10 @@ vgok mgk info --json --records --symbols "$tmp/s.mgk"
 vgok mgk layer "$tmp/s.mgk" 1 --weights --json
 vgok mgk extract "$tmp/s.mgk" -o "$tmp/s.safetensors"
 vgok mgk replace "$tmp/s.mgk" --weights "$tmp/s.safetensors" -o "$tmp/s2.mgk"
+vgok mgk graph --dot "$tmp/s.mgk"
+if "$npk" --version | grep -q 'features:.* onnx'; then
+    vgok mgk export --allow-unknown "$tmp/s.mgk" -o "$tmp/s.onnx"
+fi
 vgok edgetpu synth-dense --size 64 -o "$tmp/s.tflite"
 vgok edgetpu info "$tmp/s.tflite"
 vgok edgetpu weights "$tmp/s.tflite" --float -o "$tmp/wf.npy"
