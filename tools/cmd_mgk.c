@@ -213,6 +213,14 @@ static void print_text(const char *path, const npk_mgk_model *m, bool records, b
 }
 
 #ifdef NPK_HAVE_CJSON
+static cJSON *jstr_new(npk_mgk_str s);
+
+/* Every string from the file goes to JSON through here (cmd_mgk.h). */
+cJSON *mgk_json_str(npk_mgk_str s)
+{
+    return jstr_new(s);
+}
+
 static cJSON *jstr_new(npk_mgk_str s)
 {
     char *t = malloc(s.len + 1u);

@@ -242,17 +242,6 @@ static int render_png(const char *dottext, size_t len, const char *out)
 }
 
 #ifdef NPK_HAVE_CJSON
-static cJSON *jstr_new(npk_mgk_str s)
-{
-    char *t = malloc(s.len + 1u);
-    if (!t) return NULL;
-    if (s.len) memcpy(t, s.s, s.len);
-    t[s.len] = 0;
-    cJSON *r = cJSON_CreateString(t);
-    free(t);
-    return r;
-}
-
 static cJSON *jshape(const int32_t *s, uint32_t n)
 {
     cJSON *a = cJSON_CreateArray();
@@ -271,8 +260,8 @@ static void print_json(const npk_mgk_model *m, const npk_mgk_graph *g)
         cJSON_AddNumberToObject(n, "record", (double)nd->record);
         cli_json_u64(n, "offset", r->offset);
         cJSON_AddStringToObject(n, "kind", npk_mgk_kind_name(nd->kind));
-        cJSON_AddItemToObject(n, "kernel", jstr_new(r->kernel));
-        cJSON_AddItemToObject(n, "name", jstr_new(r->name));
+        cJSON_AddItemToObject(n, "kernel", mgk_json_str(r->kernel));
+        cJSON_AddItemToObject(n, "name", mgk_json_str(r->name));
         cJSON_AddStringToObject(n, "op", nd->op);
         cJSON_AddBoolToObject(n, "established", nd->established);
         cJSON_AddStringToObject(n, "note", nd->note);
@@ -290,9 +279,9 @@ static void print_json(const npk_mgk_model *m, const npk_mgk_graph *g)
         const npk_mgk_gtensor *t = &g->tensors[i];
         cJSON *x = cJSON_CreateObject();
         cJSON_AddNumberToObject(x, "id", t->id);
-        cJSON_AddItemToObject(x, "name", jstr_new(t->name));
-        cJSON_AddItemToObject(x, "format", jstr_new(t->format));
-        cJSON_AddItemToObject(x, "type", jstr_new(t->type));
+        cJSON_AddItemToObject(x, "name", mgk_json_str(t->name));
+        cJSON_AddItemToObject(x, "format", mgk_json_str(t->format));
+        cJSON_AddItemToObject(x, "type", mgk_json_str(t->type));
         cJSON_AddItemToObject(x, "shape", jshape(t->shape, t->rank));
         cJSON_AddItemToObject(x, "logical_shape", jshape(t->lshape, t->lrank));
         cJSON_AddNumberToObject(x, "producer", t->producer);

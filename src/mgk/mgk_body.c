@@ -382,8 +382,9 @@ static npk_status fallback(npk_mgk_model *m, npk_mgk_record *r, size_t idx, uint
         r->fields = nf;
         r->fields[r->nfields++] = f;
     }
-    mgk_warn(m, fail_at, "record #%zu (%.*s): body not decoded: %s", idx, (int)r->kind.len,
-             r->kind.s, why);
+    char kind[64];
+    mgk_warn(m, fail_at, "record #%zu (%s): body not decoded: %s", idx,
+             mgk_printable(r->kind, kind, sizeof kind), why);
     return NPK_OK;
 }
 

@@ -270,3 +270,14 @@ const char *npk_mgk_ftype_name(npk_mgk_ftype t)
                                   "i32[]",   "i64[]",   "f32[]",   "i32[][][]", "string", "bytes"};
     return (unsigned)t < sizeof names / sizeof names[0] ? names[t] : "?";
 }
+
+const char *mgk_printable(npk_mgk_str s, char *buf, size_t n)
+{
+    size_t k = 0;
+    for (uint32_t i = 0; i < s.len && k + 1 < n; i++) {
+        unsigned char c = (unsigned char)s.s[i];
+        buf[k++] = c >= 0x20 && c < 0x7F ? (char)c : '?';
+    }
+    if (n) buf[k] = 0;
+    return buf;
+}

@@ -50,8 +50,9 @@ static npk_status rec_fail(gb *b, size_t i, const char *fmt, ...)
     va_start(ap, fmt);
     vsnprintf(msg, sizeof msg, fmt, ap);
     va_end(ap);
-    return npk_fail_at(b->err, NPK_E_FORMAT, r->offset, "record #%zu (%.*s): %s", i,
-                       (int)r->kind.len, r->kind.s, msg);
+    char kind[64];
+    return npk_fail_at(b->err, NPK_E_FORMAT, r->offset, "record #%zu (%s): %s", i,
+                       mgk_printable(r->kind, kind, sizeof kind), msg);
 }
 
 static int cmp_idref(const void *a, const void *b)
@@ -738,7 +739,9 @@ static void describe(gb *b, npk_mgk_gnode *nd)
     nd->op = npk_mgk_kind_name(nd->kind);
     nd->note[0] = 0;
     if (nd->kind == NPK_MGK_K_UNKNOWN) {
-        snprintf(nd->note, sizeof nd->note, "kernel %.*s: unknown kind", (int)r->kernel.len, r->kernel.s);
+        char k[100];
+        snprintf(nd->note, sizeof nd->note, "kernel %s: unknown kind",
+                 mgk_printable(r->kernel, k, sizeof k));
         return;
     }
     if (!p->decoded) {

@@ -45,6 +45,8 @@ void mgk_f_bytes(mgk_fdec *d, size_t n, const char *name, const char *meaning, b
  * convolution fields npukit needs is an error. */
 npk_status mgk_decode_body(npk_mgk_model *m, size_t idx, npk_cursor *c, npk_error *err);
 npk_mgk_kind mgk_kind_of(npk_mgk_str kind);
+/* A file string as printable ASCII for messages (others become '?'). */
+const char *mgk_printable(npk_mgk_str s, char *buf, size_t n);
 
 /* GRU layers: locate their data through the constructor's calls (mgk_gru.c). */
 npk_status mgk_find_grus(npk_mgk_model *m, npk_error *err);
