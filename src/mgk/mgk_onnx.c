@@ -196,7 +196,7 @@ static Onnx__TensorProto *tensor(ob *b, const char *name, int32_t dtype, const i
     t->name = (char *)name;
     t->has_data_type = 1;
     t->data_type = dtype;
-    memcpy(d, dims, nd * sizeof *d);
+    if (nd) memcpy(d, dims, nd * sizeof *d);
     t->n_dims = nd;
     t->dims = d;
     t->has_raw_data = 1;
