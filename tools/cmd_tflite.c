@@ -388,7 +388,9 @@ static bool ends_with(const char *s, const char *suffix)
 static void file_name(const char *name, char *out, size_t n)
 {
     size_t k = 0;
-    for (const char *c = name; *c && k + 5 < n; c++)
+    /* At most 120 characters: names of real tensors can be much longer than a
+     * file system allows. */
+    for (const char *c = name; *c && k + 5 < n && k < 120; c++)
         out[k++] = ((*c >= 'a' && *c <= 'z') || (*c >= 'A' && *c <= 'Z') ||
                     (*c >= '0' && *c <= '9') || *c == '.' || *c == '-')
                        ? *c
@@ -706,8 +708,12 @@ static int t_run(int argc, char **argv)
     }
     if (!rc && repeat) {
         qsort(ms, runs, sizeof *ms, cmp_double);
-        printf("%" PRIu64 " runs, %" PRIu64 " thread%s: min %.3f ms, median %.3f ms\n", runs,
-               threads, threads > 1 ? "s" : "", ms[0], ms[runs / 2]);
+        const size_t arena = npk_tfl_interp_arena_bytes(r.it),
+                     peak = npk_tfl_interp_peak_live_bytes(r.it);
+        printf("%" PRIu64 " runs, %" PRIu64 " thread%s: min %.3f ms, median %.3f ms; arena %zu "
+               "bytes, largest live set %zu bytes (%.3fx)\n",
+               runs, threads, threads > 1 ? "s" : "", ms[0], ms[runs / 2], arena, peak,
+               peak ? (double)arena / (double)peak : 0.0);
     }
     free(ms);
     if (!rc) rc = write_outputs(&r, out);
