@@ -119,6 +119,8 @@ static void print_options(const npk_tfl_options *o)
     }
     printf("\n      %s", o->table->name);
     for (int i = 0; i < o->table->nfields; i++) {
+        /* An absent type field means "not set", not FLOAT32 (its 0). */
+        if (o->table->fields[i].kind == NPK_TFL_OPT_TYPE && !o->v[i].present) continue;
         printf(" %s=", o->table->fields[i].name);
         print_option_value(&o->table->fields[i], &o->v[i]);
     }
@@ -222,6 +224,7 @@ static cJSON *json_options(const npk_tfl_options *o)
         const npk_tfl_opt_field *fd = &o->table->fields[i];
         const npk_tfl_opt_value *v = &o->v[i];
         const char *e = npk_tfl_opt_enum_name(fd->kind, v->i);
+        if (fd->kind == NPK_TFL_OPT_TYPE && !v->present) continue;
         switch (fd->kind) {
         case NPK_TFL_OPT_BOOL: cJSON_AddBoolToObject(f, fd->name, v->i != 0); break;
         case NPK_TFL_OPT_FLOAT: cJSON_AddNumberToObject(f, fd->name, v->f); break;
