@@ -65,8 +65,8 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
         run(&m, &o);
         const npk_tfl_subgraph *sg = &m.subgraphs[0];
         if (sg->noperators && sg->operators[0].noutputs) {
-            npk_tfl_interp_opts c = {.outputs = sg->operators[0].outputs, .noutputs = 1,
-                                     .keep_all = true};
+            npk_tfl_interp_opts c = {
+                .outputs = sg->operators[0].outputs, .noutputs = 1, .keep_all = true};
             run(&m, &c);
         }
     }

@@ -23,8 +23,7 @@ static const cli_subcommand subs[] = {
      "      not), operators (name, decoded options, inputs, outputs, whether the interpreter\n"
      "      supports them), inputs and outputs",
      t_info},
-    {"run",
-     "MODEL --input [NAME=]X.npy ... -o OUT [--dump DIR] [--repeat N] [--threads N]",
+    {"run", "MODEL --input [NAME=]X.npy ... -o OUT [--dump DIR] [--repeat N] [--threads N]",
      "run the model on the CPU interpreter (TFLite's integer reference semantics). Inputs are\n"
      "      .npy files of the input tensors' exact type and shape, by name or in order. OUT:\n"
      "      a .npy file for one output, else a directory of NAME.npy or one .safetensors.\n"
@@ -140,7 +139,8 @@ static void print_quant(const npk_tfl_quant *q)
             printf("%s%" PRId64, k ? ", " : "", q->zero_point[k]);
         printf("%s]", q->nzero > 3 ? ", ..." : "");
     }
-    if (q->nmin == 1 && q->nmax == 1) printf(", range [%.6g, %.6g]", (double)q->min[0], (double)q->max[0]);
+    if (q->nmin == 1 && q->nmax == 1)
+        printf(", range [%.6g, %.6g]", (double)q->min[0], (double)q->max[0]);
 }
 
 static void print_model(const char *path, const npk_tfl_model *m)
@@ -228,7 +228,9 @@ static cJSON *json_options(const npk_tfl_options *o)
         switch (fd->kind) {
         case NPK_TFL_OPT_BOOL: cJSON_AddBoolToObject(f, fd->name, v->i != 0); break;
         case NPK_TFL_OPT_FLOAT: cJSON_AddNumberToObject(f, fd->name, v->f); break;
-        case NPK_TFL_OPT_INT32_VEC: cJSON_AddItemToObject(f, fd->name, json_ints(v->vec, v->n)); break;
+        case NPK_TFL_OPT_INT32_VEC:
+            cJSON_AddItemToObject(f, fd->name, json_ints(v->vec, v->n));
+            break;
         default:
             if (e)
                 cJSON_AddStringToObject(f, fd->name, e);
@@ -620,7 +622,8 @@ static int write_dump(run_ctx *r, const char *dir)
     if (!ts || !idx) rc = cli_fail("out of memory");
     for (uint32_t i = 0; i < total && !rc; i++) {
         npk_tfl_view v;
-        int32_t t = i < npk_tfl_interp_ninputs(r->it) ? -1 : r->order[i - npk_tfl_interp_ninputs(r->it)];
+        int32_t t =
+            i < npk_tfl_interp_ninputs(r->it) ? -1 : r->order[i - npk_tfl_interp_ninputs(r->it)];
         npk_status st = t < 0 ? npk_tfl_interp_input(r->it, i, &v, &err)
                               : npk_tfl_interp_tensor(r->it, t, &v, &err);
         if (st || view_tensor(&v, &ts[nt], &err))
@@ -647,12 +650,10 @@ static int t_run(int argc, char **argv)
     char *inputs[MAX_INPUT_ARGS];
     int ninputs = 0;
     uint64_t repeat = 0, threads = 1;
-    static const struct option opts[] = {{"output", required_argument, NULL, 'o'},
-                                         {"input", required_argument, NULL, 'i'},
-                                         {"dump", required_argument, NULL, 'd'},
-                                         {"repeat", required_argument, NULL, 'r'},
-                                         {"threads", required_argument, NULL, 't'},
-                                         {0, 0, 0, 0}};
+    static const struct option opts[] = {
+        {"output", required_argument, NULL, 'o'},  {"input", required_argument, NULL, 'i'},
+        {"dump", required_argument, NULL, 'd'},    {"repeat", required_argument, NULL, 'r'},
+        {"threads", required_argument, NULL, 't'}, {0, 0, 0, 0}};
     int c;
     cli_getopt_reset();
     while ((c = getopt_long(argc, argv, "o:i:", opts, NULL)) != -1) {
@@ -704,8 +705,7 @@ static int t_run(int argc, char **argv)
     for (uint64_t k = 0; k < runs && !rc; k++) {
         const double t0 = now_ms();
         r.norder = 0;
-        if (npk_tfl_interp_invoke(r.it, &err))
-            rc = cli_error(r.l.path, &err);
+        if (npk_tfl_interp_invoke(r.it, &err)) rc = cli_error(r.l.path, &err);
         ms[k] = now_ms() - t0;
         if (dump) npk_tfl_interp_set_observer(r.it, NULL, NULL); /* record the first run only */
     }
@@ -793,8 +793,8 @@ static int t_cut(int argc, char **argv)
     if ((rc = parse_tensors(&l.m.subgraphs[0], outs, &oi, &no)) ||
         (ins && (rc = parse_tensors(&l.m.subgraphs[0], ins, &ii, &ni))))
         goto done;
-    npk_tfl_write_opts wo = {.inputs = ii, .ninputs = ni, .outputs = oi, .noutputs = no,
-                             .prune = true};
+    npk_tfl_write_opts wo = {
+        .inputs = ii, .ninputs = ni, .outputs = oi, .noutputs = no, .prune = true};
     if (npk_tfl_write(&l.m, &wo, &buf, &len, &err)) {
         rc = cli_error(l.path, &err);
         goto done;

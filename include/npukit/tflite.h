@@ -122,9 +122,9 @@ typedef struct npk_tfl_opt_value {
 } npk_tfl_opt_value;
 
 typedef struct npk_tfl_options {
-    uint8_t type;                    /* builtin_options_type; 0 = none */
-    const npk_tfl_opt_table *table;  /* NULL when type is 0 or not in the table */
-    uint64_t offset;                 /* file offset of the options table; 0 when absent */
+    uint8_t type;                   /* builtin_options_type; 0 = none */
+    const npk_tfl_opt_table *table; /* NULL when type is 0 or not in the table */
+    uint64_t offset;                /* file offset of the options table; 0 when absent */
     npk_tfl_opt_value v[NPK_TFL_OPT_MAX_FIELDS]; /* by field index in table */
 } npk_tfl_options;
 
@@ -163,7 +163,7 @@ typedef struct npk_tfl_operator {
     uint32_t ninputs, noutputs;
     int32_t *inputs, *outputs; /* tensor indices; -1 = optional input left out */
     uint8_t builtin_options_type;
-    npk_tfl_options options; /* decoded builtin options (see above) */
+    npk_tfl_options options;       /* decoded builtin options (see above) */
     const uint8_t *custom_options; /* NULL when absent */
     size_t custom_options_len;
     uint64_t custom_options_offset; /* absolute file offset */
@@ -233,8 +233,7 @@ const char *npk_tfl_opt_enum_name(int kind, int64_t value);
  * (fails for a type not in the table). */
 npk_status npk_tfl_options_init(npk_tfl_options *o, uint8_t type, npk_error *err);
 /* Set a scalar field (stored in the output); range-checked for its kind. */
-npk_status npk_tfl_options_set(npk_tfl_options *o, const char *name, double value,
-                               npk_error *err);
+npk_status npk_tfl_options_set(npk_tfl_options *o, const char *name, double value, npk_error *err);
 /* Set a vector field; the caller's array must outlive o. */
 npk_status npk_tfl_options_set_vec(npk_tfl_options *o, const char *name, const int32_t *v,
                                    uint32_t n, npk_error *err);

@@ -84,7 +84,8 @@ int npk_tfl_arena_plan(npk_tfl_arena_item *items, size_t n, size_t *total, size_
     for (int32_t s = lo; s <= hi && !rc; s++) {
         size_t live = 0;
         for (size_t i = 0; i < n; i++)
-            if (items[i].first <= s && s <= items[i].last && !npk_add_sz(live, items[i].bytes, &live))
+            if (items[i].first <= s && s <= items[i].last &&
+                !npk_add_sz(live, items[i].bytes, &live))
                 rc = 1;
         if (live > *peak) *peak = live;
     }

@@ -6,10 +6,10 @@
 #include "tflite/kernel.h"
 
 typedef struct npk_tfl_bcast {
-    uint32_t ndim;                  /* of the output */
-    int32_t dims[NPK_TFL_MAXD];     /* output dimensions */
+    uint32_t ndim;                             /* of the output */
+    int32_t dims[NPK_TFL_MAXD];                /* output dimensions */
     size_t s1[NPK_TFL_MAXD], s2[NPK_TFL_MAXD]; /* element strides (0 where broadcast) */
-    bool same;                      /* both inputs have the output's shape */
+    bool same;                                 /* both inputs have the output's shape */
 } npk_tfl_bcast;
 
 /* The output shape of a and b, or an error naming the op. */

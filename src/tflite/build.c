@@ -90,8 +90,8 @@ static npk_status encode_operator(npk_fbb *b, const npk_tfl_operator *op, uint32
     npk_fbb_ref in = ints(b, op->inputs, op->ninputs);
     npk_fbb_ref outs = ints(b, op->outputs, op->noutputs);
     npk_fbb_ref opt = o->type ? encode_options(b, o) : 0;
-    npk_fbb_ref cust =
-        op->custom_options ? npk_fbb_vector(b, op->custom_options, op->custom_options_len, 1, 16)
+    npk_fbb_ref cust = op->custom_options
+                           ? npk_fbb_vector(b, op->custom_options, op->custom_options_len, 1, 16)
                            : 0;
     npk_fbb_table_start(b);
     npk_fbb_add_u32(b, 0, op->opcode_index);
@@ -494,8 +494,8 @@ int32_t npk_tflb_op_add(npk_tflb *b, const npk_tflb_op *op)
     x.outputs = own(b, op->outputs, op->noutputs, sizeof *x.outputs);
     if (op->options && op->options->type) {
         if (!op->options->table) {
-            npk_fail(&b->err, NPK_E_ARG, "operator %u: options type %u not in the table",
-                     b->nops, op->options->type);
+            npk_fail(&b->err, NPK_E_ARG, "operator %u: options type %u not in the table", b->nops,
+                     op->options->type);
             return -1;
         }
         x.options = *op->options;

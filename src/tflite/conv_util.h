@@ -8,11 +8,11 @@
 #include "tflite/kernel.h"
 
 typedef struct npk_tfl_geom {
-    int32_t n, ih, iw, ic;     /* input NHWC */
-    int32_t oh, ow, oc, dm;    /* output; depth multiplier */
-    int32_t kh, kw;            /* window (set by the caller) */
-    int32_t sh, sw, dh, dw;    /* strides, dilations */
-    int32_t ph, pw;            /* padding before (top, left) */
+    int32_t n, ih, iw, ic;  /* input NHWC */
+    int32_t oh, ow, oc, dm; /* output; depth multiplier */
+    int32_t kh, kw;         /* window (set by the caller) */
+    int32_t sh, sw, dh, dw; /* strides, dilations */
+    int32_t ph, pw;         /* padding before (top, left) */
 } npk_tfl_geom;
 
 /* Read padding, stride_h/w and (when the names are given) dilations from
@@ -21,9 +21,9 @@ npk_status npk_tfl_geom_window(npk_tfl_plan *p, const npk_tfl_node *n, npk_tfl_g
                                const char *dil_h, const char *dil_w);
 
 typedef struct npk_tfl_wquant {
-    uint32_t nscale;     /* 1 (per tensor) or the channel count */
+    uint32_t nscale; /* 1 (per tensor) or the channel count */
     const float *scale;
-    int32_t zero;        /* uint8: the zero point; int8: 0 */
+    int32_t zero; /* uint8: the zero point; int8: 0 */
 } npk_tfl_wquant;
 
 /* A filter's quantisation: per tensor, or per channel along qdim (int8 only). */

@@ -119,8 +119,7 @@ npk_status npk_tfl_k_io(npk_tfl_plan *p, const npk_tfl_node *n, uint32_t min_in,
                         uint32_t required_in, uint32_t nout)
 {
     if (n->nin < min_in || n->nin > max_in) {
-        if (min_in == max_in)
-            return npk_tfl_k_fail(p, n, "%u inputs, expected %u", n->nin, min_in);
+        if (min_in == max_in) return npk_tfl_k_fail(p, n, "%u inputs, expected %u", n->nin, min_in);
         return npk_tfl_k_fail(p, n, "%u inputs, expected %u to %u", n->nin, min_in, max_in);
     }
     for (uint32_t i = 0; i < required_in && i < n->nin; i++)
@@ -129,16 +128,17 @@ npk_status npk_tfl_k_io(npk_tfl_plan *p, const npk_tfl_node *n, uint32_t min_in,
     return NPK_OK;
 }
 
-npk_status npk_tfl_k_output_shape(npk_tfl_plan *p, const npk_tfl_node *n, uint32_t i,
-                                  uint32_t ndim, const int32_t *dims)
+npk_status npk_tfl_k_output_shape(npk_tfl_plan *p, const npk_tfl_node *n, uint32_t i, uint32_t ndim,
+                                  const int32_t *dims)
 {
     const npk_tfl_rt *o = n->out[i];
     bool same = o->ndim == ndim;
     for (uint32_t d = 0; same && d < ndim; d++) same = o->dims[d] == dims[d];
     if (!same) {
         char a[96], b[96];
-        return npk_tfl_k_fail(p, n, "output %u (tensor %d \"%s\") is %s in the model but the op "
-                                    "computes %s",
+        return npk_tfl_k_fail(p, n,
+                              "output %u (tensor %d \"%s\") is %s in the model but the op "
+                              "computes %s",
                               i, o->index, o->t->name, npk_tfl_k_shape_str(o->dims, o->ndim, a, 96),
                               npk_tfl_k_shape_str(dims, ndim, b, 96));
     }
@@ -158,8 +158,8 @@ npk_status npk_tfl_k_rank(npk_tfl_plan *p, const npk_tfl_node *n, const npk_tfl_
                           const char *what, uint32_t ndim)
 {
     if (t->ndim != ndim)
-        return npk_tfl_k_fail(p, n, "%s (tensor %d) has %u dimensions, expected %u", what,
-                              t->index, t->ndim, ndim);
+        return npk_tfl_k_fail(p, n, "%s (tensor %d) has %u dimensions, expected %u", what, t->index,
+                              t->ndim, ndim);
     return NPK_OK;
 }
 
@@ -214,10 +214,10 @@ void npk_tfl_k_act_range_f(int act, float *lo, float *hi)
 /* ---- tensors ---- */
 
 /* An error about a tensor: named by the op using it, or by itself (n NULL). */
-static npk_status tfail(npk_tfl_plan *p, const npk_tfl_node *n, const npk_tfl_rt *r,
-                        npk_status st, const char *fmt, ...) NPK_PRINTF(5, 6);
-static npk_status tfail(npk_tfl_plan *p, const npk_tfl_node *n, const npk_tfl_rt *r,
-                        npk_status st, const char *fmt, ...)
+static npk_status tfail(npk_tfl_plan *p, const npk_tfl_node *n, const npk_tfl_rt *r, npk_status st,
+                        const char *fmt, ...) NPK_PRINTF(5, 6);
+static npk_status tfail(npk_tfl_plan *p, const npk_tfl_node *n, const npk_tfl_rt *r, npk_status st,
+                        const char *fmt, ...)
 {
     char msg[NPK_ERROR_MSG_MAX];
     va_list ap;
@@ -236,9 +236,10 @@ static npk_status const_data(npk_tfl_plan *p, const npk_tfl_node *n, npk_tfl_rt 
                              const npk_tfl_buffer *b)
 {
     if (b->size != r->bytes)
-        return tfail(p, n, r, NPK_E_FORMAT, "constant tensor %d (\"%s\") has %zu bytes of data, its shape "
-                                    "needs %zu",
-                              r->index, r->t->name, b->size, r->bytes);
+        return tfail(p, n, r, NPK_E_FORMAT,
+                     "constant tensor %d (\"%s\") has %zu bytes of data, its shape "
+                     "needs %zu",
+                     r->index, r->t->name, b->size, r->bytes);
     const size_t es = npk_tfl_type_size(r->type);
     const uint16_t one = 1;
     uint8_t host_le;
@@ -275,24 +276,25 @@ static npk_status use_tensor(npk_tfl_plan *p, const npk_tfl_node *n, npk_tfl_rt 
     if (r->planned || r->is_const) return NPK_OK;
     const npk_tfl_tensor *t = r->t;
     if (t->ndim > NPK_TFL_MAXD)
-        return tfail(p, n, r, NPK_E_UNSUPPORTED, "tensor %d has %u dimensions (at most %d)", r->index,
-                                     t->ndim, NPK_TFL_MAXD);
+        return tfail(p, n, r, NPK_E_UNSUPPORTED, "tensor %d has %u dimensions (at most %d)",
+                     r->index, t->ndim, NPK_TFL_MAXD);
     size_t es = npk_tfl_type_size(t->type);
     if (es == 0)
         return tfail(p, n, r, NPK_E_UNSUPPORTED, "tensor %d has type %s", r->index,
-                                     npk_tfl_type_name(t->type));
+                     npk_tfl_type_name(t->type));
     size_t count = 1;
     for (uint32_t d = 0; d < t->ndim; d++) {
         if (t->shape[d] < 0)
             return tfail(p, n, r, NPK_E_UNSUPPORTED, "tensor %d (\"%s\") has an unknown dimension",
-                                         r->index, t->name);
+                         r->index, t->name);
         if (!npk_mul_sz(count, (size_t)t->shape[d], &count) || count > ((size_t)1 << 40))
             return tfail(p, n, r, NPK_E_FORMAT, "tensor %d is too large", r->index);
         r->dims[d] = t->shape[d];
     }
     r->ndim = t->ndim;
     r->count = count;
-    if (!npk_mul_sz(count, es, &r->bytes)) return tfail(p, n, r, NPK_E_FORMAT, "tensor %d is too large", r->index);
+    if (!npk_mul_sz(count, es, &r->bytes))
+        return tfail(p, n, r, NPK_E_FORMAT, "tensor %d is too large", r->index);
     const npk_tfl_model *m = p->it->m;
     const npk_tfl_buffer *b = t->buffer < m->nbuffers ? &m->buffers[t->buffer] : NULL;
     if (b && b->data && b->size && !r->is_input) {
@@ -345,8 +347,8 @@ static npk_status set_io(npk_tfl_plan *p, const npk_tfl_interp_opts *o)
     }
     for (uint32_t i = 0; i < it->noutputs; i++) {
         if (!out || out[i] < 0 || (uint32_t)out[i] >= it->ntensors)
-            return npk_fail(p->err, NPK_E_ARG, "output %u is tensor %d of %u", i,
-                            out ? out[i] : -1, it->ntensors);
+            return npk_fail(p->err, NPK_E_ARG, "output %u is tensor %d of %u", i, out ? out[i] : -1,
+                            it->ntensors);
         it->outputs[i] = out[i];
         it->t[out[i]].is_output = true;
     }
@@ -355,8 +357,7 @@ static npk_status set_io(npk_tfl_plan *p, const npk_tfl_interp_opts *o)
 
 static bool has_data(const npk_tfl_interp *it, const npk_tfl_rt *r)
 {
-    const npk_tfl_buffer *b =
-        r->t->buffer < it->m->nbuffers ? &it->m->buffers[r->t->buffer] : NULL;
+    const npk_tfl_buffer *b = r->t->buffer < it->m->nbuffers ? &it->m->buffers[r->t->buffer] : NULL;
     return b && b->data && b->size && !r->is_input;
 }
 
@@ -456,9 +457,10 @@ static npk_status make_nodes(npk_tfl_plan *p, const bool *run, const npk_tfl_int
         /* A user handler wins over a built-in kernel. */
         for (uint32_t c = 0; c < o->ncustom; c++) {
             const npk_tfl_custom *h = &o->custom[c];
-            bool match = h->builtin >= 0 ? h->builtin == n->builtin
-                                         : (n->builtin == NPK_TFL_OP_CUSTOM && h->custom_code &&
-                                            oc->custom_code && !strcmp(h->custom_code, oc->custom_code));
+            bool match = h->builtin >= 0
+                             ? h->builtin == n->builtin
+                             : (n->builtin == NPK_TFL_OP_CUSTOM && h->custom_code &&
+                                oc->custom_code && !strcmp(h->custom_code, oc->custom_code));
             if (match && h->eval) {
                 n->custom = h;
                 break;
@@ -467,18 +469,18 @@ static npk_status make_nodes(npk_tfl_plan *p, const bool *run, const npk_tfl_int
         if (!n->custom) {
             n->kernel = npk_tfl_kernel_find(n->builtin, oc->custom_code);
             if (!n->kernel)
-                return npk_tfl_k_unsupported(p, n, "no kernel for this operator%s",
-                                             n->builtin == NPK_TFL_OP_CUSTOM
-                                                 ? " (a custom op needs a handler)"
-                                                 : "");
+                return npk_tfl_k_unsupported(
+                    p, n, "no kernel for this operator%s",
+                    n->builtin == NPK_TFL_OP_CUSTOM ? " (a custom op needs a handler)" : "");
         }
         it->nnodes++;
     }
     for (uint32_t i = 0; i < it->noutputs; i++) {
         npk_tfl_rt *r = &it->t[it->outputs[i]];
         if (!r->is_input && !r->is_const && r->producer < 0 && !has_data(it, r))
-            return npk_fail(p->err, NPK_E_FORMAT, "output %u (tensor %d \"%s\") is not computed "
-                                                   "by any operator",
+            return npk_fail(p->err, NPK_E_FORMAT,
+                            "output %u (tensor %d \"%s\") is not computed "
+                            "by any operator",
                             i, r->index, r->t->name);
     }
     return NPK_OK;
@@ -572,7 +574,8 @@ static npk_status place(npk_tfl_plan *p)
     }
     for (uint32_t i = 0; i < it->nnodes; i++)
         if (it->nodes[i].scratch_bytes)
-            items[k++] = (npk_tfl_arena_item){it->nodes[i].scratch_bytes, (int32_t)i, (int32_t)i, 0};
+            items[k++] =
+                (npk_tfl_arena_item){it->nodes[i].scratch_bytes, (int32_t)i, (int32_t)i, 0};
     size_t total;
     if (npk_tfl_arena_plan(items, nitems, &total, &it->peak_live))
         return npk_fail(p->err, NPK_E_LIMIT, "the activation arena would exceed the address space");

@@ -60,10 +60,10 @@ typedef struct npk_tfl_rt {
     float scale;        /* first scale (0 without quantisation) */
     int32_t zero_point; /* first zero point */
     /* planning */
-    bool planned;              /* has a buffer in this plan */
-    int32_t producer;          /* plan position of the op writing it, -1 for inputs */
-    int32_t first, last;       /* plan positions where it must be alive */
-    size_t offset;             /* in the arena */
+    bool planned;        /* has a buffer in this plan */
+    int32_t producer;    /* plan position of the op writing it, -1 for inputs */
+    int32_t first, last; /* plan positions where it must be alive */
+    size_t offset;       /* in the arena */
 } npk_tfl_rt;
 
 struct npk_tfl_kernel;
@@ -73,8 +73,8 @@ typedef struct npk_tfl_node {
     uint32_t index; /* operator index in the subgraph */
     const npk_tfl_operator *op;
     const npk_tfl_options *opt;
-    int32_t builtin;  /* effective builtin code */
-    const char *name; /* "CONV_2D" or the custom code, for messages */
+    int32_t builtin;                     /* effective builtin code */
+    const char *name;                    /* "CONV_2D" or the custom code, for messages */
     const struct npk_tfl_kernel *kernel; /* NULL when a user handler runs it */
     const npk_tfl_custom *custom;        /* the user handler, or NULL */
     uint32_t nin, nout;
@@ -125,8 +125,8 @@ int npk_tfl_k_threads(const npk_tfl_plan *p);
 npk_status npk_tfl_k_io(npk_tfl_plan *p, const npk_tfl_node *n, uint32_t min_in, uint32_t max_in,
                         uint32_t required_in, uint32_t nout);
 /* The shape the op computes for output i must equal the model's. */
-npk_status npk_tfl_k_output_shape(npk_tfl_plan *p, const npk_tfl_node *n, uint32_t i,
-                                  uint32_t ndim, const int32_t *dims);
+npk_status npk_tfl_k_output_shape(npk_tfl_plan *p, const npk_tfl_node *n, uint32_t i, uint32_t ndim,
+                                  const int32_t *dims);
 /* A tensor of the op must have this type. what: "input 0", "filter", ... */
 npk_status npk_tfl_k_type(npk_tfl_plan *p, const npk_tfl_node *n, const npk_tfl_rt *t,
                           const char *what, int8_t type);

@@ -5,15 +5,23 @@
 #include "tflite/kernel.h"
 
 extern const npk_tfl_kernel npk_tfl_k_add, npk_tfl_k_average_pool_2d, npk_tfl_k_concatenation,
-    npk_tfl_k_conv_2d, npk_tfl_k_depthwise_conv_2d, npk_tfl_k_dequantize,
-    npk_tfl_k_fully_connected, npk_tfl_k_max_pool_2d, npk_tfl_k_mean, npk_tfl_k_quantize,
-    npk_tfl_k_reshape, npk_tfl_k_softmax, npk_tfl_k_squeeze;
+    npk_tfl_k_conv_2d, npk_tfl_k_depthwise_conv_2d, npk_tfl_k_dequantize, npk_tfl_k_fully_connected,
+    npk_tfl_k_max_pool_2d, npk_tfl_k_mean, npk_tfl_k_quantize, npk_tfl_k_reshape, npk_tfl_k_softmax,
+    npk_tfl_k_squeeze;
 
 static const npk_tfl_kernel *const kernels[] = {
-    &npk_tfl_k_add,          &npk_tfl_k_average_pool_2d,   &npk_tfl_k_concatenation,
-    &npk_tfl_k_conv_2d,      &npk_tfl_k_depthwise_conv_2d, &npk_tfl_k_dequantize,
-    &npk_tfl_k_fully_connected, &npk_tfl_k_max_pool_2d,    &npk_tfl_k_mean,
-    &npk_tfl_k_quantize,     &npk_tfl_k_reshape,           &npk_tfl_k_softmax,
+    &npk_tfl_k_add,
+    &npk_tfl_k_average_pool_2d,
+    &npk_tfl_k_concatenation,
+    &npk_tfl_k_conv_2d,
+    &npk_tfl_k_depthwise_conv_2d,
+    &npk_tfl_k_dequantize,
+    &npk_tfl_k_fully_connected,
+    &npk_tfl_k_max_pool_2d,
+    &npk_tfl_k_mean,
+    &npk_tfl_k_quantize,
+    &npk_tfl_k_reshape,
+    &npk_tfl_k_softmax,
     &npk_tfl_k_squeeze,
 };
 

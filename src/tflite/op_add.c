@@ -116,9 +116,7 @@ static void add_one(void *ctx, size_t o, size_t i1, size_t i2)
         memcpy(q->out + 4 * o, &r, 4);
         break;
     }
-    case NPK_TFL_INT8:
-        q->out[o] = add_q(q, (int8_t)q->a[i1], (int8_t)q->b[i2]);
-        break;
+    case NPK_TFL_INT8: q->out[o] = add_q(q, (int8_t)q->a[i1], (int8_t)q->b[i2]); break;
     default: q->out[o] = add_q(q, q->a[i1], q->b[i2]);
     }
 }
@@ -134,8 +132,7 @@ static npk_status add_eval(npk_tfl_exec *x, const npk_tfl_node *n)
     if (q->bc.same && q->type == NPK_TFL_UINT8) {
         for (size_t i = 0; i < count; i++) q->out[i] = add_q(q, q->a[i], q->b[i]);
     } else if (q->bc.same && q->type == NPK_TFL_INT8) {
-        for (size_t i = 0; i < count; i++)
-            q->out[i] = add_q(q, (int8_t)q->a[i], (int8_t)q->b[i]);
+        for (size_t i = 0; i < count; i++) q->out[i] = add_q(q, (int8_t)q->a[i], (int8_t)q->b[i]);
     } else if (q->bc.same) {
         for (size_t i = 0; i < count; i++) add_one(q, i, i, i);
     } else {

@@ -43,8 +43,9 @@ static npk_status prepare_common(npk_tfl_plan *p, npk_tfl_node *n, conv *c, bool
         (st = npk_tfl_k_type(p, n, out, "output", type)) ||
         (b && (st = npk_tfl_k_type(p, n, b, "bias",
                                    type == NPK_TFL_FLOAT32 ? NPK_TFL_FLOAT32 : NPK_TFL_INT32))) ||
-        (st = npk_tfl_k_rank(p, n, in, "input", 4)) || (st = npk_tfl_k_rank(p, n, w, "filter", 4)) ||
-        (st = npk_tfl_k_const(p, n, w, "filter")) || (b && (st = npk_tfl_k_const(p, n, b, "bias"))))
+        (st = npk_tfl_k_rank(p, n, in, "input", 4)) ||
+        (st = npk_tfl_k_rank(p, n, w, "filter", 4)) || (st = npk_tfl_k_const(p, n, w, "filter")) ||
+        (b && (st = npk_tfl_k_const(p, n, b, "bias"))))
         return st;
     c->is_float = type == NPK_TFL_FLOAT32;
     c->is_signed = type == NPK_TFL_INT8;
@@ -57,8 +58,9 @@ static npk_status prepare_common(npk_tfl_plan *p, npk_tfl_node *n, conv *c, bool
                                   w->dims[0]);
         g->oc = w->dims[3];
         if (g->ic == 0 || g->oc % g->ic != 0)
-            return npk_tfl_k_fail(p, n, "%d output channels are not a multiple of %d input "
-                                        "channels",
+            return npk_tfl_k_fail(p, n,
+                                  "%d output channels are not a multiple of %d input "
+                                  "channels",
                                   g->oc, g->ic);
         g->dm = g->oc / g->ic;
         int64_t dmopt = npk_tfl_opt_int(n->opt, "depth_multiplier", 0);
@@ -69,8 +71,9 @@ static npk_status prepare_common(npk_tfl_plan *p, npk_tfl_node *n, conv *c, bool
         g->oc = w->dims[0];
         g->dm = 1;
         if (w->dims[3] != g->ic)
-            return npk_tfl_k_unsupported(p, n, "filter has %d input channels, the input %d "
-                                               "(grouped convolution)",
+            return npk_tfl_k_unsupported(p, n,
+                                         "filter has %d input channels, the input %d "
+                                         "(grouped convolution)",
                                          w->dims[3], g->ic);
     }
     if ((st = npk_tfl_geom_window(p, n, g, "dilation_h_factor", "dilation_w_factor"))) return st;
@@ -99,11 +102,9 @@ static npk_status prepare_common(npk_tfl_plan *p, npk_tfl_node *n, conv *c, bool
     c->shift = npk_tfl_k_alloc(p, n, (size_t)g->oc * sizeof *c->shift);
     c->bias = npk_tfl_k_alloc(p, n, (size_t)g->oc * sizeof *c->bias);
     if (!c->mult || !c->shift || !c->bias) return NPK_E_NOMEM;
-    if ((st = npk_tfl_conv_multipliers(p, n, !c->is_signed, si, &wq, so, g->oc, c->mult,
-                                        c->shift)))
+    if ((st = npk_tfl_conv_multipliers(p, n, !c->is_signed, si, &wq, so, g->oc, c->mult, c->shift)))
         return st;
-    for (int32_t o = 0; o < g->oc; o++)
-        c->bias[o] = b ? ((const int32_t *)b->data)[o] : 0;
+    for (int32_t o = 0; o < g->oc; o++) c->bias[o] = b ? ((const int32_t *)b->data)[o] : 0;
     npk_tfl_k_act_range(out, act, &c->act_min, &c->act_max);
     c->kern = npk_tfl_qkern_get();
     return NPK_OK;
@@ -195,23 +196,13 @@ static void conv_row_task(void *ctx, size_t task, int worker)
             }
         }
     }
-    npk_tfl_qgemm q = {(size_t)g->ow,
-                       (size_t)g->oc,
-                       c->k,
-                       col,
-                       c->k,
-                       c->w,
-                       c->k,
-                       c->bias,
-                       c->mult,
-                       c->shift,
-                       c->w_zero,
-                       c->out_zero,
-                       c->act_min,
-                       c->act_max,
-                       c->out + ((size_t)b * g->oh + oy) * g->ow * g->oc,
-                       (size_t)g->oc,
-                       c->is_signed};
+    npk_tfl_qgemm q = {
+        (size_t)g->ow, (size_t)g->oc, c->k,
+        col,           c->k,          c->w,
+        c->k,          c->bias,       c->mult,
+        c->shift,      c->w_zero,     c->out_zero,
+        c->act_min,    c->act_max,    c->out + ((size_t)b * g->oh + oy) * g->ow * g->oc,
+        (size_t)g->oc, c->is_signed};
     c->kern->gemm(&q);
 }
 
@@ -264,10 +255,10 @@ static npk_status conv_eval(npk_tfl_exec *x, const npk_tfl_node *n)
     return NPK_OK;
 }
 
-const npk_tfl_kernel npk_tfl_k_conv_2d = {
-    NPK_TFL_OP_CONV_2D, NULL,
-    NPK_TFL_T(NPK_TFL_UINT8) | NPK_TFL_T(NPK_TFL_INT8) | NPK_TFL_T(NPK_TFL_FLOAT32), conv_prepare,
-    conv_eval};
+const npk_tfl_kernel npk_tfl_k_conv_2d = {NPK_TFL_OP_CONV_2D, NULL,
+                                          NPK_TFL_T(NPK_TFL_UINT8) | NPK_TFL_T(NPK_TFL_INT8) |
+                                              NPK_TFL_T(NPK_TFL_FLOAT32),
+                                          conv_prepare, conv_eval};
 
 /* ---- DEPTHWISE_CONV_2D ---- */
 
@@ -290,10 +281,11 @@ static void dw_task(void *ctx, size_t task, int worker)
     const conv *c = ctx;
     const npk_tfl_geom *g = &c->g;
     const int32_t b = (int32_t)(task / (size_t)g->oh), oy = (int32_t)(task % (size_t)g->oh);
-    const npk_tfl_qdw d = {g->ih,      g->iw,      g->ic,        g->ow,       g->oc,       g->dm,
-                           g->kh,      g->kw,      g->sh,        g->sw,       g->dh,       g->dw,
-                           g->ph,      g->pw,      c->w,         c->bias,     c->mult,     c->shift,
-                           c->in_zero, c->w_zero,  c->out_zero,  c->act_min,  c->act_max,  c->is_signed};
+    const npk_tfl_qdw d = {g->ih,       g->iw,      g->ic,      g->ow,       g->oc,
+                           g->dm,       g->kh,      g->kw,      g->sh,       g->sw,
+                           g->dh,       g->dw,      g->ph,      g->pw,       c->w,
+                           c->bias,     c->mult,    c->shift,   c->in_zero,  c->w_zero,
+                           c->out_zero, c->act_min, c->act_max, c->is_signed};
     int32_t *acc = (int32_t *)(c->scratch + (size_t)worker * c->scratch_per_worker);
     c->kern->dw_row(&d, c->in + (size_t)b * g->ih * g->iw * g->ic, oy,
                     c->out + ((size_t)b * g->oh + oy) * g->ow * g->oc, acc);
@@ -324,8 +316,9 @@ static void dw_float_task(void *ctx, size_t task, int worker)
                     }
                 }
                 if (c->fbias) acc += c->fbias[o];
-                out[(size_t)ox * g->oc + o] =
-                    acc < c->fmin ? c->fmin : acc > c->fmax ? c->fmax : acc;
+                out[(size_t)ox * g->oc + o] = acc < c->fmin   ? c->fmin
+                                              : acc > c->fmax ? c->fmax
+                                                              : acc;
             }
 }
 

@@ -34,7 +34,8 @@ static npk_status fc_prepare(npk_tfl_plan *p, npk_tfl_node *n)
         (b && (st = npk_tfl_k_type(p, n, b, "bias",
                                    type == NPK_TFL_FLOAT32 ? NPK_TFL_FLOAT32 : NPK_TFL_INT32))) ||
         (st = npk_tfl_k_rank(p, n, w, "weights", 2)) ||
-        (st = npk_tfl_k_const(p, n, w, "weights")) || (b && (st = npk_tfl_k_const(p, n, b, "bias"))))
+        (st = npk_tfl_k_const(p, n, w, "weights")) ||
+        (b && (st = npk_tfl_k_const(p, n, b, "bias"))))
         return st;
     if (npk_tfl_opt_int(n->opt, "weights_format", 0) != 0)
         return npk_tfl_k_unsupported(p, n, "shuffled weights format");
@@ -46,7 +47,8 @@ static npk_status fc_prepare(npk_tfl_plan *p, npk_tfl_node *n)
     f->is_float = type == NPK_TFL_FLOAT32;
     f->is_signed = type == NPK_TFL_INT8;
     if (f->depth == 0 || in->count % f->depth != 0)
-        return npk_tfl_k_fail(p, n, "input has %zu values, not a multiple of the weights' depth %zu",
+        return npk_tfl_k_fail(p, n,
+                              "input has %zu values, not a multiple of the weights' depth %zu",
                               in->count, f->depth);
     f->batch = in->count / f->depth;
     if (b && (b->ndim != 1 || (size_t)b->dims[0] != f->units))
@@ -126,11 +128,10 @@ static void fc_task(void *ctx, size_t task, int worker)
             }
         return;
     }
-    npk_tfl_qgemm q = {f->batch,       nj,           f->depth,      f->in,
-                       f->depth,       f->w + j0 * f->depth,        f->depth,
-                       f->bias + j0,   f->mult + j0, f->shift + j0, f->w_zero,
-                       f->out_zero,    f->act_min,   f->act_max,    f->out + j0,
-                       f->units,       f->is_signed};
+    npk_tfl_qgemm q = {
+        f->batch,   nj,           f->depth,     f->in,         f->depth,    f->w + j0 * f->depth,
+        f->depth,   f->bias + j0, f->mult + j0, f->shift + j0, f->w_zero,   f->out_zero,
+        f->act_min, f->act_max,   f->out + j0,  f->units,      f->is_signed};
     f->kern->gemm(&q);
 }
 

@@ -131,15 +131,14 @@ static npk_status mean_eval(npk_tfl_exec *x, const npk_tfl_node *n)
             memcpy(out + 4 * k, &v, 4);
             continue;
         }
-        const int32_t shifted =
-            (int32_t)(isum[k] - (uint32_t)m->in_zero * (uint32_t)m->n);
+        const int32_t shifted = (int32_t)(isum[k] - (uint32_t)m->in_zero * (uint32_t)m->n);
         const int32_t v = npk_tfl_mbqm(shifted, m->mult, m->shift) + m->out_zero;
         out[k] = (uint8_t)npk_tfl_clamp(v, lo, hi);
     }
     return NPK_OK;
 }
 
-const npk_tfl_kernel npk_tfl_k_mean = {
-    NPK_TFL_OP_MEAN, NULL,
-    NPK_TFL_T(NPK_TFL_UINT8) | NPK_TFL_T(NPK_TFL_INT8) | NPK_TFL_T(NPK_TFL_FLOAT32), mean_prepare,
-    mean_eval};
+const npk_tfl_kernel npk_tfl_k_mean = {NPK_TFL_OP_MEAN, NULL,
+                                       NPK_TFL_T(NPK_TFL_UINT8) | NPK_TFL_T(NPK_TFL_INT8) |
+                                           NPK_TFL_T(NPK_TFL_FLOAT32),
+                                       mean_prepare, mean_eval};

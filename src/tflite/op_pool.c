@@ -55,8 +55,9 @@ static npk_status pool_prepare(npk_tfl_plan *p, npk_tfl_node *n, bool is_max)
         (st = npk_tfl_k_quant(p, n, out, "output", &so, &zo)))
         return st;
     if (zi != zo || fabs((double)si - (double)so) > 1e-6 * (double)si)
-        return npk_tfl_k_unsupported(p, n, "input and output quantisation differ (%g, %d vs %g, "
-                                           "%d)",
+        return npk_tfl_k_unsupported(p, n,
+                                     "input and output quantisation differ (%g, %d vs %g, "
+                                     "%d)",
                                      (double)si, zi, (double)so, zo);
     npk_tfl_k_act_range(out, act, &q->act_min, &q->act_max);
     return NPK_OK;
@@ -104,7 +105,9 @@ static npk_status pool_eval(npk_tfl_exec *x, const npk_tfl_node *n)
                                 count++;
                             }
                         if (!q->is_max) acc = count ? acc / (float)count : 0.0f;
-                        ((float *)out)[o + c] = acc < q->fmin ? q->fmin : acc > q->fmax ? q->fmax : acc;
+                        ((float *)out)[o + c] = acc < q->fmin   ? q->fmin
+                                                : acc > q->fmax ? q->fmax
+                                                                : acc;
                         continue;
                     }
                     int64_t acc = q->is_max ? npk_tfl_qmin(q->type) : 0, count = 0;
@@ -131,5 +134,5 @@ static npk_status pool_eval(npk_tfl_exec *x, const npk_tfl_node *n)
 
 const npk_tfl_kernel npk_tfl_k_average_pool_2d = {NPK_TFL_OP_AVERAGE_POOL_2D, NULL, POOL_TYPES,
                                                   avg_prepare, pool_eval};
-const npk_tfl_kernel npk_tfl_k_max_pool_2d = {NPK_TFL_OP_MAX_POOL_2D, NULL, POOL_TYPES,
-                                              max_prepare, pool_eval};
+const npk_tfl_kernel npk_tfl_k_max_pool_2d = {NPK_TFL_OP_MAX_POOL_2D, NULL, POOL_TYPES, max_prepare,
+                                              pool_eval};

@@ -37,8 +37,7 @@ static npk_status quantize_prepare(npk_tfl_plan *p, npk_tfl_node *n)
     n->params = q;
     q->in_type = in->type;
     q->out_type = out->type;
-    if (out->t->q.nscale > 1)
-        return npk_tfl_k_unsupported(p, n, "per-channel output quantisation");
+    if (out->t->q.nscale > 1) return npk_tfl_k_unsupported(p, n, "per-channel output quantisation");
     if ((st = npk_tfl_k_quant(p, n, out, "output", &q->out_scale, &q->out_zero))) return st;
     if (in->type == NPK_TFL_FLOAT32) return NPK_OK;
     if ((st = npk_tfl_k_quant(p, n, in, "input", &q->in_scale, &q->in_zero))) return st;
@@ -90,8 +89,7 @@ static npk_status dequantize_prepare(npk_tfl_plan *p, npk_tfl_node *n)
     n->params = q;
     q->in_type = in->type;
     if (in->type == NPK_TFL_FLOAT16) return NPK_OK;
-    if (in->t->q.nscale > 1)
-        return npk_tfl_k_unsupported(p, n, "per-channel input quantisation");
+    if (in->t->q.nscale > 1) return npk_tfl_k_unsupported(p, n, "per-channel input quantisation");
     return npk_tfl_k_quant(p, n, in, "input", &q->in_scale, &q->in_zero);
 }
 
@@ -117,11 +115,11 @@ static npk_status dequantize_eval(npk_tfl_exec *x, const npk_tfl_node *n)
     return NPK_OK;
 }
 
-const npk_tfl_kernel npk_tfl_k_quantize = {
-    NPK_TFL_OP_QUANTIZE, NULL,
-    NPK_TFL_T(NPK_TFL_FLOAT32) | NPK_TFL_T(NPK_TFL_UINT8) | NPK_TFL_T(NPK_TFL_INT8),
-    quantize_prepare, quantize_eval};
-const npk_tfl_kernel npk_tfl_k_dequantize = {
-    NPK_TFL_OP_DEQUANTIZE, NULL,
-    NPK_TFL_T(NPK_TFL_UINT8) | NPK_TFL_T(NPK_TFL_INT8) | NPK_TFL_T(NPK_TFL_FLOAT16),
-    dequantize_prepare, dequantize_eval};
+const npk_tfl_kernel npk_tfl_k_quantize = {NPK_TFL_OP_QUANTIZE, NULL,
+                                           NPK_TFL_T(NPK_TFL_FLOAT32) | NPK_TFL_T(NPK_TFL_UINT8) |
+                                               NPK_TFL_T(NPK_TFL_INT8),
+                                           quantize_prepare, quantize_eval};
+const npk_tfl_kernel npk_tfl_k_dequantize = {NPK_TFL_OP_DEQUANTIZE, NULL,
+                                             NPK_TFL_T(NPK_TFL_UINT8) | NPK_TFL_T(NPK_TFL_INT8) |
+                                                 NPK_TFL_T(NPK_TFL_FLOAT16),
+                                             dequantize_prepare, dequantize_eval};

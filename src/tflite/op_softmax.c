@@ -62,13 +62,12 @@ static inline int32_t rounding_half_sum(int32_t a, int32_t b)
 /* exp(a) for a in [-1/4, 0), Q0.31 in and out. */
 static int32_t exp_quarter(int32_t a)
 {
-    const int32_t constant_term = 1895147668;     /* exp(-1/8) */
-    const int32_t constant_1_over_3 = 715827883;  /* 1/3 */
-    const int32_t x = fp_add(a, 1 << 28);         /* a + 1/8 */
+    const int32_t constant_term = 1895147668;    /* exp(-1/8) */
+    const int32_t constant_1_over_3 = 715827883; /* 1/3 */
+    const int32_t x = fp_add(a, 1 << 28);        /* a + 1/8 */
     const int32_t x2 = fp_mul(x, x), x3 = fp_mul(x2, x), x4 = fp_mul(x2, x2);
     const int32_t x4_over_4 = fp_pot(x4, -2);
-    const int32_t poly =
-        fp_pot(fp_add(fp_mul(fp_add(x4_over_4, x3), constant_1_over_3), x2), -1);
+    const int32_t poly = fp_pot(fp_add(fp_mul(fp_add(x4_over_4, x3), constant_1_over_3), x2), -1);
     return fp_add(constant_term, fp_mul(constant_term, fp_add(x, poly)));
 }
 
@@ -104,7 +103,7 @@ static int32_t one_over_one_plus(int32_t a)
     int32_t x = fp_add(c48_17, fp_mul(half_denominator, cm32_17));
     for (int i = 0; i < 3; i++) {
         const int32_t hx = fp_mul(half_denominator, x);
-        const int32_t one_minus = fp_sub(1 << 29, hx); /* F2 One */
+        const int32_t one_minus = fp_sub(1 << 29, hx);  /* F2 One */
         x = fp_add(x, fp_pot(fp_mul(x, one_minus), 2)); /* Rescale<2> of a Q4 product */
     }
     return fp_pot(x, 1); /* Rescale<0>(ExactMulByPot<-1>(x)) */
@@ -237,7 +236,7 @@ static npk_status softmax_eval(npk_tfl_exec *x, const npk_tfl_node *n)
     return NPK_OK;
 }
 
-const npk_tfl_kernel npk_tfl_k_softmax = {
-    NPK_TFL_OP_SOFTMAX, NULL,
-    NPK_TFL_T(NPK_TFL_UINT8) | NPK_TFL_T(NPK_TFL_INT8) | NPK_TFL_T(NPK_TFL_FLOAT32),
-    softmax_prepare, softmax_eval};
+const npk_tfl_kernel npk_tfl_k_softmax = {NPK_TFL_OP_SOFTMAX, NULL,
+                                          NPK_TFL_T(NPK_TFL_UINT8) | NPK_TFL_T(NPK_TFL_INT8) |
+                                              NPK_TFL_T(NPK_TFL_FLOAT32),
+                                          softmax_prepare, softmax_eval};

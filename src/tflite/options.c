@@ -350,7 +350,7 @@ const npk_tfl_opt_table *npk_tfl_opt_table_find(uint8_t type)
 const char *npk_tfl_options_name(uint8_t type)
 {
     return type >= 1 && type <= sizeof union_names / sizeof union_names[0] ? union_names[type - 1]
-                                                                          : NULL;
+                                                                           : NULL;
 }
 
 uint8_t npk_tfl_builtin_options_type(int32_t builtin)

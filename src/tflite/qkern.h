@@ -58,8 +58,7 @@ typedef struct npk_tfl_qkern {
     /* Output row oy of one image: in points at the image (in_h * in_w *
      * in_c bytes), out at the row (out_w * out_c bytes); acc is scratch of
      * out_c int32. */
-    void (*dw_row)(const npk_tfl_qdw *d, const uint8_t *in, int32_t oy, uint8_t *out,
-                   int32_t *acc);
+    void (*dw_row)(const npk_tfl_qdw *d, const uint8_t *in, int32_t oy, uint8_t *out, int32_t *acc);
 } npk_tfl_qkern;
 
 extern const npk_tfl_qkern npk_tfl_qkern_portable;

@@ -3,8 +3,8 @@
 #include "tflite/qkern.h"
 #include "tflite/qmath.h"
 
-static inline uint8_t requant(uint32_t acc, int32_t mult, int32_t shift, int32_t zero,
-                              int32_t lo, int32_t hi)
+static inline uint8_t requant(uint32_t acc, int32_t mult, int32_t shift, int32_t zero, int32_t lo,
+                              int32_t hi)
 {
     int32_t v = npk_tfl_mbqm((int32_t)acc, mult, (int)shift) + zero;
     v = v < lo ? lo : v > hi ? hi : v;
@@ -72,16 +72,15 @@ static void gemm_i8(const npk_tfl_qgemm *g)
             }
             const uint32_t s[4] = {s0, s1, s2, s3};
             for (int q = 0; q < 4; q++)
-                c[j + q] = requant(s[q] - corr + (uint32_t)g->bias[j + q],
-                                   g->mult[j + q], g->shift[j + q], g->out_zero, g->act_min,
-                                   g->act_max);
+                c[j + q] = requant(s[q] - corr + (uint32_t)g->bias[j + q], g->mult[j + q],
+                                   g->shift[j + q], g->out_zero, g->act_min, g->act_max);
         }
         for (; j < g->n; j++) {
             const int8_t *b = (const int8_t *)(g->b + j * g->ldb);
             uint32_t s = 0;
             for (size_t t = 0; t < k; t++) s += (uint32_t)((int32_t)a[t] * b[t]);
-            c[j] = requant(s - corr + (uint32_t)g->bias[j], g->mult[j], g->shift[j],
-                           g->out_zero, g->act_min, g->act_max);
+            c[j] = requant(s - corr + (uint32_t)g->bias[j], g->mult[j], g->shift[j], g->out_zero,
+                           g->act_min, g->act_max);
         }
     }
 }

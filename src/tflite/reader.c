@@ -120,8 +120,10 @@ static npk_status parse_options(npk_fbc_rd *r, const npk_fb_table *opt, npk_tfl_
         const npk_tfl_opt_field *f = &o->table->fields[i];
         npk_tfl_opt_value *v = &o->v[i];
         v->present = present && npk_fb_present(&t, f->slot);
-        if (f->kind == NPK_TFL_OPT_FLOAT) v->f = (float)f->def;
-        else v->i = (int64_t)f->def;
+        if (f->kind == NPK_TFL_OPT_FLOAT)
+            v->f = (float)f->def;
+        else
+            v->i = (int64_t)f->def;
         if (!v->present) continue;
         switch (f->kind) {
         case NPK_TFL_OPT_BOOL: {

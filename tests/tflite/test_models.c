@@ -276,7 +276,8 @@ static void test_models_run(void **state)
         char one[65], three[65];
         size_t arena, peak, a3, p3;
         run_one(&RUNS[k], 1, one, &arena, &peak);
-        if (getenv("TFL_PRINT_HASHES")) printf("%s %s\n", RUNS[k].model, one);
+        if (getenv("TFL_PRINT_HASHES"))
+            printf("%s %s\n", RUNS[k].model, one);
         else if (RUNS[k].sha256 && strcmp(one, RUNS[k].sha256))
             fail_msg("%s: outputs sha256 %s, expected %s", RUNS[k].model, one, RUNS[k].sha256);
         /* The arena stays within 1.2x the largest set of tensors alive at once. */

@@ -105,8 +105,9 @@ static void test_depthwise_u8(void **state)
     int32_t f = tt_add(b, "w", NPK_TFL_UINT8, 4, ws, 1.0f, 2, w, sizeof w);
     int32_t c = tt_add(b, "b", NPK_TFL_INT32, 1, bs, 1.0f, 0, bias, sizeof bias);
     int32_t y = tt_add(b, "y", NPK_TFL_UINT8, 4, os, 1.0f, 0, NULL, 0);
-    static const char *const names[] = {"padding",           "stride_w",         "stride_h",
-                                        "depth_multiplier",  "dilation_w_factor", "dilation_h_factor"};
+    static const char *const names[] = {"padding",           "stride_w",
+                                        "stride_h",          "depth_multiplier",
+                                        "dilation_w_factor", "dilation_h_factor"};
     const double vals[] = {NPK_TFL_PAD_VALID, 1, 1, 2, 2, 2};
     npk_tfl_options o = tt_opts(NPK_TFL_OP_DEPTHWISE_CONV_2D, names, vals, 6);
     tt_op(b, NPK_TFL_OP_DEPTHWISE_CONV_2D, (int32_t[]){x, f, c}, 3, &y, 1, &o);
@@ -179,15 +180,16 @@ static tt_model pool_model(int32_t builtin, int padding, int size, int stride, i
 {
     npk_tflb *b = npk_tflb_new();
     static const int32_t is[] = {1, 2, 3, 1};
-    const int32_t ow = padding == NPK_TFL_PAD_SAME ? (3 + stride - 1) / stride
-                                                   : (3 + stride - size) / stride;
-    const int32_t oh = padding == NPK_TFL_PAD_SAME ? (2 + stride - 1) / stride
-                                                   : (2 + stride - size) / stride;
+    const int32_t ow =
+        padding == NPK_TFL_PAD_SAME ? (3 + stride - 1) / stride : (3 + stride - size) / stride;
+    const int32_t oh =
+        padding == NPK_TFL_PAD_SAME ? (2 + stride - 1) / stride : (2 + stride - size) / stride;
     const int32_t os[] = {1, oh, ow, 1};
     int32_t x = tt_add(b, "x", NPK_TFL_INT8, 4, is, 1.0f, 0, NULL, 0);
     int32_t y = tt_add(b, "y", NPK_TFL_INT8, 4, os, 1.0f, 0, NULL, 0);
-    static const char *const names[] = {"padding",      "stride_w",      "stride_h",
-                                        "filter_width", "filter_height", "fused_activation_function"};
+    static const char *const names[] = {"padding",       "stride_w",
+                                        "stride_h",      "filter_width",
+                                        "filter_height", "fused_activation_function"};
     const double vals[] = {padding, stride, stride, size, size, act};
     npk_tfl_options o = tt_opts(builtin, names, vals, 6);
     tt_op(b, builtin, &x, 1, &y, 1, &o);
@@ -241,9 +243,8 @@ static void test_reshape_squeeze(void **state)
     npk_tfl_options so;
     npk_error err = {0};
     static const int32_t dims[] = {0, -2};
-    assert_int_equal(npk_tfl_options_init(&so, npk_tfl_builtin_options_type(NPK_TFL_OP_SQUEEZE),
-                                          &err),
-                     NPK_OK);
+    assert_int_equal(
+        npk_tfl_options_init(&so, npk_tfl_builtin_options_type(NPK_TFL_OP_SQUEEZE), &err), NPK_OK);
     assert_int_equal(npk_tfl_options_set_vec(&so, "squeeze_dims", dims, 2, &err), NPK_OK);
     tt_op(b, NPK_TFL_OP_SQUEEZE, &x, 1, &y, 1, &so);
     tt_op(b, NPK_TFL_OP_SQUEEZE, &x, 1, &z, 1, NULL); /* no dims: every 1 goes */
@@ -470,8 +471,9 @@ static void test_custom_observer_cut(void **state)
     tt_finish(b, &tm);
     assert_string_equal(tm.m.opcodes[0].custom_code, "Twice");
     assert_int_equal(tm.m.subgraphs[0].operators[0].custom_options_len, 3);
-    tt_plan_fails(&tm, NPK_E_UNSUPPORTED, "operator 0 (Twice): no kernel for this operator (a "
-                                          "custom op needs a handler)");
+    tt_plan_fails(&tm, NPK_E_UNSUPPORTED,
+                  "operator 0 (Twice): no kernel for this operator (a "
+                  "custom op needs a handler)");
     int calls = 0;
     npk_tfl_custom h = {"Twice", -1, NULL, twice, &calls};
     npk_tfl_interp_opts o = {.custom = &h, .ncustom = 1, .keep_all = true};
@@ -497,8 +499,8 @@ static void test_custom_observer_cut(void **state)
     /* A builtin replaced by a handler, on a cut that starts at m. */
     calls = 0;
     npk_tfl_custom r = {NULL, NPK_TFL_OP_ADD, NULL, twice, &calls};
-    npk_tfl_interp_opts c = {.custom = &r, .ncustom = 1, .inputs = &m, .ninputs = 1,
-                             .outputs = &y, .noutputs = 1};
+    npk_tfl_interp_opts c = {
+        .custom = &r, .ncustom = 1, .inputs = &m, .ninputs = 1, .outputs = &y, .noutputs = 1};
     assert_int_equal(npk_tfl_interp_new(&tm.m, &c, &it, &err), NPK_OK);
     assert_int_equal(npk_tfl_interp_input(it, 0, &v, &err), NPK_OK);
     assert_int_equal(v.index, m);

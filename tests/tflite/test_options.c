@@ -41,9 +41,9 @@ static void test_union_types_match_models(void **state)
                 const npk_tfl_opcode *oc = npk_tfl_op_code(&m, op);
                 if (op->builtin_options_type == 0) continue;
                 if (op->builtin_options_type != npk_tfl_builtin_options_type(oc->builtin))
-                    fail_msg("%s operator %u (%s): options type %u, the table says %u",
-                             FIXTURES[k], i, npk_tfl_builtin_name(oc->builtin),
-                             op->builtin_options_type, npk_tfl_builtin_options_type(oc->builtin));
+                    fail_msg("%s operator %u (%s): options type %u, the table says %u", FIXTURES[k],
+                             i, npk_tfl_builtin_name(oc->builtin), op->builtin_options_type,
+                             npk_tfl_builtin_options_type(oc->builtin));
                 /* Every options table in these models is known and decoded. */
                 assert_non_null(op->options.table);
                 assert_int_equal(op->options.type, op->builtin_options_type);
@@ -122,7 +122,8 @@ static void test_table_rules(void **state)
         assert_string_equal(t[i].name, npk_tfl_options_name(t[i].type));
         assert_ptr_equal(npk_tfl_opt_table_find(t[i].type), &t[i]);
         for (int a = 0; a < t[i].nfields; a++)
-            for (int b = 0; b < a; b++) assert_int_not_equal(t[i].fields[a].slot, t[i].fields[b].slot);
+            for (int b = 0; b < a; b++)
+                assert_int_not_equal(t[i].fields[a].slot, t[i].fields[b].slot);
     }
     assert_string_equal(npk_tfl_options_name(1), "Conv2DOptions");
     assert_string_equal(npk_tfl_options_name(89), "QuantizeOptions");
@@ -171,7 +172,7 @@ static void test_every_table_round_trips(void **state)
                 assert_int_equal(npk_tfl_options_set_vec(&set[i], fd->name, vec, 3, &err), NPK_OK);
             else
                 assert_int_equal(npk_tfl_options_set(&set[i], fd->name,
-                                                     fd->kind == NPK_TFL_OPT_FLOAT ? 0.375
+                                                     fd->kind == NPK_TFL_OPT_FLOAT  ? 0.375
                                                      : fd->kind == NPK_TFL_OPT_BOOL ? !fd->def
                                                                                     : 1 + f,
                                                      &err),

@@ -124,8 +124,10 @@ static void test_activation_range(void **state)
 int main(void)
 {
     const struct CMUnitTest tests[] = {
-        cmocka_unit_test(test_quantize_multiplier), cmocka_unit_test(test_srdhm),
-        cmocka_unit_test(test_rdbpot),              cmocka_unit_test(test_multiply),
+        cmocka_unit_test(test_quantize_multiplier),
+        cmocka_unit_test(test_srdhm),
+        cmocka_unit_test(test_rdbpot),
+        cmocka_unit_test(test_multiply),
         cmocka_unit_test(test_activation_range),
     };
     return cmocka_run_group_tests(tests, NULL, NULL);

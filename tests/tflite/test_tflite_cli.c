@@ -52,8 +52,11 @@ static int valid_utf8(const char *s)
 {
     const unsigned char *p = (const unsigned char *)s;
     while (*p) {
-        int n = *p < 0x80 ? 1 : (*p & 0xe0) == 0xc0 ? 2 : (*p & 0xf0) == 0xe0 ? 3
-                                                     : (*p & 0xf8) == 0xf0 ? 4 : 0;
+        int n = *p < 0x80             ? 1
+                : (*p & 0xe0) == 0xc0 ? 2
+                : (*p & 0xf0) == 0xe0 ? 3
+                : (*p & 0xf8) == 0xf0 ? 4
+                                      : 0;
         if (!n || (n == 2 && *p < 0xc2)) return 0;
         for (int i = 1; i < n; i++)
             if ((p[i] & 0xc0) != 0x80) return 0;
@@ -69,7 +72,8 @@ static void test_info(void **state)
     npk_run r = npk_cli("tflite info %s", m);
     assert_int_equal(r.status, 0);
     assert_non_null(strstr(r.out, "operator 0 ADD (v1"));
-    assert_non_null(strstr(r.out, "tensor 0 \"in\xef\xbf\xbd/x\" UINT8 [1, 2, 2, 1] activation, scale 1"));
+    assert_non_null(
+        strstr(r.out, "tensor 0 \"in\xef\xbf\xbd/x\" UINT8 [1, 2, 2, 1] activation, scale 1"));
     assert_non_null(strstr(r.out, "supported"));
     npk_run_free(&r);
 #ifdef NPK_HAVE_CJSON
