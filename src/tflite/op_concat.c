@@ -103,7 +103,11 @@ static npk_status concat_eval(npk_tfl_exec *x, const npk_tfl_node *n)
                 for (size_t j = 0; j < len; j++) {
                     const float prod = (float)npk_tfl_ld8(src, j, c->is_signed) * c->scale[i];
                     const float v = roundf(prod + c->bias[i]);
-                    int64_t r = v > 1e9f ? 1000000000 : v < -1e9f ? -1000000000 : (int64_t)v;
+                    /* NaN (from an extreme scale ratio) maps to 0, huge values saturate. */
+                    int64_t r = v != v      ? 0
+                                : v > 1e9f  ? 1000000000
+                                : v < -1e9f ? -1000000000
+                                            : (int64_t)v;
                     r += c->out_zero;
                     out[j] = (uint8_t)(r < lo ? lo : r > hi ? hi : r);
                 }

@@ -127,7 +127,7 @@ static npk_status parse_options(npk_fbc_rd *r, const npk_fb_table *opt, npk_tfl_
         if (!v->present) continue;
         switch (f->kind) {
         case NPK_TFL_OPT_BOOL: {
-            bool b;
+            bool b = false;
             st = npk_fb_bool(&t, f->slot, false, &b, r->err);
             v->i = b;
             break;
@@ -136,26 +136,26 @@ static npk_status parse_options(npk_fbc_rd *r, const npk_fb_table *opt, npk_tfl_
         case NPK_TFL_OPT_PADDING:
         case NPK_TFL_OPT_ACTIVATION:
         case NPK_TFL_OPT_TYPE: {
-            int8_t b;
+            int8_t b = 0;
             st = npk_fb_i8(&t, f->slot, 0, &b, r->err);
             v->i = b;
             break;
         }
         case NPK_TFL_OPT_INT32: {
-            int32_t x;
+            int32_t x = 0;
             st = npk_fb_i32(&t, f->slot, 0, &x, r->err);
             v->i = x;
             break;
         }
         case NPK_TFL_OPT_UINT32: {
-            uint32_t x;
+            uint32_t x = 0;
             st = npk_fb_u32(&t, f->slot, 0, &x, r->err);
             v->i = x;
             break;
         }
         case NPK_TFL_OPT_FLOAT: st = npk_fb_f32(&t, f->slot, 0, &v->f, r->err); break;
         default: {
-            int32_t *vec;
+            int32_t *vec = NULL;
             st = npk_fbc_i32s(r, &t, f->slot, &v->n, &vec);
             v->vec = vec;
         }
