@@ -704,7 +704,6 @@ static int t_run(int argc, char **argv)
     }
     for (uint64_t k = 0; k < runs && !rc; k++) {
         const double t0 = now_ms();
-        r.norder = 0;
         if (npk_tfl_interp_invoke(r.it, &err)) rc = cli_error(r.l.path, &err);
         ms[k] = now_ms() - t0;
         if (dump) npk_tfl_interp_set_observer(r.it, NULL, NULL); /* record the first run only */
