@@ -287,7 +287,8 @@ static npk_status use_tensor(npk_tfl_plan *p, const npk_tfl_node *n, npk_tfl_rt 
         if (t->shape[d] < 0)
             return tfail(p, n, r, NPK_E_UNSUPPORTED, "tensor %d (\"%s\") has an unknown dimension",
                          r->index, t->name);
-        if (!npk_mul_sz(count, (size_t)t->shape[d], &count) || count > ((size_t)1 << 40))
+        if (!npk_mul_sz(count, (size_t)t->shape[d], &count) ||
+            count > ((size_t)1 << (sizeof(size_t) > 4 ? 40 : 31)))
             return tfail(p, n, r, NPK_E_FORMAT, "tensor %d is too large", r->index);
         r->dims[d] = t->shape[d];
     }
