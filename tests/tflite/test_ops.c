@@ -374,6 +374,82 @@ static void test_mean(void **state)
     tt_model_free(&tm);
 }
 
+/* ---- float32 paths ---- */
+
+/* One float graph through every float kernel (two threads), values exact
+ * in binary. x [1,2,2,1] = [1 2 3 4]:
+ * conv 2x2 VALID, w = [1 0 0 -1], bias 0.5: 1 - 4 + 0.5 = -2.5;
+ * depthwise 1x1 with multiplier 2, w = [2 -1], bias [0 1]: 2x and 1 - x;
+ * FC of x flattened, w = [[1 1 1 1] [0 0 0 1]]: [10 4];
+ * average pool 2x2 VALID: 2.5; max pool: 4; ADD x + x with RELU_N1_TO_1: 1;
+ * MEAN over axis 1 (no keep_dims): [2 3]; SOFTMAX of [0 0]: 0.5 0.5. */
+static void test_float_kernels(void **state)
+{
+    (void)state;
+    npk_tflb *b = npk_tflb_new();
+    static const int32_t xs[] = {1, 2, 2, 1}, ws[] = {1, 2, 2, 1}, o1[] = {1, 1, 1, 1},
+                         dws[] = {1, 1, 1, 2}, d2[] = {1, 2, 2, 2}, fws[] = {2, 4}, f2[] = {1, 2},
+                         two[] = {2}, one[] = {1}, ms[] = {1, 2, 1}, sm[] = {1, 2};
+    static const float w[] = {1, 0, 0, -1}, cb[] = {0.5f}, dw[] = {2, -1}, db[] = {0, 1},
+                       fw[] = {1, 1, 1, 1, 0, 0, 0, 1}, zero2[] = {0, 0};
+    static const int32_t axis[] = {1};
+    int32_t x = tt_add(b, "x", NPK_TFL_FLOAT32, 4, xs, 0, 0, NULL, 0);
+    int32_t W = tt_add(b, "w", NPK_TFL_FLOAT32, 4, ws, 0, 0, w, sizeof w);
+    int32_t CB = tt_add(b, "cb", NPK_TFL_FLOAT32, 1, one, 0, 0, cb, sizeof cb);
+    int32_t conv = tt_add(b, "conv", NPK_TFL_FLOAT32, 4, o1, 0, 0, NULL, 0);
+    int32_t DW = tt_add(b, "dw", NPK_TFL_FLOAT32, 4, dws, 0, 0, dw, sizeof dw);
+    int32_t DB = tt_add(b, "db", NPK_TFL_FLOAT32, 1, two, 0, 0, db, sizeof db);
+    int32_t dwo = tt_add(b, "dwo", NPK_TFL_FLOAT32, 4, d2, 0, 0, NULL, 0);
+    int32_t FW = tt_add(b, "fw", NPK_TFL_FLOAT32, 2, fws, 0, 0, fw, sizeof fw);
+    int32_t fc = tt_add(b, "fc", NPK_TFL_FLOAT32, 2, f2, 0, 0, NULL, 0);
+    int32_t avg = tt_add(b, "avg", NPK_TFL_FLOAT32, 4, o1, 0, 0, NULL, 0);
+    int32_t mx = tt_add(b, "max", NPK_TFL_FLOAT32, 4, o1, 0, 0, NULL, 0);
+    int32_t add = tt_add(b, "add", NPK_TFL_FLOAT32, 4, xs, 0, 0, NULL, 0);
+    int32_t AX = tt_add(b, "axis", NPK_TFL_INT32, 1, one, 0, 0, axis, sizeof axis);
+    int32_t mean = tt_add(b, "mean", NPK_TFL_FLOAT32, 3, ms, 0, 0, NULL, 0);
+    int32_t z = tt_add(b, "z", NPK_TFL_FLOAT32, 2, sm, 0, 0, zero2, sizeof zero2);
+    int32_t soft = tt_add(b, "soft", NPK_TFL_FLOAT32, 2, sm, 0, 0, NULL, 0);
+    static const char *const cn[] = {"padding", "stride_w", "stride_h"};
+    const double cv[] = {NPK_TFL_PAD_VALID, 1, 1};
+    npk_tfl_options co = tt_opts(NPK_TFL_OP_CONV_2D, cn, cv, 3);
+    tt_op(b, NPK_TFL_OP_CONV_2D, (int32_t[]){x, W, CB}, 3, &conv, 1, &co);
+    npk_tfl_options dwop = tt_opts(NPK_TFL_OP_DEPTHWISE_CONV_2D, cn, cv, 3);
+    tt_op(b, NPK_TFL_OP_DEPTHWISE_CONV_2D, (int32_t[]){x, DW, DB}, 3, &dwo, 1, &dwop);
+    npk_tfl_options fo = tt_opts(NPK_TFL_OP_FULLY_CONNECTED, NULL, NULL, 0);
+    tt_op(b, NPK_TFL_OP_FULLY_CONNECTED, (int32_t[]){x, FW}, 2, &fc, 1, &fo);
+    static const char *const pn[] = {"padding", "stride_w", "stride_h", "filter_width",
+                                     "filter_height"};
+    const double pv[] = {NPK_TFL_PAD_VALID, 1, 1, 2, 2};
+    npk_tfl_options po = tt_opts(NPK_TFL_OP_AVERAGE_POOL_2D, pn, pv, 5);
+    tt_op(b, NPK_TFL_OP_AVERAGE_POOL_2D, &x, 1, &avg, 1, &po);
+    tt_op(b, NPK_TFL_OP_MAX_POOL_2D, &x, 1, &mx, 1, &po);
+    static const char *const an[] = {"fused_activation_function"};
+    const double av[] = {NPK_TFL_ACT_RELU_N1_TO_1};
+    npk_tfl_options ao = tt_opts(NPK_TFL_OP_ADD, an, av, 1);
+    tt_op(b, NPK_TFL_OP_ADD, (int32_t[]){x, x}, 2, &add, 1, &ao);
+    npk_tfl_options mo = tt_opts(NPK_TFL_OP_MEAN, NULL, NULL, 0);
+    tt_op(b, NPK_TFL_OP_MEAN, (int32_t[]){x, AX}, 2, &mean, 1, &mo);
+    static const char *const sn[] = {"beta"};
+    const double sv[] = {1.0};
+    npk_tfl_options so = tt_opts(NPK_TFL_OP_SOFTMAX, sn, sv, 1);
+    tt_op(b, NPK_TFL_OP_SOFTMAX, &z, 1, &soft, 1, &so);
+    npk_tflb_io(b, &x, 1, (int32_t[]){conv, dwo, fc, avg, mx, add, mean, soft}, 8);
+    tt_model tm;
+    tt_finish(b, &tm);
+    static const float xin[] = {1, 2, 3, 4};
+    npk_tfl_interp *it = tt_run(&tm, (const void *[]){xin}, 2);
+    tt_expect(it, 0, (float[]){-2.5f}, 4);
+    tt_expect(it, 1, (float[]){2, 0, 4, -1, 6, -2, 8, -3}, 32);
+    tt_expect(it, 2, (float[]){10, 4}, 8);
+    tt_expect(it, 3, (float[]){2.5f}, 4);
+    tt_expect(it, 4, (float[]){4}, 4);
+    tt_expect(it, 5, (float[]){1, 1, 1, 1}, 16);
+    tt_expect(it, 6, (float[]){2, 3}, 8);
+    tt_expect(it, 7, (float[]){0.5f, 0.5f}, 8);
+    npk_tfl_interp_free(it);
+    tt_model_free(&tm);
+}
+
 /* ---- plan-time errors name the operator ---- */
 
 static void test_errors_name_the_op(void **state)
@@ -528,6 +604,7 @@ int main(void)
         cmocka_unit_test(test_quantize),
         cmocka_unit_test(test_concat),
         cmocka_unit_test(test_mean),
+        cmocka_unit_test(test_float_kernels),
         cmocka_unit_test(test_errors_name_the_op),
         cmocka_unit_test(test_custom_observer_cut),
     };
