@@ -170,6 +170,35 @@ static void test_run_errors(void **state)
     npk_run_free(&r);
 }
 
+/* A damaged model: one error line with the offset, exit 2, nothing written. */
+static void test_damaged_model(void **state)
+{
+    (void)state;
+    const char *m = two_output_model();
+    size_t len;
+    uint8_t *bytes = npk_slurp(m, &len);
+    assert_non_null(bytes);
+    npk_error err = {0};
+    const char *cut = npk_tmp("cut_short.tflite");
+    assert_int_equal(npk_write_file(cut, bytes, len / 2, &err), NPK_OK);
+    free(bytes);
+    const int64_t shape[] = {1, 2, 2, 1};
+    static const uint8_t x[4] = {0};
+    const char *in = npk_tmp("x2.npy"), *out = npk_tmp("never2.out");
+    write_npy(in, NPK_U8, 4, shape, x);
+    const char *cmds[] = {"tflite info --json %s%.0s%.0s", "tflite run %s --input %s -o %s",
+                          "tflite cut %s%.0s --outputs 1 -o %s"};
+    for (int i = 0; i < 3; i++) {
+        if (i == 0 && !npk_safetensors_available()) continue; /* --json needs libcjson */
+        npk_run r = npk_cli(cmds[i], cut, in, out);
+        assert_int_equal(r.status, 2);
+        assert_non_null(strstr(r.err, "offset 0x"));
+        assert_null(strchr(strchr(r.err, '\n') + 1, '\n'));
+        npk_run_free(&r);
+    }
+    assert_false(npk_exists(out));
+}
+
 static void test_cut(void **state)
 {
     (void)state;
@@ -193,9 +222,8 @@ static void test_cut(void **state)
 int main(void)
 {
     const struct CMUnitTest tests[] = {
-        cmocka_unit_test(test_info),
-        cmocka_unit_test(test_run_outputs),
-        cmocka_unit_test(test_run_errors),
+        cmocka_unit_test(test_info),       cmocka_unit_test(test_run_outputs),
+        cmocka_unit_test(test_run_errors), cmocka_unit_test(test_damaged_model),
         cmocka_unit_test(test_cut),
     };
     return cmocka_run_group_tests(tests, NULL, NULL);
