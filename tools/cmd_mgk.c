@@ -155,9 +155,10 @@ static void print_text(const char *path, const npk_mgk_model *m, bool records, b
                    r->inputs[k].type.s, r->inputs[k].id);
         uint32_t unknown = 0;
         for (uint32_t k = 0; k < r->nfields; k++) unknown += !r->fields[k].known;
-        printf("; output id %d\n       body 0x%llx, %llu bytes, %u fields (%u of unknown meaning)%s\n",
-               r->out_id, (unsigned long long)r->body_offset, (unsigned long long)r->body_size,
-               r->nfields, unknown, r->p.decoded || !r->known_kind ? "" : ", NOT decoded");
+        printf(
+            "; output id %d\n       body 0x%llx, %llu bytes, %u fields (%u of unknown meaning)%s\n",
+            r->out_id, (unsigned long long)r->body_offset, (unsigned long long)r->body_size,
+            r->nfields, unknown, r->p.decoded || !r->known_kind ? "" : ", NOT decoded");
         char val[160];
         for (uint32_t k = 0; k < r->nfields; k++) {
             const npk_mgk_field *f = &r->fields[k];
@@ -195,17 +196,16 @@ static void print_text(const char *path, const npk_mgk_model *m, bool records, b
         printf("  %-4d %d direction(s), batch %d, seq %d, input %d, hidden %d; weights "
                "[%d,%d,1,1,%d,32,32]@0x%llx, table %llu words@0x%llx; zero points in %d, hidden "
                "%d; call at 0x%x\n",
-               g->id, g->ndir, g->batch, g->seq, g->input, g->hidden, g->n_ofp, g->m_ifp,
-               g->planes, (unsigned long long)g->weight_offset,
-               (unsigned long long)g->table_bytes / 4, (unsigned long long)g->table_offset,
-               g->in_zp, g->h_zp, g->call_addr);
+               g->id, g->ndir, g->batch, g->seq, g->input, g->hidden, g->n_ofp, g->m_ifp, g->planes,
+               (unsigned long long)g->weight_offset, (unsigned long long)g->table_bytes / 4,
+               (unsigned long long)g->table_offset, g->in_zp, g->h_zp, g->call_addr);
     }
     printf("unassigned weight-region ranges: %zu\n", m->nunassigned);
     for (size_t i = 0; i < m->nunassigned; i++)
         printf("  +0x%llx  %llu bytes%s%s%s\n", (unsigned long long)m->unassigned[i].offset,
                (unsigned long long)m->unassigned[i].size,
-               m->unassigned[i].all_zero ? " (all zero)" : "",
-               m->unassigned[i].why ? ": " : "", m->unassigned[i].why ? m->unassigned[i].why : "");
+               m->unassigned[i].all_zero ? " (all zero)" : "", m->unassigned[i].why ? ": " : "",
+               m->unassigned[i].why ? m->unassigned[i].why : "");
     for (size_t i = 0; i < m->nwarnings; i++)
         printf("warning: offset 0x%llx: %s\n", (unsigned long long)m->warnings[i].offset,
                m->warnings[i].msg);
@@ -311,18 +311,17 @@ static cJSON *field_json(const npk_mgk_model *m, const npk_mgk_field *f)
     case NPK_MGK_F_F32VEC: {
         cJSON *a = cJSON_AddArrayToObject(o, "value");
         for (uint32_t i = 0; i < f->count; i++) {
-            double v = f->type == NPK_MGK_F_IVEC     ? (double)(int32_t)npk_ld32le(p + 4 * (size_t)i)
-                       : f->type == NPK_MGK_F_I64VEC ? (double)(int64_t)npk_ld64le(p + 8 * (size_t)i)
-                                                     : (double)npk_ldf32le(p + 4 * (size_t)i);
+            double v = f->type == NPK_MGK_F_IVEC ? (double)(int32_t)npk_ld32le(p + 4 * (size_t)i)
+                       : f->type == NPK_MGK_F_I64VEC
+                           ? (double)(int64_t)npk_ld64le(p + 8 * (size_t)i)
+                           : (double)npk_ldf32le(p + 4 * (size_t)i);
             cJSON_AddItemToArray(a, cJSON_CreateNumber(v));
         }
         break;
     }
     case NPK_MGK_F_STR: jstr(o, "value", (npk_mgk_str){(const char *)p, f->count}); break;
     case NPK_MGK_F_BYTES:
-    case NPK_MGK_F_IVEC3:
-        jhex_bytes(o, "value_hex", m->data + f->offset, f->size);
-        break;
+    case NPK_MGK_F_IVEC3: jhex_bytes(o, "value_hex", m->data + f->offset, f->size); break;
     default: cJSON_AddNumberToObject(o, "value", (double)f->i); break;
     }
     return o;
@@ -360,7 +359,8 @@ static cJSON *record_json(const npk_mgk_model *m, const npk_mgk_record *r, size_
     jhex_bytes(o, "body_hex", m->data + r->body_offset, (size_t)r->body_size);
     cJSON_AddBoolToObject(o, "decoded", r->p.decoded);
     cJSON *fs = cJSON_AddArrayToObject(o, "fields");
-    for (uint32_t k = 0; k < r->nfields; k++) cJSON_AddItemToArray(fs, field_json(m, &r->fields[k]));
+    for (uint32_t k = 0; k < r->nfields; k++)
+        cJSON_AddItemToArray(fs, field_json(m, &r->fields[k]));
     if (r->conv >= 0) cJSON_AddNumberToObject(o, "layer_id", m->convs[r->conv].id);
     return o;
 }
@@ -762,11 +762,13 @@ static int m_synth(int argc, char **argv)
     npk_mgk_synth_layer layers[64];
     size_t nl = 0;
     npk_mgk_synth_spec spec = {layers, 0, 1, false, false, 0, 0};
-    static const struct option opts[] = {
-        {"output", required_argument, NULL, 'o'}, {"layer", required_argument, NULL, 'l'},
-        {"seed", required_argument, NULL, 's'},   {"extra-records", no_argument, NULL, 'x'},
-        {"garbage", no_argument, NULL, 'g'},      {"size", required_argument, NULL, 'z'},
-        {0, 0, 0, 0}};
+    static const struct option opts[] = {{"output", required_argument, NULL, 'o'},
+                                         {"layer", required_argument, NULL, 'l'},
+                                         {"seed", required_argument, NULL, 's'},
+                                         {"extra-records", no_argument, NULL, 'x'},
+                                         {"garbage", no_argument, NULL, 'g'},
+                                         {"size", required_argument, NULL, 'z'},
+                                         {0, 0, 0, 0}};
     int c;
     cli_getopt_reset();
     while ((c = getopt_long(argc, argv, "o:", opts, NULL)) != -1) {

@@ -37,8 +37,9 @@ static void print_str(FILE *f, npk_mgk_str s, bool dot)
 {
     for (uint32_t i = 0; i < s.len && i < 200; i++) {
         unsigned char ch = (unsigned char)s.s[i];
-        if (ch < 0x20 || ch >= 0x7F || (dot && (ch == '"' || ch == '\\' || ch == '<' || ch == '>' ||
-                                                ch == '{' || ch == '}' || ch == '|')))
+        if (ch < 0x20 || ch >= 0x7F ||
+            (dot && (ch == '"' || ch == '\\' || ch == '<' || ch == '>' || ch == '{' || ch == '}' ||
+                     ch == '|')))
             fprintf(f, "\\\\x%02x", ch);
         else
             fputc(ch, f);
@@ -125,8 +126,7 @@ static void print_text(const char *path, const npk_mgk_model *m, const npk_mgk_g
 static void dot_edge_label(FILE *f, const npk_mgk_gtensor *t)
 {
     fputs(" [label=\"", f);
-    if (t->rank)
-        print_shape(f, t->shape, t->rank);
+    if (t->rank) print_shape(f, t->shape, t->rank);
     fputc(' ', f);
     print_str(f, t->format, true);
     fputc(' ', f);
@@ -154,8 +154,8 @@ static void write_dot(FILE *f, const npk_mgk_model *m, const npk_mgk_graph *g)
     for (size_t i = 0; i < g->nnodes; i++) {
         const npk_mgk_gnode *nd = &g->nodes[i];
         bool heavy = nd->kind == NPK_MGK_K_CONV || nd->kind == NPK_MGK_K_GRU;
-        fprintf(f, "  r%zu [label=\"#%zu %s\\n%s\\n", nd->record, nd->record, npk_mgk_kind_name(nd->kind),
-                nd->op);
+        fprintf(f, "  r%zu [label=\"#%zu %s\\n%s\\n", nd->record, nd->record,
+                npk_mgk_kind_name(nd->kind), nd->op);
         for (const char *p = nd->note; *p; p++)
             if (*p == '"' || *p == '\\')
                 fprintf(f, "\\%c", *p);
@@ -265,9 +265,11 @@ static void print_json(const npk_mgk_model *m, const npk_mgk_graph *g)
         cJSON_AddStringToObject(n, "op", nd->op);
         cJSON_AddBoolToObject(n, "established", nd->established);
         cJSON_AddStringToObject(n, "note", nd->note);
-        cJSON *in = cJSON_AddArrayToObject(n, "inputs"), *out = cJSON_AddArrayToObject(n, "outputs");
+        cJSON *in = cJSON_AddArrayToObject(n, "inputs"),
+              *out = cJSON_AddArrayToObject(n, "outputs");
         for (uint32_t k = 0; k < nd->nin; k++)
-            if (nd->in[k] >= 0) cJSON_AddItemToArray(in, cJSON_CreateNumber(g->tensors[nd->in[k]].id));
+            if (nd->in[k] >= 0)
+                cJSON_AddItemToArray(in, cJSON_CreateNumber(g->tensors[nd->in[k]].id));
         for (uint32_t k = 0; k < nd->nout; k++)
             if (nd->out[k] >= 0)
                 cJSON_AddItemToArray(out, cJSON_CreateNumber(g->tensors[nd->out[k]].id));

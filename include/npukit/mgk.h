@@ -178,9 +178,9 @@ typedef struct npk_mgk_tblock {
 /* Typed view of the decoded fields (what the graph and the export use). */
 typedef struct npk_mgk_params {
     npk_mgk_kind kind;
-    bool decoded;     /* the body matched its layout */
+    bool decoded; /* the body matched its layout */
     npk_mgk_tblock tb;
-    int32_t q;        /* first word: zero points (kind-specific, see docs) */
+    int32_t q; /* first word: zero points (kind-specific, see docs) */
     /* FormatConvert */
     int32_t fc_channels, fc_direction; /* direction 0: NHWC -> NDHWC32, 1: back */
     /* Normalize (per-channel y = x * scale + bias in code units) */
@@ -229,11 +229,11 @@ typedef struct npk_mgk_conv {
     int32_t zp_word;     /* ConvOp +0x9C: low 16 bits input zero point, high 16 output's */
     uint16_t rq_code;    /* +0xA4: requant-mode code (1 or 2 in the fixture) */
     uint64_t clamp_word; /* +0xA8: clamp/zero-point word (0 or 0xffff in the fixture) */
-    uint32_t mode;       /* +0xB0: & 7 = 1 float (MXU) requant, 2 hardware packed; bit 3 two-slope */
-    int32_t rows_flag;   /* +0xE4 */
+    uint32_t mode;     /* +0xB0: & 7 = 1 float (MXU) requant, 2 hardware packed; bit 3 two-slope */
+    int32_t rows_flag; /* +0xE4 */
     uint32_t nrows_a, nrows_b; /* two vectors whose first items overwrite +0xE0/+0xE4 (empty) */
-    int32_t unknown_a;        /* +0xFC: 2 for 1x3/1x5, 1 for 1x1 layers in the fixture */
-    int32_t cin, cout;        /* real channel counts as stored */
+    int32_t unknown_a;         /* +0xFC: 2 for 1x3/1x5, 1 for 1x1 layers in the fixture */
+    int32_t cin, cout;         /* real channel counts as stored */
     int32_t pads[8], kernel[8], stride[8], dilation[8];
     uint32_t npads, nkernel, nstride, ndilation;
     int32_t unknown_b[2];
@@ -247,12 +247,12 @@ typedef struct npk_mgk_conv {
     int32_t third_shape[8];
     uint32_t nthird;
     uint8_t has_third;
-    int32_t counts[3];  /* element counts: weights (2-bit fields), requant words, third */
-    int64_t offsets[3]; /* relative to the weight region */
-    uint32_t nfourth;         /* a fourth tensor: shape items, element count, offset */
-    int32_t fourth_count;     /* (empty, 0, 0 in the fixture) */
+    int32_t counts[3];    /* element counts: weights (2-bit fields), requant words, third */
+    int64_t offsets[3];   /* relative to the weight region */
+    uint32_t nfourth;     /* a fourth tensor: shape items, element count, offset */
+    int32_t fourth_count; /* (empty, 0, 0 in the fixture) */
     int64_t fourth_offset;
-    uint64_t shape_pos; /* file offset of the weight_shape count word */
+    uint64_t shape_pos;              /* file offset of the weight_shape count word */
     uint64_t tail_offset, tail_size; /* undecoded bytes before the trailer (0 when decoded) */
     /* Derived and checked. */
     bool usable;       /* the weights can be decoded */
@@ -270,15 +270,15 @@ typedef struct npk_mgk_conv {
 typedef struct npk_mgk_gru {
     size_t record; /* index into records; also the layer id */
     int id;
-    bool located;      /* the gru_param_init call of this record was found */
-    bool usable;       /* weights and tables can be decoded */
-    char problem[160]; /* why not */
-    uint32_t call_addr;          /* address of the call in the constructor */
-    int32_t arg_out_id;          /* argument 6, must equal the record's output id */
-    int32_t arg_hidden;          /* argument 9: hidden size */
-    int32_t arg_zps;             /* argument 16: low 16 bits input zero point, high hidden's */
-    int64_t weight_offset;       /* argument 21, relative to the weight region */
-    int64_t table_offset;        /* argument 22: biases, scales, hidden quantisation */
+    bool located;          /* the gru_param_init call of this record was found */
+    bool usable;           /* weights and tables can be decoded */
+    char problem[160];     /* why not */
+    uint32_t call_addr;    /* address of the call in the constructor */
+    int32_t arg_out_id;    /* argument 6, must equal the record's output id */
+    int32_t arg_hidden;    /* argument 9: hidden size */
+    int32_t arg_zps;       /* argument 16: low 16 bits input zero point, high hidden's */
+    int64_t weight_offset; /* argument 21, relative to the weight region */
+    int64_t table_offset;  /* argument 22: biases, scales, hidden quantisation */
     int batch, seq, ndir, hidden, input;
     int n_ofp, m_ifp, planes, bits; /* the NMHWSOIB2 block: [3H*ndir/32, (I+H)/32, 1, 1, S] */
     uint64_t weight_bytes, table_bytes;

@@ -71,8 +71,8 @@ typedef struct npk_mgk_onnx_opts {
 } npk_mgk_onnx_opts;
 
 bool npk_mgk_onnx_available(void);
-npk_status npk_mgk_export_onnx(const npk_mgk_model *m, const npk_mgk_onnx_opts *opts,
-                               uint8_t **out, size_t *len, npk_error *err);
+npk_status npk_mgk_export_onnx(const npk_mgk_model *m, const npk_mgk_onnx_opts *opts, uint8_t **out,
+                               size_t *len, npk_error *err);
 
 #ifdef __cplusplus
 }

@@ -210,7 +210,8 @@ static int cmp_range(const void *a, const void *b)
 static bool nz_claim(const npk_mgk_model *m, int32_t count, int64_t off, npk_mgk_range *r)
 {
     uint64_t bytes = count > 0 ? 4u * (uint64_t)count : 0;
-    if (!bytes || off < 0 || (uint64_t)off > m->region_size || bytes > m->region_size - (uint64_t)off)
+    if (!bytes || off < 0 || (uint64_t)off > m->region_size ||
+        bytes > m->region_size - (uint64_t)off)
         return false;
     *r = (npk_mgk_range){(uint64_t)off, bytes, false, NULL};
     return true;

@@ -53,9 +53,8 @@ static void decode_tb(mgk_fdec *d, npk_mgk_tblock *tb, uint32_t nout, bool tail)
                                 "%u outputs, at most %d supported", nout, NPK_MGK_MAX_TB);
         return;
     }
-    tb->flag = (uint8_t)mgk_f_int(d, U8, "tb_flag",
-                                  "[code] first read of read_tensor_param; 1 on 10 of 62 records",
-                                  false);
+    tb->flag = (uint8_t)mgk_f_int(
+        d, U8, "tb_flag", "[code] first read of read_tensor_param; 1 on 10 of 62 records", false);
     tb->nshapes = nout;
     for (uint32_t k = 0; k < nout; k++) {
         tb->rank[k] =
@@ -67,9 +66,8 @@ static void decode_tb(mgk_fdec *d, npk_mgk_tblock *tb, uint32_t nout, bool tail)
             d->st = npk_fail_at(d->err, NPK_E_LIMIT, npk_cur_offset(d->c),
                                 "output shape of %u dimensions", tb->rank[k]);
     }
-    tb->index = (int32_t)mgk_f_int(d, I32, "layer_index",
-                                   "[data] the record's own index in the blob (all 62 records)",
-                                   true);
+    tb->index = (int32_t)mgk_f_int(
+        d, I32, "layer_index", "[data] the record's own index in the blob (all 62 records)", true);
     tb->one = (int32_t)mgk_f_int(d, I32, "tb_one", "1 in every record", false);
     tb->nout_off = mgk_f_i64vec(
         d, "out_arena_offsets",
@@ -121,9 +119,8 @@ static void decode_normalize(mgk_fdec *d, npk_mgk_params *p)
         "[code][data] fp32 per-channel bias (y = x * scale + bias, code units), region offset",
         true);
     p->nz_scale_count = (int32_t)mgk_f_int(d, I32, "scale_count", "[code] fp32 items", true);
-    p->nz_scale_offset =
-        mgk_f_int(d, NPK_MGK_F_I64, "scale_offset",
-                  "[code][data] fp32 per-channel scale, region offset", true);
+    p->nz_scale_offset = mgk_f_int(d, NPK_MGK_F_I64, "scale_offset",
+                                   "[code][data] fp32 per-channel scale, region offset", true);
 }
 
 static void decode_add(mgk_fdec *d, npk_mgk_params *p)
@@ -138,10 +135,10 @@ static void decode_add(mgk_fdec *d, npk_mgk_params *p)
         d, "weights",
         "[code][data] per-input multipliers w: y = floor((64 * sum(w * x) + bias) / mult) + 128",
         true, p->add_w, NPK_MGK_MAX_INPUTS);
-    mgk_f_ivec(d, "weights_copy", "[code] read to +0x11C; equals `weights` in both records",
-               false, NULL, 0);
-    p->add_mult = mgk_f_f32(d, "mult", "[code][data] divisor (fp32, truncated by the kernel)",
-                            true);
+    mgk_f_ivec(d, "weights_copy", "[code] read to +0x11C; equals `weights` in both records", false,
+               NULL, 0);
+    p->add_mult =
+        mgk_f_f32(d, "mult", "[code][data] divisor (fp32, truncated by the kernel)", true);
     p->add_bias = mgk_f_f32(d, "bias", "[code][data] bias (fp32, truncated by the kernel)", true);
     mgk_f_int(d, I32, "add_i13c", "[code] read to +0x13C (3)", false);
 }
@@ -149,11 +146,10 @@ static void decode_add(mgk_fdec *d, npk_mgk_params *p)
 static void decode_concat(mgk_fdec *d, npk_mgk_params *p)
 {
     p->q = (int32_t)mgk_f_int(
-        d, I32, "zp_word", "[data] high 16 bits: output zero point (the constructor's per-channel one)",
-        true);
+        d, I32, "zp_word",
+        "[data] high 16 bits: output zero point (the constructor's per-channel one)", true);
     mgk_f_int(d, I32, "cat_one", "constructor argument (1)", false);
-    p->cat_inv_scale =
-        mgk_f_f32(d, "inv_out_scale", "[code][data] 1 / output scale", true);
+    p->cat_inv_scale = mgk_f_f32(d, "inv_out_scale", "[code][data] 1 / output scale", true);
     uint32_t n = mgk_f_ivec(d, "neg_in_zp", "[code][data] minus each input's zero point", true,
                             p->cat_zp, NPK_MGK_MAX_INPUTS);
     for (uint32_t i = 0; i < n && i < NPK_MGK_MAX_INPUTS; i++) p->cat_zp[i] = -p->cat_zp[i];
@@ -167,17 +163,16 @@ static void decode_concat(mgk_fdec *d, npk_mgk_params *p)
 
 static void decode_upsample(mgk_fdec *d, npk_mgk_params *p)
 {
-    p->q = (int32_t)mgk_f_int(d, I32, "zp_word", "[code][data] zero point of input and output",
-                              true);
+    p->q =
+        (int32_t)mgk_f_int(d, I32, "zp_word", "[code][data] zero point of input and output", true);
     mgk_f_int(d, I32, "up_one", "constructor argument (1)", false);
     p->up_mode = (int32_t)mgk_f_int(
-        d, I32, "up_mode", "constructor argument (0); read as nearest-neighbour (inferred)",
-        false);
+        d, I32, "up_mode", "constructor argument (0); read as nearest-neighbour (inferred)", false);
     mgk_f_int(d, I32, "up_i128", "constructor argument (128)", false);
     mgk_f_f32(d, "up_f", "constructor argument (1.0)", false);
-    p->up_nscales = mgk_f_f32vec(d, "scales",
-                                 "[code][data] factors for (W, H): out W = in W * 2 here", true,
-                                 p->up_scales, NPK_MGK_MAX_RANK);
+    p->up_nscales =
+        mgk_f_f32vec(d, "scales", "[code][data] factors for (W, H): out W = in W * 2 here", true,
+                     p->up_scales, NPK_MGK_MAX_RANK);
 }
 
 static void decode_permute(mgk_fdec *d, npk_mgk_params *p)
@@ -287,8 +282,8 @@ static void decode_conv(mgk_fdec *d, npk_mgk_conv *cv)
         "[code][data] ConvOp +0x9C: low 16 bits input zero point, high 16 bits the output's "
         "(equal along every edge between layers)",
         true);
-    cv->rq_code = (uint16_t)mgk_f_int(d, NPK_MGK_F_U16, "rq_code",
-                                      "[code][manual] +0xA4 requant-mode code (1 or 2 here)", false);
+    cv->rq_code = (uint16_t)mgk_f_int(
+        d, NPK_MGK_F_U16, "rq_code", "[code][manual] +0xA4 requant-mode code (1 or 2 here)", false);
     cv->clamp_word = (uint64_t)mgk_f_int(d, NPK_MGK_F_I64, "clamp_word",
                                          "[code][manual] +0xA8 zero-point/clamp word", false);
     cv->mode = (uint32_t)mgk_f_int(
@@ -297,23 +292,25 @@ static void decode_conv(mgk_fdec *d, npk_mgk_conv *cv)
         "bit 3 on five-row (two-slope packed) tables",
         true);
     cv->rows_flag = (int32_t)mgk_f_int(d, I32, "rows_flag", "[code] read to +0xE4 (1)", false);
-    cv->nrows_a = mgk_f_ivec(d, "rows_a", "[code] first item goes to +0xE0 (empty)", false, NULL, 0);
-    cv->nrows_b = mgk_f_ivec(d, "rows_b", "[code] first item goes to +0xE4 (empty)", false, NULL, 0);
-    cv->unknown_a = (int32_t)mgk_f_int(d, I32, "conv_fc", "[code] +0xFC: 2 on 1xk, 1 on 1x1", false);
+    cv->nrows_a =
+        mgk_f_ivec(d, "rows_a", "[code] first item goes to +0xE0 (empty)", false, NULL, 0);
+    cv->nrows_b =
+        mgk_f_ivec(d, "rows_b", "[code] first item goes to +0xE4 (empty)", false, NULL, 0);
+    cv->unknown_a =
+        (int32_t)mgk_f_int(d, I32, "conv_fc", "[code] +0xFC: 2 on 1xk, 1 on 1x1", false);
     cv->cin = (int32_t)mgk_f_int(d, I32, "cin", "[code][data] real input channels (+0x100)", true);
     cv->cout =
         (int32_t)mgk_f_int(d, I32, "cout", "[code][manual] real output channels (+0x104)", true);
-    cv->npads = mgk_f_ivec(d, "pads", "[manual] [top, bottom, left, right] (+0x10C)", true, cv->pads,
-                           8);
+    cv->npads =
+        mgk_f_ivec(d, "pads", "[manual] [top, bottom, left, right] (+0x10C)", true, cv->pads, 8);
     cv->nkernel = mgk_f_ivec(d, "kernel", "[manual] [w, h] (+0x118)", true, cv->kernel, 8);
     cv->nstride = mgk_f_ivec(d, "stride", "[manual] [col, row] (+0x124)", true, cv->stride, 8);
-    cv->ndilation =
-        mgk_f_ivec(d, "dilation", "[manual] [w, h] (+0x130)", true, cv->dilation, 8);
+    cv->ndilation = mgk_f_ivec(d, "dilation", "[manual] [w, h] (+0x130)", true, cv->dilation, 8);
     if (!d->st && (cv->npads > 8 || cv->nkernel > 8 || cv->nstride > 8 || cv->ndilation > 8))
         d->st = npk_fail_at(d->err, NPK_E_FORMAT, npk_cur_offset(d->c),
                             "convolution geometry vector of more than 8 integers");
-    cv->unknown_b[0] = (int32_t)mgk_f_int(d, I32, "group", "[manual] +0x15C split/group divisor (1)",
-                                          false);
+    cv->unknown_b[0] =
+        (int32_t)mgk_f_int(d, I32, "group", "[manual] +0x15C split/group divisor (1)", false);
     cv->unknown_b[1] = (int32_t)mgk_f_int(d, I32, "conv_164", "[code] +0x164 (2)", false);
     cv->unknown_c[0] = (uint8_t)mgk_f_int(d, U8, "conv_169", "[code] +0x169 (0)", false);
     cv->unknown_c[1] = (uint8_t)mgk_f_int(d, U8, "conv_178", "[code] +0x178 (0)", false);
@@ -324,8 +321,8 @@ static void decode_conv(mgk_fdec *d, npk_mgk_conv *cv)
     cv->layout = mgk_f_str(d, "channel_layout", "[code] string2channel_layout (BGRA)", true);
     mgk_f_bytes(d, 5, "zero_points", "[manual] +0x184..0x188 activation zero points (0)", false);
     if (!d->st) memcpy(cv->zero_points, d->m->data + npk_cur_offset(d->c) - 5, 5);
-    cv->unknown_d = (int32_t)mgk_f_int(d, I32, "weight_code", "[code] read before the shapes (6)",
-                                       false);
+    cv->unknown_d =
+        (int32_t)mgk_f_int(d, I32, "weight_code", "[code] read before the shapes (6)", false);
     cv->shape_pos = npk_cur_offset(d->c);
     uint32_t n = mgk_f_ivec(d, "weight_shape", "[data] NMHWSOIB2 [N, M, KH, KW, S, 32, 32]", true,
                             cv->weight_shape, 7);
@@ -341,10 +338,10 @@ static void decode_conv(mgk_fdec *d, npk_mgk_conv *cv)
     if (!d->st && cv->nthird > 8)
         d->st = npk_fail_at(d->err, NPK_E_FORMAT, npk_cur_offset(d->c), "third shape too long");
     cv->has_third = (uint8_t)mgk_f_int(d, U8, "has_third", "0", false);
-    cv->counts[0] = (int32_t)mgk_f_int(d, I32, "weight_elems", "[data] product of weight_shape",
-                                       true);
-    cv->counts[1] = (int32_t)mgk_f_int(d, I32, "requant_elems", "[data] product of requant_shape",
-                                       true);
+    cv->counts[0] =
+        (int32_t)mgk_f_int(d, I32, "weight_elems", "[data] product of weight_shape", true);
+    cv->counts[1] =
+        (int32_t)mgk_f_int(d, I32, "requant_elems", "[data] product of requant_shape", true);
     cv->counts[2] = (int32_t)mgk_f_int(d, I32, "third_elems", "0", false);
     cv->offsets[0] = mgk_f_int(d, NPK_MGK_F_I64, "weight_offset", "[data] region offset", true);
     cv->offsets[1] = mgk_f_int(d, NPK_MGK_F_I64, "requant_offset", "[data] region offset", true);
@@ -354,8 +351,8 @@ static void decode_conv(mgk_fdec *d, npk_mgk_conv *cv)
 /* The rest of a convolution (a fourth tensor and the tensor block). */
 static void decode_conv_tail(mgk_fdec *d, npk_mgk_conv *cv, npk_mgk_params *p, uint32_t nout)
 {
-    cv->nfourth = mgk_f_ivec(d, "fourth_shape", "[code] shape of a fourth tensor (empty)", false,
-                             NULL, 0);
+    cv->nfourth =
+        mgk_f_ivec(d, "fourth_shape", "[code] shape of a fourth tensor (empty)", false, NULL, 0);
     cv->fourth_count = (int32_t)mgk_f_int(d, I32, "fourth_elems", "[code] (0)", false);
     cv->fourth_offset = mgk_f_int(d, NPK_MGK_F_I64, "fourth_offset", "[code] (0)", false);
     decode_tb(d, &p->tb, nout, true);

@@ -266,8 +266,8 @@ npk_status npk_mgk_replace(const npk_mgk_model *m, const npk_tensor_set *w, uint
         } else if (id >= 0 && (!strcmp(suffix, "W") || !strcmp(suffix, "R"))) {
             const npk_mgk_gru *g = npk_mgk_find_gru(m, id);
             if (!g) {
-                st = npk_fail(err, NPK_E_NOTFOUND, "%s: the model has no GRU layer %d", t->name,
-                              id);
+                st =
+                    npk_fail(err, NPK_E_NOTFOUND, "%s: the model has no GRU layer %d", t->name, id);
                 break;
             }
             if (suffix[0] == 'R') {

@@ -238,7 +238,8 @@ size_t npk_mgk_field_format(const npk_mgk_model *m, const npk_mgk_field *f, char
             if (f->type == NPK_MGK_F_IVEC)
                 at = put(buf, n, at, "%s%d", sep, (int32_t)npk_ld32le(p + 4 * (size_t)i));
             else if (f->type == NPK_MGK_F_I64VEC)
-                at = put(buf, n, at, "%s%lld", sep, (long long)(int64_t)npk_ld64le(p + 8 * (size_t)i));
+                at = put(buf, n, at, "%s%lld", sep,
+                         (long long)(int64_t)npk_ld64le(p + 8 * (size_t)i));
             else
                 at = put(buf, n, at, "%s%.9g", sep, (double)npk_ldf32le(p + 4 * (size_t)i));
         }
@@ -249,7 +250,7 @@ size_t npk_mgk_field_format(const npk_mgk_model *m, const npk_mgk_field *f, char
         for (uint32_t i = 0; i < f->count && i < 256; i++) {
             uint8_t ch = p[i];
             at = ch >= 0x20 && ch < 0x7F && ch != '\\' ? put(buf, n, at, "%c", ch)
-                                                        : put(buf, n, at, "\\x%02x", ch);
+                                                       : put(buf, n, at, "\\x%02x", ch);
         }
         break;
     case NPK_MGK_F_BYTES:
@@ -266,8 +267,8 @@ size_t npk_mgk_field_format(const npk_mgk_model *m, const npk_mgk_field *f, char
 
 const char *npk_mgk_ftype_name(npk_mgk_ftype t)
 {
-    static const char *names[] = {"u8",      "u16",     "i32",     "u32",    "i64",   "f32",
-                                  "i32[]",   "i64[]",   "f32[]",   "i32[][][]", "string", "bytes"};
+    static const char *names[] = {"u8",    "u16",   "i32",   "u32",       "i64",    "f32",
+                                  "i32[]", "i64[]", "f32[]", "i32[][][]", "string", "bytes"};
     return (unsigned)t < sizeof names / sizeof names[0] ? names[t] : "?";
 }
 

@@ -358,13 +358,17 @@ static npk_status check_node_shapes(gb *b, npk_mgk_gnode *nd)
         int32_t c = x->lshape[x->lrank - 1];
         if (r->p.fc_direction == 0) {
             if (!nd_logical(y, c) || prod(y->lshape, 4) != nx)
-                return rec_fail(b, ri, "NHWC input of %lld elements (C %d) does not fit output "
-                                "[%d, %d, %d, %d, %d]", (long long)nx, c, y->shape[0], y->shape[1],
-                                y->shape[2], y->shape[3], y->shape[4]);
+                return rec_fail(b, ri,
+                                "NHWC input of %lld elements (C %d) does not fit output "
+                                "[%d, %d, %d, %d, %d]",
+                                (long long)nx, c, y->shape[0], y->shape[1], y->shape[2],
+                                y->shape[3], y->shape[4]);
         } else {
             if (ny != nx || y->shape[y->rank - 1] != c)
-                return rec_fail(b, ri, "NDHWC32 input of %lld elements (C %d) does not fit the "
-                                "NHWC output of %lld", (long long)nx, c, (long long)ny);
+                return rec_fail(b, ri,
+                                "NDHWC32 input of %lld elements (C %d) does not fit the "
+                                "NHWC output of %lld",
+                                (long long)nx, c, (long long)ny);
             set_logical(y, y->shape, y->rank);
         }
         break;
@@ -398,15 +402,19 @@ static npk_status check_node_shapes(gb *b, npk_mgk_gnode *nd)
         if (cin > c->cin)
             return rec_fail(b, ri, "inputs bring %lld channels, the layer takes %d", (long long)cin,
                             c->cin);
-        int64_t h = ((int64_t)x->lshape[1] + c->pads[0] + c->pads[1] - c->kernel[1]) / c->stride[1] + 1;
-        int64_t w = ((int64_t)x->lshape[2] + c->pads[2] + c->pads[3] - c->kernel[0]) / c->stride[0] + 1;
+        int64_t h =
+            ((int64_t)x->lshape[1] + c->pads[0] + c->pads[1] - c->kernel[1]) / c->stride[1] + 1;
+        int64_t w =
+            ((int64_t)x->lshape[2] + c->pads[2] + c->pads[3] - c->kernel[0]) / c->stride[0] + 1;
         bool fp = y->is_float;
         if (fp ? (y->rank != 4 || y->shape[1] != h || y->shape[2] != w || y->shape[3] != c->cout)
-               : (!is_ndhwc32(y) || y->shape[2] != h || y->shape[3] != w || !nd_logical(y, c->cout)))
-            return rec_fail(b, ri, "input %dx%d with kernel %dx%d, stride %d,%d and pads gives "
-                            "%lldx%lld, not the stored output", x->lshape[1], x->lshape[2],
-                            c->kernel[1], c->kernel[0], c->stride[1], c->stride[0], (long long)h,
-                            (long long)w);
+               : (!is_ndhwc32(y) || y->shape[2] != h || y->shape[3] != w ||
+                  !nd_logical(y, c->cout)))
+            return rec_fail(b, ri,
+                            "input %dx%d with kernel %dx%d, stride %d,%d and pads gives "
+                            "%lldx%lld, not the stored output",
+                            x->lshape[1], x->lshape[2], c->kernel[1], c->kernel[0], c->stride[1],
+                            c->stride[0], (long long)h, (long long)w);
         if (fp) set_logical(y, y->shape, y->rank);
         break;
     }
@@ -420,7 +428,8 @@ static npk_status check_node_shapes(gb *b, npk_mgk_gnode *nd)
         }
         if (!is_ndhwc32(y) || y->shape[2] != x->lshape[1] || y->shape[3] != x->lshape[2] ||
             c > INT32_MAX || !nd_logical(y, (int32_t)c))
-            return rec_fail(b, ri, "%lld input channels do not fit the stored output", (long long)c);
+            return rec_fail(b, ri, "%lld input channels do not fit the stored output",
+                            (long long)c);
         break;
     }
     case NPK_MGK_K_ADD:
@@ -434,7 +443,8 @@ static npk_status check_node_shapes(gb *b, npk_mgk_gnode *nd)
         break;
     case NPK_MGK_K_UPSAMPLE: {
         if (r->p.up_nscales < 2 || x->lrank != 4) return rec_fail(b, ri, "needs 2 scale factors");
-        double hw = (double)x->lshape[1] * r->p.up_scales[1], ww = (double)x->lshape[2] * r->p.up_scales[0];
+        double hw = (double)x->lshape[1] * r->p.up_scales[1],
+               ww = (double)x->lshape[2] * r->p.up_scales[0];
         if (!is_ndhwc32(y) || (double)y->shape[2] != hw || (double)y->shape[3] != ww ||
             !nd_logical(y, x->lshape[3]))
             return rec_fail(b, ri, "input %dx%d scaled by (%g, %g) is not the stored output",
@@ -462,7 +472,8 @@ static npk_status check_node_shapes(gb *b, npk_mgk_gnode *nd)
             return rec_fail(b, ri, "GRU data: %s", gr ? gr->problem : "not located");
         set_logical(y, y->shape, y->rank);
         for (uint32_t k = 1; k < nd->nout; k++)
-            if (tout(b, nd, k)) set_logical(tout(b, nd, k), tout(b, nd, k)->shape, tout(b, nd, k)->rank);
+            if (tout(b, nd, k))
+                set_logical(tout(b, nd, k), tout(b, nd, k)->shape, tout(b, nd, k)->rank);
         if (nd->nin > 1) {
             const npk_mgk_gtensor *h = tin(b, nd, 1);
             if (prod(h->lshape, h->lrank) != (int64_t)gr->batch * gr->ndir * gr->hidden)
@@ -499,8 +510,8 @@ static void set_zp(gb *b, int t, int32_t zp, size_t rec)
     int c = find_root(b, t);
     if (b->has_zp[c] && b->zp[c] != zp)
         gwarn(b->g, b->m->records[rec].offset,
-              "record #%zu: zero point %d of tensor %d, elsewhere %d", rec, zp,
-              b->g->tensors[t].id, b->zp[c]);
+              "record #%zu: zero point %d of tensor %d, elsewhere %d", rec, zp, b->g->tensors[t].id,
+              b->zp[c]);
     if (!b->has_zp[c]) {
         b->has_zp[c] = true;
         b->zp[c] = zp;
@@ -711,8 +722,8 @@ static void describe_conv(const npk_mgk_model *m, const npk_mgk_conv *c, npk_mgk
         bool ok = true;
         double alpha = 0;
         for (int ch = 0; ch < rq.channels && ok; ch++) {
-            int64_t r0 = rq.ints[ch], r1 = rq.ints[rq.channels + ch], r2 = rq.ints[2 * rq.channels + ch],
-                    r4 = rq.ints[4 * rq.channels + ch];
+            int64_t r0 = rq.ints[ch], r1 = rq.ints[rq.channels + ch],
+                    r2 = rq.ints[2 * rq.channels + ch], r4 = rq.ints[4 * rq.channels + ch];
             ok = r2 > 0 && r4 > 0 && 2 * (r1 - r0) == (int64_t)(2 * zp - 255) * r2;
             double al = (double)r2 / (double)r4;
             if (ch == 0) alpha = al;
@@ -776,7 +787,10 @@ static void describe(gb *b, npk_mgk_gnode *nd)
                  p->fc_direction ? "NDHWC32 -> NHWC" : "NHWC -> NDHWC32", p->fc_channels);
         break;
     case NPK_MGK_K_RESHAPE: nd->established = true; break;
-    case NPK_MGK_K_PERMUTE: nd->op = "Transpose"; nd->established = true; break;
+    case NPK_MGK_K_PERMUTE:
+        nd->op = "Transpose";
+        nd->established = true;
+        break;
     case NPK_MGK_K_CONV:
         if (r->conv >= 0) describe_conv(m, &m->convs[r->conv], nd);
         break;
@@ -785,8 +799,9 @@ static void describe(gb *b, npk_mgk_gnode *nd)
         nd->established = p->cat_ninputs == nd->nin;
         for (uint32_t k = 0; k + 1 < nd->nin; k++)
             if (tin(b, nd, k) && tin(b, nd, k)->lshape[3] % 32) nd->established = false;
-        snprintf(nd->note, sizeof nd->note, "%s", nd->established ? "channels, requantised to one scale"
-                                                                  : "inputs padded inside the result");
+        snprintf(nd->note, sizeof nd->note, "%s",
+                 nd->established ? "channels, requantised to one scale"
+                                 : "inputs padded inside the result");
         break;
     }
     case NPK_MGK_K_ADD:

@@ -19,11 +19,11 @@
 
 #define CTOR_PREFIX "_ZN17DerivedMagikModelC"
 /* The one gru_param_init signature whose argument slots are known. */
-#define GRU_CALLEE                                                                               \
-    "_Z14gru_param_initNSt7__cxx1112basic_stringIcSt11char_traitsIcESaIcEEESt6vectorIS4_SaIS4_" \
-    "EES7_S5_IiSaIiEES7_S7_iS7_S4_ibbiS9_iiiyiS9_S9_iiPvSA_xS5_IS9_SaIS9_EESC_S9_S9_S9_S9_"      \
-    "bbiiibiiRS5_IN5magik5venus10TensorInfoESaISF_EERSt3mapIiSt4pairIS7_S7_ESt4lessIiESaISK_"   \
-    "IKiSL_EEEPNSE_14MagikModelBase13PyramidConfigESt8functionIFNSE_11ReturnValueERSt10unique_" \
+#define GRU_CALLEE                                                                                 \
+    "_Z14gru_param_initNSt7__cxx1112basic_stringIcSt11char_traitsIcESaIcEEESt6vectorIS4_SaIS4_"    \
+    "EES7_S5_IiSaIiEES7_S7_iS7_S4_ibbiS9_iiiyiS9_S9_iiPvSA_xS5_IS9_SaIS9_EESC_S9_S9_S9_S9_"        \
+    "bbiiibiiRS5_IN5magik5venus10TensorInfoESaISF_EERSt3mapIiSt4pairIS7_S7_ESt4lessIiESaISK_"      \
+    "IKiSL_EEEPNSE_14MagikModelBase13PyramidConfigESt8functionIFNSE_11ReturnValueERSt10unique_"    \
     "ptrINSE_6kernel11KernelParamESt14default_deleteIS10_EEPNSE_8OpConfigEEE"
 /* Outgoing o32 argument words (sp offset / 4) of that signature. */
 enum { SLOT_OUT_ID = 6, SLOT_HIDDEN = 9, SLOT_ZPS = 16, SLOT_WEIGHTS = 23, SLOT_TABLE = 24 };
@@ -95,8 +95,8 @@ static void gru_derive(const npk_mgk_model *m, const npk_mgk_record *r, npk_mgk_
     g->planes = 4; /* gru_ubit8: 8-bit weights; checked against the byte range below */
     g->bits = 8;
     g->weight_bytes = (uint64_t)g->n_ofp * (uint64_t)g->m_ifp * 1024u;
-    uint64_t words = (uint64_t)g->ndir * 12u * (uint64_t)g->hidden + (uint64_t)g->hidden +
-                     (uint64_t)g->ndir;
+    uint64_t words =
+        (uint64_t)g->ndir * 12u * (uint64_t)g->hidden + (uint64_t)g->hidden + (uint64_t)g->ndir;
     g->table_bytes = words * 4;
     if (g->weight_offset < 0 || (uint64_t)g->weight_offset > m->region_size ||
         g->table_offset < g->weight_offset ||
@@ -195,8 +195,7 @@ npk_status npk_mgk_gru_read(const npk_mgk_model *m, const npk_mgk_gru *g, npk_mg
                             npk_error *err)
 {
     memset(t, 0, sizeof *t);
-    if (!g->usable)
-        return npk_fail(err, NPK_E_UNSUPPORTED, "GRU layer %d: %s", g->id, g->problem);
+    if (!g->usable) return npk_fail(err, NPK_E_UNSUPPORTED, "GRU layer %d: %s", g->id, g->problem);
     size_t nd = (size_t)g->ndir, h3 = 3 * (size_t)g->hidden, in = (size_t)g->input,
            hid = (size_t)g->hidden, cols = in + hid;
     t->ndir = g->ndir;
@@ -211,8 +210,7 @@ npk_status npk_mgk_gru_read(const npk_mgk_model *m, const npk_mgk_gru *g, npk_mg
     t->rs = malloc(nd * h3 * sizeof *t->rs);
     t->h_scale = malloc(hid * sizeof *t->h_scale);
     t->h_zp = malloc(nd * sizeof *t->h_zp);
-    if (!all || !t->w || !t->r || !t->wb || !t->rb || !t->ws || !t->rs || !t->h_scale ||
-        !t->h_zp) {
+    if (!all || !t->w || !t->r || !t->wb || !t->rb || !t->ws || !t->rs || !t->h_scale || !t->h_zp) {
         free(all);
         npk_mgk_gru_tensors_free(t);
         return npk_fail(err, NPK_E_NOMEM, "out of memory");

@@ -57,9 +57,9 @@ npk_status mgk_gru_encode(const npk_mgk_model *m, const npk_mgk_gru *g, const in
 /* Immediate arguments of calls to a function, read from MIPS code (mgk_mips.c). */
 #define MGK_CALL_SLOTS 64 /* outgoing argument words sp+0 .. sp+252 */
 typedef struct mgk_callsite {
-    uint32_t addr;              /* address of the jalr */
+    uint32_t addr; /* address of the jalr */
     int32_t slot[MGK_CALL_SLOTS];
-    uint64_t known;             /* bit i: slot[i] holds an immediate stored by the caller */
+    uint64_t known; /* bit i: slot[i] holds an immediate stored by the caller */
 } mgk_callsite;
 /* Calls from the first function whose name starts with `caller` to the one
  * named `callee` (mangled names), located through the section headers or,

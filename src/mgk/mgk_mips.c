@@ -94,7 +94,7 @@ static int step(uint32_t w, uint32_t pc, regs *r, mgk_callsite *cur, const got_v
     uint32_t imm = w & 0xFFFF;
     int32_t simm = (int16_t)imm;
     switch (op) {
-    case 0x00: /* SPECIAL */
+    case 0x00:               /* SPECIAL */
         if (funct == 0x09) { /* jalr rd, rs */
             *target = reg_known(r, rs) ? reg(r, rs) : 0;
             set_reg(r, rd, 0, false);
@@ -109,8 +109,8 @@ static int step(uint32_t w, uint32_t pc, regs *r, mgk_callsite *cur, const got_v
             set_reg(r, rd, 0, false); /* any other R-type writes rd */
         }
         return 0;
-    case 0x01:                            /* REGIMM */
-        if (rt == 0x11 || rt == 0x10) {   /* bal / bltzal */
+    case 0x01:                          /* REGIMM */
+        if (rt == 0x11 || rt == 0x10) { /* bal / bltzal */
             *target = pc + 4 + (uint32_t)(simm * 4);
             set_reg(r, 31, 0, false);
             return 1;

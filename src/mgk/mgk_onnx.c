@@ -18,8 +18,8 @@ bool npk_mgk_onnx_available(void)
     return false;
 }
 
-npk_status npk_mgk_export_onnx(const npk_mgk_model *m, const npk_mgk_onnx_opts *opts,
-                               uint8_t **out, size_t *len, npk_error *err)
+npk_status npk_mgk_export_onnx(const npk_mgk_model *m, const npk_mgk_onnx_opts *opts, uint8_t **out,
+                               size_t *len, npk_error *err)
 {
     (void)m;
     (void)opts;
@@ -119,8 +119,8 @@ static bool push(ob *b, void ***arr, size_t *n, size_t *cap, void *item)
 
 /* ---- nodes and attributes ---- */
 
-static Onnx__NodeProto *node(ob *b, const char *op, const char *name, int nin, const char *const *in,
-                             const char *out)
+static Onnx__NodeProto *node(ob *b, const char *op, const char *name, int nin,
+                             const char *const *in, const char *out)
 {
     Onnx__NodeProto *n = oalloc(b, sizeof *n);
     char **iv = oalloc(b, (size_t)(nin ? nin : 1) * sizeof *iv);
@@ -213,8 +213,7 @@ static size_t count_of(const int64_t *dims, size_t nd)
     return n;
 }
 
-static const char *init_f32(ob *b, const char *name, const int64_t *dims, size_t nd,
-                            const float *v)
+static const char *init_f32(ob *b, const char *name, const int64_t *dims, size_t nd, const float *v)
 {
     size_t n = count_of(dims, nd);
     Onnx__TensorProto *t = tensor(b, name, ONNX__TENSOR_PROTO__DATA_TYPE__FLOAT, dims, nd, 4 * n);
@@ -236,8 +235,7 @@ static const char *init_i64(ob *b, const char *name, const int64_t *v, size_t n)
     return name;
 }
 
-static const char *init_i8(ob *b, const char *name, const int64_t *dims, size_t nd,
-                           const int8_t *v)
+static const char *init_i8(ob *b, const char *name, const int64_t *dims, size_t nd, const int8_t *v)
 {
     size_t n = count_of(dims, nd);
     Onnx__TensorProto *t = tensor(b, name, ONNX__TENSOR_PROTO__DATA_TYPE__INT8, dims, nd, n);
@@ -321,8 +319,8 @@ static npk_status name_tensors(ob *b)
     for (size_t i = 0; i < g->ntensors; i++) {
         const npk_mgk_gtensor *t = &g->tensors[i];
         if (!t->name.len && t->producer >= 0) /* e.g. a GRU's second output */
-            b->tname[i] = ostr(b, "%s_out%d", clean(b, b->m->records[t->producer].name, t->id),
-                               t->out_index);
+            b->tname[i] =
+                ostr(b, "%s_out%d", clean(b, b->m->records[t->producer].name, t->id), t->out_index);
         else
             b->tname[i] = clean(b, t->name, t->id);
         if (!b->tname[i]) return b->st;
@@ -372,8 +370,8 @@ static void finish(ob *b, const char *v, int t, const char *prefix)
     }
     if (b->qdq) {
         const char *s = init_scalar(b, ostr(b, "%s/scale", name), (float)x->scale);
-        const char *zp = init_zp(b, ostr(b, "%s/zp", name), ONNX__TENSOR_PROTO__DATA_TYPE__UINT8, 0,
-                                 x->zp);
+        const char *zp =
+            init_zp(b, ostr(b, "%s/zp", name), ONNX__TENSOR_PROTO__DATA_TYPE__UINT8, 0, x->zp);
         const char *q = ostr(b, "%s/q", name);
         const char *qi[3] = {v, s, zp};
         node(b, "QuantizeLinear", ostr(b, "%s/quantize", prefix), 3, qi, q);
@@ -426,8 +424,8 @@ static void custom(ob *b, const npk_mgk_gnode *nd)
     for (uint32_t k = 0; k < nd->nin; k++) in[k] = tn(b, nd->in[k]);
     if (nd->nout < 1 || nd->out[0] < 0) return;
     char *op = clean(b, r->kind, 0);
-    Onnx__NodeProto *n = node(b, op, ostr(b, "record_%zu", nd->record), (int)nd->nin, in,
-                              tn(b, nd->out[0]));
+    Onnx__NodeProto *n =
+        node(b, op, ostr(b, "record_%zu", nd->record), (int)nd->nin, in, tn(b, nd->out[0]));
     if (!n) return;
     n->domain = CUSTOM_DOMAIN;
     attr_s(b, n, "kernel", clean(b, r->kernel, 0));
@@ -463,7 +461,8 @@ static void export_conv(ob *b, const npk_mgk_gnode *nd, const char *px)
         b->st = NPK_E_FORMAT;
         return;
     }
-    size_t co_n = (size_t)c->out_channels, ci_n = (size_t)c->in_channels, taps = (size_t)(c->kh * c->kw);
+    size_t co_n = (size_t)c->out_channels, ci_n = (size_t)c->in_channels,
+           taps = (size_t)(c->kh * c->kw);
     size_t wn = co_n * ci_n * taps;
     int8_t *w = malloc(wn ? wn : 1);
     float *wf = malloc((wn ? wn : 1) * sizeof *wf), *bias = malloc(co_n * sizeof *bias);
@@ -546,7 +545,8 @@ static void export_conv(ob *b, const npk_mgk_gnode *nd, const char *px)
         const char *zp = init_zp(b, ostr(b, "layer_%d.weight_zp", c->id),
                                  ONNX__TENSOR_PROTO__DATA_TYPE__INT8, co_n, 0);
         const char *in[3] = {q, sc, zp};
-        attr_i(b, node(b, "DequantizeLinear", ostr(b, "%s/weight_dq", px), 3, in, wname), "axis", 0);
+        attr_i(b, node(b, "DequantizeLinear", ostr(b, "%s/weight_dq", px), 3, in, wname), "axis",
+               0);
     } else {
         init_f32(b, wname, wd, 4, wf);
     }
@@ -588,7 +588,8 @@ static void export_gru(ob *b, const npk_mgk_gnode *nd, const char *px)
     npk_mgk_gru_tensors t;
     if ((b->st = npk_mgk_gru_read(m, g, &t, b->err))) return;
     const npk_mgk_gtensor *x = T(b, nd->in[0]), *y = T(b, nd->out[0]);
-    size_t nd_ = (size_t)t.ndir, h3 = 3 * (size_t)t.hidden, in = (size_t)t.input, hid = (size_t)t.hidden;
+    size_t nd_ = (size_t)t.ndir, h3 = 3 * (size_t)t.hidden, in = (size_t)t.input,
+           hid = (size_t)t.hidden;
     double s_x = x->scale, z_x = x->has_zp ? x->zp : 0, s_h = y->scale;
     float *wf = malloc(nd_ * h3 * in * sizeof *wf), *rf = malloc(nd_ * h3 * hid * sizeof *rf);
     float *bb = malloc(nd_ * 2 * h3 * sizeof *bb), *ws = malloc(nd_ * sizeof *ws),
@@ -617,7 +618,8 @@ static void export_gru(ob *b, const npk_mgk_gnode *nd, const char *px)
             bb[d * 2 * h3 + h3 + j] = (float)(t.rs[o] * ((double)t.rb[o] + t.h_zp[d] * sr));
         }
     }
-    int64_t dw[3] = {(int64_t)nd_, (int64_t)h3, (int64_t)in}, dr[3] = {(int64_t)nd_, (int64_t)h3, (int64_t)hid};
+    int64_t dw[3] = {(int64_t)nd_, (int64_t)h3, (int64_t)in},
+            dr[3] = {(int64_t)nd_, (int64_t)h3, (int64_t)hid};
     int64_t dbias[2] = {(int64_t)nd_, 2 * (int64_t)h3}, dd = (int64_t)nd_;
     const char *wn = ostr(b, "layer_%d.W", g->id), *rn = ostr(b, "layer_%d.R", g->id);
     if (b->qdq && per_dir) {
@@ -742,7 +744,8 @@ static void export_add(ob *b, const npk_mgk_gnode *nd, const char *px)
             acc = mo;
         }
     }
-    float cst = (float)(y->scale * (c0 / (double)p->add_mult - 0.5 + 128.0 - (y->has_zp ? y->zp : 0)));
+    float cst =
+        (float)(y->scale * (c0 / (double)p->add_mult - 0.5 + 128.0 - (y->has_zp ? y->zp : 0)));
     const char *ai[2] = {acc, init_scalar(b, ostr(b, "%s/offset", px), cst)};
     const char *ao = ostr(b, "%s/sum", px);
     node(b, "Add", ostr(b, "%s/offset_op", px), 2, ai, ao);
@@ -765,9 +768,7 @@ static void export_node(ob *b, const npk_mgk_gnode *nd, bool allow_unknown)
     const npk_mgk_gtensor *y = nd->nout ? T(b, nd->out[0]) : NULL;
     switch (nd->kind) {
     case NPK_MGK_K_FORMAT_CONVERT:
-    case NPK_MGK_K_RESHAPE:
-        reshape(b, px, x, y->lshape, y->lrank, tn(b, nd->out[0]));
-        break;
+    case NPK_MGK_K_RESHAPE: reshape(b, px, x, y->lshape, y->lrank, tn(b, nd->out[0])); break;
     case NPK_MGK_K_PERMUTE: {
         const npk_mgk_gtensor *xi = T(b, nd->in[0]);
         int64_t perm[NPK_MGK_MAX_RANK];
@@ -830,8 +831,8 @@ static void free_ob(ob *b)
     free(b->outs);
 }
 
-npk_status npk_mgk_export_onnx(const npk_mgk_model *m, const npk_mgk_onnx_opts *opts,
-                               uint8_t **out, size_t *len, npk_error *err)
+npk_status npk_mgk_export_onnx(const npk_mgk_model *m, const npk_mgk_onnx_opts *opts, uint8_t **out,
+                               size_t *len, npk_error *err)
 {
     *out = NULL;
     *len = 0;
@@ -881,8 +882,8 @@ npk_status npk_mgk_export_onnx(const npk_mgk_model *m, const npk_mgk_onnx_opts *
         gp.output = b.outs;
         gp.doc_string = "Exported by npukit from an Ingenic MGK model. Tensors are real values "
                         "scale * (code - zero point), NHWC; see docs/mgk.md.";
-        Onnx__OperatorSetIdProto def = ONNX__OPERATOR_SET_ID_PROTO__INIT, cus =
-                                                                              ONNX__OPERATOR_SET_ID_PROTO__INIT;
+        Onnx__OperatorSetIdProto def = ONNX__OPERATOR_SET_ID_PROTO__INIT,
+                                 cus = ONNX__OPERATOR_SET_ID_PROTO__INIT;
         def.domain = "";
         def.has_version = 1;
         def.version = OPSET;

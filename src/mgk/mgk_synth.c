@@ -294,11 +294,11 @@ static void put_conv(obuf *b, const npk_mgk_synth_layer *l, const lplace *p, int
     out->zp = 96 + (idx * 37) % 64;
     put_header(b, out->name, in->name, in->format, in->id, out->id, "Convolution/base_i8/2/0/0");
     ob_i32(b, (int32_t)((uint32_t)in->zp | (uint32_t)out->zp << 16));
-    ob_u16(b, 1);     /* requant-mode code */
-    ob_u64(b, 0);     /* clamp word */
-    ob_u32(b, 1);     /* mode: float requant */
-    ob_i32(b, 1);     /* rows flag */
-    ob_u32(b, 0);     /* two empty vectors */
+    ob_u16(b, 1); /* requant-mode code */
+    ob_u64(b, 0); /* clamp word */
+    ob_u32(b, 1); /* mode: float requant */
+    ob_i32(b, 1); /* rows flag */
+    ob_u32(b, 0); /* two empty vectors */
     ob_u32(b, 0);
     ob_i32(b, l->kh * l->kw > 1 ? 2 : 1);
     ob_i32(b, l->cin);

@@ -91,9 +91,8 @@ static npk_mgk_model ref;
 
 static void synth(void)
 {
-    static const npk_mgk_synth_layer ls[] = {{16, 8, 3, 3, 8, 1, 1, NULL},
-                                             {8, 8, 1, 5, 4, 1, 2, NULL},
-                                             {8, 4, 3, 1, 8, 2, 1, NULL}};
+    static const npk_mgk_synth_layer ls[] = {
+        {16, 8, 3, 3, 8, 1, 1, NULL}, {8, 8, 1, 5, 4, 1, 2, NULL}, {8, 4, 3, 1, 8, 2, 1, NULL}};
     npk_mgk_synth_spec spec = {ls, 3, 9, false, false, 12, 20};
     npk_error err = {0};
     assert_int_equal(npk_mgk_synth(&spec, &file, &flen, &err), NPK_OK);

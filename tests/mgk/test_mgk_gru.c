@@ -108,8 +108,8 @@ static void test_tensors(void **state)
     static const int8_t w0[4] = {35, -3, 15, -4}, r0[4] = {-7, -5, -79, 2};
     assert_memory_equal(t.w, w0, 4);
     assert_memory_equal(t.r, r0, 4);
-    assert_int_equal(t.w[(96 + 5) * 32 + 7], -14);   /* direction 1, row 5, input 7 */
-    assert_int_equal(t.r[(96 + 95) * 32 + 31], 50);  /* direction 1, last row and column */
+    assert_int_equal(t.w[(96 + 5) * 32 + 7], -14);  /* direction 1, row 5, input 7 */
+    assert_int_equal(t.r[(96 + 95) * 32 + 31], 50); /* direction 1, last row and column */
     assert_int_equal(t.wb[0], 868);
     assert_int_equal(t.wb[3], 18586);
     assert_int_equal(t.rb[0], 30268);
