@@ -8,8 +8,11 @@
 set -eu
 goal=${1:-build}
 
-build="cmake make gcc pkg-config libcjson-dev libspng-dev libusb-1.0-0-dev"
-check="$build libcmocka-dev python3 python3-numpy python3-flatbuffers flatbuffers-compiler valgrind"
+build="cmake make gcc pkg-config libcjson-dev libspng-dev libusb-1.0-0-dev libstb-dev"
+# The test oracles (docs/tflite-oracles.md): Arm NN's reference backend from
+# Debian; Node.js for LiteRT.js (its npm package: scripts/oracle-deps.sh).
+oracles="python3-pyarmnn libarmnntfliteparser22 libarmnn-cpuref-backend22"
+check="$build libcmocka-dev python3 python3-numpy python3-flatbuffers flatbuffers-compiler valgrind $oracles"
 bench="libopenblas-dev"
 cross="$build qemu-user gcc-aarch64-linux-gnu gcc-mips-linux-gnu gcc-mipsel-linux-gnu libc6-dev-arm64-cross libc6-dev-mips-cross libc6-dev-mipsel-cross libcmocka-dev libcmocka-dev:arm64 libcmocka-dev:mipsel dpkg-dev"
 fuzz="$build clang lld libclang-rt-14-dev python3"
@@ -21,6 +24,11 @@ cross) pkgs="$cross" ;;
 fuzz) pkgs="$fuzz" ;;
 *) echo "usage: $0 build|check|cross|fuzz" >&2; exit 2 ;;
 esac
+# Node.js: Debian's when there is none (an installed node, e.g. a newer one
+# from elsewhere, is left alone).
+if [ "$goal" = check ] && { ! command -v node >/dev/null 2>&1 || ! command -v npm >/dev/null 2>&1; }; then
+    pkgs="$pkgs nodejs npm"
+fi
 
 missing=""
 for p in $pkgs; do
