@@ -158,7 +158,7 @@ def main(argv):
     try:
         net = parser.CreateNetworkFromBinaryFile(args["model"])
         runtime = ann.IRuntime(ann.CreationOptions())
-        opt, messages = ann.Optimize(net, [ann.BackendId("CpuRef")], runtime.GetDeviceSpec(),
+        opt, _ = ann.Optimize(net, [ann.BackendId("CpuRef")], runtime.GetDeviceSpec(),
                                      ann.OptimizerOptions())
         net_id, _ = runtime.LoadNetwork(opt)
     except RuntimeError as e:

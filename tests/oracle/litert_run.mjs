@@ -7,8 +7,9 @@
 //
 // Writes DIR/<sanitized output name>.npy per output and DIR/manifest.json.
 // Inputs are bound by tensor name (NAME=) or, without a name, in order.
-// --repeat N runs the model N times on the same input and reports min and
-// median milliseconds of one run (latency mode, for the benchmark program).
+// --repeat N runs the model once to warm up, then N times on the same input,
+// and prints min and median milliseconds of one run (latency mode, for the
+// benchmark program; without --input the inputs are zeros).
 // --modules: the node_modules folder holding @litertjs/core (default
 // $NPK_LITERT_MODULES, then ./node_modules next to this script).
 //
@@ -163,7 +164,7 @@ async function loadLiteRt(modulesDir) {
   const pkg = path.resolve(modulesDir, '@litertjs', 'core');
   const wasmDir = path.join(pkg, 'wasm') + path.sep;
   if (!fs.existsSync(path.join(pkg, 'package.json')))
-    throw new Fail(EXIT_MISSING, `@litertjs/core is not installed in ${modulesDir} (run npm ci in tests/oracle's build folder)`);
+    throw new Fail(EXIT_MISSING, `@litertjs/core is not installed in ${modulesDir} (scripts/oracle-deps.sh BUILD installs it)`);
   const version = JSON.parse(fs.readFileSync(path.join(pkg, 'package.json'), 'utf8')).version;
   globalThis.self = globalThis;
   globalThis.require = createRequire(path.join(pkg, 'package.json'));
@@ -332,6 +333,7 @@ async function main() {
   const times = [];
   let outs;
   const n = Math.max(args.repeat, 1);
+  if (args.repeat) (await runOnce()).forEach((o) => o.delete()); // warm-up, not timed
   for (let r = 0; r < n; r++) {
     if (outs) outs.forEach((o) => o.delete());
     const t1 = performance.now();
