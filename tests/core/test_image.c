@@ -23,6 +23,7 @@ static uint8_t pattern(uint32_t x, uint32_t y, int c)
     return (uint8_t)(c == 0 ? x * 7 + y : c == 1 ? y * 5 + 3 * x : 255 - x * 2 - y * 3);
 }
 
+#ifdef NPK_HAVE_STB
 static void assert_pattern(const npk_image *img, uint32_t w, uint32_t h, int tol)
 {
     assert_int_equal(img->width, w);
@@ -36,6 +37,7 @@ static void assert_pattern(const npk_image *img, uint32_t w, uint32_t h, int tol
             }
     if (worst > tol) fail_msg("decoded pixels differ by up to %d (tolerance %d)", worst, tol);
 }
+#endif
 
 static npk_status decode(const uint8_t *buf, size_t len, npk_image *img, npk_error *err)
 {
