@@ -82,9 +82,11 @@ static double now_ms(void)
     return ts.tv_sec * 1e3 + ts.tv_nsec / 1e6;
 }
 
-/* npukit's interpreter on the view (cut like the oracles' model), one thread. */
-static void run_npukit(const npk_tfl_model *m, const oc_view *v, const oc_tensors *t,
-                       const npk_tensor *in, npk_tensor *out, double *ms)
+/* npukit's interpreter on the view (cut like the oracles' model), one thread.
+ * False (why filled) when it has no kernel yet for an operator the view needs:
+ * that comparison is then reported as not yet possible. */
+static bool run_npukit(const npk_tfl_model *m, const oc_view *v, const oc_tensors *t,
+                       const npk_tensor *in, npk_tensor *out, double *ms, char *why, size_t why_len)
 {
     npk_tfl_interp_opts o = {0};
     o.threads = 1;
@@ -96,7 +98,12 @@ static void run_npukit(const npk_tfl_model *m, const oc_view *v, const oc_tensor
     }
     npk_tfl_interp *it;
     npk_error err = {0};
-    if (npk_tfl_interp_new(m, &o, &it, &err)) fail_msg("npukit on %s: %s", v->label, err.msg);
+    npk_status st = npk_tfl_interp_new(m, &o, &it, &err);
+    if (st == NPK_E_UNSUPPORTED) { /* an operator it has no kernel for yet */
+        snprintf(why, why_len, "%s", err.msg);
+        return false;
+    }
+    if (st) fail_msg("npukit on %s: %s", v->label, err.msg);
     assert_int_equal(npk_tfl_interp_ninputs(it), t->nin);
     assert_int_equal(npk_tfl_interp_noutputs(it), t->nout);
     for (uint32_t i = 0; i < t->nin; i++) {
@@ -118,6 +125,7 @@ static void run_npukit(const npk_tfl_model *m, const oc_view *v, const oc_tensor
         memcpy(out[i].data, x.data, x.bytes);
     }
     npk_tfl_interp_free(it);
+    return true;
 }
 #endif
 
@@ -153,7 +161,9 @@ static void test_model(void **state)
         bool runs[NSRC], ok[NSRC];
         for (int k = 0; k < 2; k++) runs[k] = v->expect[k] != OC_NOT_RUN;
         if (light() && mc->slow > 0) runs[SRC_ARMNN] = false;
-        runs[SRC_NPUKIT] = NPK_INTERP_READY;
+        /* npukit only where there is an oracle result to compare it with */
+        runs[SRC_NPUKIT] = NPK_INTERP_READY && ((runs[0] && v->expect[0] == NPK_ORACLE_OK) ||
+                                                (runs[1] && v->expect[1] == NPK_ORACLE_OK));
         for (int k = 0; k < NSRC; k++)
             ok[k] = runs[k] && (k == SRC_NPUKIT || v->expect[k] == NPK_ORACLE_OK);
         int nok = ok[0] + ok[1] + ok[2];
@@ -165,6 +175,7 @@ static void test_model(void **state)
         if (nok >= 2) cases[ncases++] = OC_CAT;
 
         tally tl[3] = {{0}};
+        char notyet[300] = ""; /* why npukit's interpreter cannot run the view yet */
         double wall[NSRC] = {0}, run[NSRC] = {0};
         npk_oracle_result res[2] = {{0}};
         int nrun = 0;
@@ -180,9 +191,14 @@ static void test_model(void **state)
                 }
 #if NPK_INTERP_READY
             double ms;
-            run_npukit(&m, v, &t, in, out[SRC_NPUKIT], &ms);
-            run[SRC_NPUKIT] += ms;
-            wall[SRC_NPUKIT] += ms;
+            if (ok[SRC_NPUKIT] &&
+                run_npukit(&m, v, &t, in, out[SRC_NPUKIT], &ms, notyet, sizeof notyet)) {
+                run[SRC_NPUKIT] += ms;
+                wall[SRC_NPUKIT] += ms;
+            } else if (ok[SRC_NPUKIT]) {
+                ok[SRC_NPUKIT] = false;
+                print_message("  npukit, %s, %s: not yet: %s\n", base, v->label, notyet);
+            }
 #endif
             nrun++;
             const char *input = cases[ci] == OC_CAT ? "cat.bmp" : cases[ci] ? "seed 2" : "seed 1";
@@ -229,7 +245,11 @@ static void test_model(void **state)
         char cell[NSRC][256];
         for (int k = 0; k < NSRC; k++) {
             int n = nrun ? nrun : 1;
-            if (k == SRC_NPUKIT)
+            if (k == SRC_NPUKIT && !runs[k])
+                snprintf(cell[k], sizeof cell[k], "-");
+            else if (k == SRC_NPUKIT && notyet[0])
+                snprintf(cell[k], sizeof cell[k], "not yet: %.200s", notyet);
+            else if (k == SRC_NPUKIT)
                 snprintf(cell[k], sizeof cell[k], "%.0f ms/run", run[k] / n);
             else if (!runs[k])
                 snprintf(cell[k], sizeof cell[k], "not run: %.180s",
