@@ -69,6 +69,7 @@ seeds_for() {
     cnn2) ls "$fx"/cnn2/* 2>/dev/null ;;
     cnn2_pack) ls $s/cnn2_pack/* $gen/ab.safetensors ;;
     png) ls $s/png/* ;;
+    image) ls $s/png/* "$fx"/models/cat.bmp 2>/dev/null ;; # plus fuzz/regressions/image
     *) ls "$fx"/*/* $gen/* 2>/dev/null ;;
     esac
 }
