@@ -66,6 +66,7 @@ void npk_rk_emu_destroy(npk_rk_emu *e)
     free(e->b.p);
     free(e->c.p);
     free(e->t.p);
+    free(e->s.p);
     free(e);
 }
 

@@ -44,7 +44,7 @@ static npk_status expect(const emu_core *c, const emu_where *w, npk_rk_field f, 
 
 typedef struct stage_fields {
     npk_rk_field bypass, alu_bypass, algo, mul_bypass, relu_bypass, relux_en;
-    npk_rk_field alu_op, mul_op, shift, cmp;
+    npk_rk_field alu_op, mul_op, shift, cmp, alu_src, mul_src;
 } stage_fields;
 
 static const stage_fields bs_fields = {NPK_RKF_DPU_BS_CFG_BS_BYPASS,
@@ -56,7 +56,9 @@ static const stage_fields bs_fields = {NPK_RKF_DPU_BS_CFG_BS_BYPASS,
                                        NPK_RKF_DPU_BS_ALU_CFG_BS_ALU_OPERAND,
                                        NPK_RKF_DPU_BS_MUL_CFG_BS_MUL_OPERAND,
                                        NPK_RKF_DPU_BS_MUL_CFG_BS_MUL_SHIFT_VALUE,
-                                       NPK_RKF_DPU_BS_RELUX_CMP_VALUE_BS_RELUX_CMP_DAT};
+                                       NPK_RKF_DPU_BS_RELUX_CMP_VALUE_BS_RELUX_CMP_DAT,
+                                       NPK_RKF_DPU_BS_CFG_BS_ALU_SRC,
+                                       NPK_RKF_DPU_BS_MUL_CFG_BS_MUL_SRC};
 
 static const stage_fields bn_fields = {NPK_RKF_DPU_BN_CFG_BN_BYPASS,
                                        NPK_RKF_DPU_BN_CFG_BN_ALU_BYPASS,
@@ -67,35 +69,94 @@ static const stage_fields bn_fields = {NPK_RKF_DPU_BN_CFG_BN_BYPASS,
                                        NPK_RKF_DPU_BN_ALU_CFG_BN_ALU_OPERAND,
                                        NPK_RKF_DPU_BN_MUL_CFG_BN_MUL_OPERAND,
                                        NPK_RKF_DPU_BN_MUL_CFG_BN_MUL_SHIFT_VALUE,
-                                       NPK_RKF_DPU_BN_RELUX_CMP_VALUE_BN_RELUX_CMP_DAT};
+                                       NPK_RKF_DPU_BN_RELUX_CMP_VALUE_BN_RELUX_CMP_DAT,
+                                       NPK_RKF_DPU_BN_CFG_BN_ALU_SRC,
+                                       NPK_RKF_DPU_BN_MUL_CFG_BN_MUL_SRC};
 
 /* ALU algorithm codes as in NVDLA's SDP (0 max, 1 min, 2 sum); Mesa uses 2
  * for its bias add. Only the add is modelled. */
 #define ALU_ADD 2
 
-static npk_status decode_stage(const emu_core *c, const emu_where *w, const stage_fields *sf,
-                               bool fp, emu_stage *s, npk_error *err)
+/* Per-channel operands from the DPU read DMA: BRDMA (BS) or NRDMA (BN).
+ * DATA_USE bit 0 = the ALU operand (int32 or fp32 bits), bit 1 = the
+ * multiplier (a 32-bit slot, int16 or fp16 bits in its low half); a
+ * channel's record holds the used ones in that order, 4 bytes each
+ * (docs/rknpu.md: bit 0 alone is Mesa's bias stream, pinned by the
+ * capture; the rest is inferred). */
+typedef struct rdma_src {
+    npk_rk_field use, base;
+    npk_rk_reg base_reg;
+} rdma_src;
+
+static const rdma_src brdma = {NPK_RKF_DPU_RDMA_RDMA_BRDMA_CFG_BRDMA_DATA_USE,
+                               NPK_RKF_DPU_RDMA_RDMA_BS_BASE_ADDR_BS_BASE_ADDR,
+                               NPK_RKR_DPU_RDMA_RDMA_BS_BASE_ADDR};
+static const rdma_src nrdma = {NPK_RKF_DPU_RDMA_RDMA_NRDMA_CFG_NRDMA_DATA_USE,
+                               NPK_RKF_DPU_RDMA_RDMA_BN_BASE_ADDR_BN_BASE_ADDR,
+                               NPK_RKR_DPU_RDMA_RDMA_BN_BASE_ADDR};
+
+static npk_status decode_stage(npk_rk_emu *e, const emu_core *c, uint32_t enable,
+                               const emu_where *w, const stage_fields *sf, const rdma_src *rs,
+                               uint32_t channels, bool fp, emu_stage *s, npk_error *err)
 {
     memset(s, 0, sizeof *s);
+    bool rdma = enable & npk_rk_field_mask(NPK_RKF_GLOBAL_OPERATION_ENABLE_DPU_RDMA_OP_EN);
+    uint32_t use = rdma ? fv(c, rs->use) : 0;
     s->on = !fv(c, sf->bypass);
-    if (!s->on) return NPK_OK;
+    if (rdma && use > 3) return bad(c, w, rs->use, err, "is not modelled (0..3 are)");
+    if (!s->on) {
+        if (use) return bad(c, w, rs->use, err, "with its DPU stage bypassed: not modelled");
+        if (fv(c, sf->alu_src))
+            return bad(c, w, sf->alu_src, err, "with the stage bypassed: not modelled");
+        if (fv(c, sf->mul_src))
+            return bad(c, w, sf->mul_src, err, "with the stage bypassed: not modelled");
+        return NPK_OK;
+    }
+    bool want_alu = false, want_mul = false;
     if (!fv(c, sf->alu_bypass)) {
         if (fv(c, sf->algo) != ALU_ADD)
             return bad(c, w, sf->algo, err, "is not modelled (only %d, add, is)", ALU_ADD);
         s->add = true;
+        s->add_mem = fv(c, sf->alu_src) != 0;
         s->add_op = fv(c, sf->alu_op);
-    }
+        want_alu = s->add_mem;
+    } else if (fv(c, sf->alu_src))
+        return bad(c, w, sf->alu_src, err, "with the ALU bypassed: not modelled");
     if (!fv(c, sf->mul_bypass)) {
         s->mul = true;
+        s->mul_mem = fv(c, sf->mul_src) != 0;
         s->mul_op = fv(c, sf->mul_op);
         s->shift = fv(c, sf->shift);
+        want_mul = s->mul_mem;
         if (fp && s->shift)
             return bad(c, w, sf->shift, err, "on the floating-point path is not modelled");
+    } else if (fv(c, sf->mul_src))
+        return bad(c, w, sf->mul_src, err, "with the multiplier bypassed: not modelled");
+    uint32_t need = (want_alu ? 1u : 0u) | (want_mul ? 2u : 0u);
+    if (need && !rdma)
+        return bad(c, w, want_alu ? sf->alu_src : sf->mul_src, err,
+                   "reads an operand stream, but the operation enable leaves DPU_RDMA off");
+    if (rdma && use != need)
+        return bad(c, w, rs->use, err,
+                   "does not match the stage's operand sources (%u: bit 0 ALU, bit 1 multiplier)",
+                   need);
+    if (need) {
+        if (!c->written[rs->base_reg])
+            return emu_fail(w, err, NPK_E_UNSUPPORTED,
+                            "%s is not written by this task's stream, but the stage reads it",
+                            npk_rk_reg_get(rs->base_reg)->full_name);
+        s->stream_rec = 4 * ((need & 1) + (need >> 1));
+        s->mul_at = (need & 1) ? 4 : 0;
+        uint32_t addr = fv(c, rs->base);
+        s->stream = emu_span(e, addr, (uint64_t)channels * s->stream_rec);
+        if (!s->stream)
+            return emu_fail(w, err, NPK_E_FORMAT,
+                            "the operand stream at %s 0x%08x (%llu bytes) is not in mapped memory",
+                            npk_rk_reg_get(rs->base_reg)->full_name, addr,
+                            (unsigned long long)channels * s->stream_rec);
     }
     s->relu = !fv(c, sf->relu_bypass);
     s->relux = fv(c, sf->relux_en) != 0;
-    if (s->relux && !s->relu)
-        return bad(c, w, sf->relux_en, err, "with the ReLU bypassed is not modelled");
     s->relux_cmp = fv(c, sf->cmp);
     return NPK_OK;
 }
@@ -120,9 +181,6 @@ static npk_status decode_ew(const emu_core *c, const emu_where *w, emu_stage *s,
     }
     s->relu = !fv(c, NPK_RKF_DPU_EW_CFG_EW_RELU_BYPASS);
     s->relux = fv(c, NPK_RKF_DPU_EW_CFG_EW_RELUX_EN) != 0;
-    if (s->relux && !s->relu)
-        return bad(c, w, NPK_RKF_DPU_EW_CFG_EW_RELUX_EN, err,
-                   "with the ReLU bypassed is not modelled");
     s->relux_cmp = fv(c, NPK_RKF_DPU_EW_RELUX_CMP_VALUE_EW_RELUX_CMP_DAT);
     return NPK_OK;
 }
@@ -138,40 +196,103 @@ static npk_status decode_cna(const emu_core *c, const emu_where *w, emu_task *t,
         return st;
     t->fp = in == NPK_RK_PREC_FP16;
     t->in_size = t->fp ? 2 : 1;
+    uint32_t mode = fv(c, NPK_RKF_CNA_CONV_CON1_CONV_MODE);
+    if (mode != 0 && mode != 3)
+        return bad(c, w, NPK_RKF_CNA_CONV_CON1_CONV_MODE, err,
+                   "is not modelled (0 direct and 3 depthwise are)");
+    t->dw = mode == 3;
     t->w = fv(c, NPK_RKF_CNA_DATA_SIZE0_DATAIN_WIDTH);
     t->h = fv(c, NPK_RKF_CNA_DATA_SIZE0_DATAIN_HEIGHT);
     t->c = fv(c, NPK_RKF_CNA_DATA_SIZE1_DATAIN_CHANNEL);
     if (!t->w) return bad(c, w, NPK_RKF_CNA_DATA_SIZE0_DATAIN_WIDTH, err, "(an empty cube)");
     if (!t->h) return bad(c, w, NPK_RKF_CNA_DATA_SIZE0_DATAIN_HEIGHT, err, "(an empty cube)");
     if (!t->c) return bad(c, w, NPK_RKF_CNA_DATA_SIZE1_DATAIN_CHANNEL, err, "(an empty cube)");
-    if (t->c % 32)
+    /* Depthwise weights come in whole groups of 64 (int8) or 32 (fp16)
+     * channels; direct weights in blocks of 32 channels. */
+    unsigned cblock = t->dw ? (t->fp ? 32 : 64) : 32;
+    if (t->c % cblock)
         return bad(c, w, NPK_RKF_CNA_DATA_SIZE1_DATAIN_CHANNEL, err,
-                   "is not a multiple of 32: the packed weights are modelled only in whole "
-                   "32-channel blocks");
-    uint64_t px = (uint64_t)t->w * t->h, b = t->in_size;
+                   "is not a multiple of %u: the packed weights are modelled only in whole "
+                   "%u-channel blocks",
+                   cblock, cblock);
     if ((st = expect(c, w, NPK_RKF_CNA_DATA_SIZE1_DATAIN_CHANNEL_REAL, t->c - 1,
                      "DATAIN_CHANNEL - 1", err)) ||
-        (st = expect(c, w, NPK_RKF_CNA_DATA_SIZE2_DATAOUT_WIDTH, t->w,
-                     "DATAIN_WIDTH (1x1, stride 1)", err)) ||
-        (st = expect(c, w, NPK_RKF_CNA_DATA_SIZE3_DATAOUT_ATOMICS, px, "width x height", err)) ||
         (st = expect(c, w, NPK_RKF_CNA_FC_DATA_SIZE0_DMA_WIDTH, t->w, "DATAIN_WIDTH", err)) ||
         (st = expect(c, w, NPK_RKF_CNA_FC_DATA_SIZE0_DMA_HEIGHT, t->h, "DATAIN_HEIGHT", err)) ||
         (st = expect(c, w, NPK_RKF_CNA_FC_DATA_SIZE1_DMA_CHANNEL, t->c, "DATAIN_CHANNEL", err)))
         return st;
 
-    /* Weights: N kernels of 1x1xC in the packed layout at DCOMP_ADDR0. */
-    t->n = fv(c, NPK_RKF_CNA_WEIGHT_SIZE2_WEIGHT_KERNELS);
-    t->group = t->fp ? 16 : 32;
-    if (!t->n) return bad(c, w, NPK_RKF_CNA_WEIGHT_SIZE2_WEIGHT_KERNELS, err, "(no kernels)");
-    if (t->n % t->group)
-        return bad(c, w, NPK_RKF_CNA_WEIGHT_SIZE2_WEIGHT_KERNELS, err,
-                   "is not a multiple of the %u-kernel weight group of this precision: not "
-                   "modelled",
-                   t->group);
-    uint64_t per_kernel = (uint64_t)t->c * b;
-    t->wt_span = per_kernel * t->n;
+    /* Kernel, stride, dilation (ATROUS = dilation - 1), padding. */
+    t->kw = fv(c, NPK_RKF_CNA_WEIGHT_SIZE2_WEIGHT_WIDTH);
+    t->kh = fv(c, NPK_RKF_CNA_WEIGHT_SIZE2_WEIGHT_HEIGHT);
+    t->sx = fv(c, NPK_RKF_CNA_CONV_CON3_CONV_X_STRIDE);
+    t->sy = fv(c, NPK_RKF_CNA_CONV_CON3_CONV_Y_STRIDE);
+    t->dx = fv(c, NPK_RKF_CNA_CONV_CON3_ATROUS_X_DILATION) + 1;
+    t->dy = fv(c, NPK_RKF_CNA_CONV_CON3_ATROUS_Y_DILATION) + 1;
+    t->pl = fv(c, NPK_RKF_CNA_PAD_CON0_PAD_LEFT);
+    t->pt = fv(c, NPK_RKF_CNA_PAD_CON0_PAD_TOP);
+    t->pad_value = c->regs[NPK_RKR_CNA_PAD_CON1];
+    if (!t->kw) return bad(c, w, NPK_RKF_CNA_WEIGHT_SIZE2_WEIGHT_WIDTH, err, "(no kernel)");
+    if (!t->kh) return bad(c, w, NPK_RKF_CNA_WEIGHT_SIZE2_WEIGHT_HEIGHT, err, "(no kernel)");
+    if (!t->sx) return bad(c, w, NPK_RKF_CNA_CONV_CON3_CONV_X_STRIDE, err, "is not modelled");
+    if (!t->sy) return bad(c, w, NPK_RKF_CNA_CONV_CON3_CONV_Y_STRIDE, err, "is not modelled");
+    uint64_t extx = (uint64_t)(t->kw - 1) * t->dx, exty = (uint64_t)(t->kh - 1) * t->dy;
+    if (t->pl > extx)
+        return bad(c, w, NPK_RKF_CNA_PAD_CON0_PAD_LEFT, err,
+                   "reaches past the kernel's extent (%llu): not modelled",
+                   (unsigned long long)extx);
+    if (t->pt > exty)
+        return bad(c, w, NPK_RKF_CNA_PAD_CON0_PAD_TOP, err,
+                   "reaches past the kernel's extent (%llu): not modelled",
+                   (unsigned long long)exty);
+    /* The output: DATAOUT_WIDTH and DATAOUT_ATOMICS = width x height; the
+     * padding right and below is implicit and must stay within one window. */
+    t->ow = fv(c, NPK_RKF_CNA_DATA_SIZE2_DATAOUT_WIDTH);
+    uint32_t atoms = fv(c, NPK_RKF_CNA_DATA_SIZE3_DATAOUT_ATOMICS);
+    if (!t->ow) return bad(c, w, NPK_RKF_CNA_DATA_SIZE2_DATAOUT_WIDTH, err, "(an empty output)");
+    if (!atoms || atoms % t->ow)
+        return bad(c, w, NPK_RKF_CNA_DATA_SIZE3_DATAOUT_ATOMICS, err,
+                   "is not a multiple of DATAOUT_WIDTH (%u): not modelled", t->ow);
+    t->oh = atoms / t->ow;
+    int64_t pr = (int64_t)(t->ow - 1) * t->sx + (int64_t)extx + 1 - t->pl - t->w;
+    int64_t pb = (int64_t)(t->oh - 1) * t->sy + (int64_t)exty + 1 - t->pt - t->h;
+    if (pr < 0 || (uint64_t)pr > extx)
+        return bad(c, w, NPK_RKF_CNA_DATA_SIZE2_DATAOUT_WIDTH, err,
+                   "needs %lld columns of padding on the right (0..%llu are modelled)",
+                   (long long)pr, (unsigned long long)extx);
+    if (pb < 0 || (uint64_t)pb > exty)
+        return bad(c, w, NPK_RKF_CNA_DATA_SIZE3_DATAOUT_ATOMICS, err,
+                   "gives %u output rows, which need %lld rows of padding below (0..%llu are "
+                   "modelled)",
+                   t->oh, (long long)pb, (unsigned long long)exty);
+    t->direct1x1 = !t->dw && t->kw == 1 && t->kh == 1 && t->sx == 1 && t->sy == 1 && !t->pl &&
+                   !t->pt && t->ow == t->w && t->oh == t->h;
+    uint64_t b = t->in_size;
+
+    /* Weights at DCOMP_ADDR0: direct [N/G][C/32][kh][kw][G][32]; depthwise
+     * [C/Gd][kh][kw][Gd] with one "kernel". */
+    t->kernels = fv(c, NPK_RKF_CNA_WEIGHT_SIZE2_WEIGHT_KERNELS);
+    if (!t->kernels)
+        return bad(c, w, NPK_RKF_CNA_WEIGHT_SIZE2_WEIGHT_KERNELS, err, "(no kernels)");
+    if (t->dw) {
+        t->group = cblock;
+        if (t->kernels != 1)
+            return bad(c, w, NPK_RKF_CNA_WEIGHT_SIZE2_WEIGHT_KERNELS, err,
+                       "is not 1 for a depthwise convolution: not modelled");
+        t->n = t->c;
+    } else {
+        t->group = t->fp ? 16 : 32;
+        t->n = t->kernels;
+        if (t->n % t->group)
+            return bad(c, w, NPK_RKF_CNA_WEIGHT_SIZE2_WEIGHT_KERNELS, err,
+                       "is not a multiple of the %u-kernel weight group of this precision: not "
+                       "modelled",
+                       t->group);
+    }
+    uint64_t per_kernel = (uint64_t)t->kw * t->kh * t->c * b;
+    t->wt_span = per_kernel * t->kernels;
     if ((st = expect(c, w, NPK_RKF_CNA_WEIGHT_SIZE1_WEIGHT_BYTES_PER_KERNEL, per_kernel,
-                     "channels x element size", err)) ||
+                     "kernel width x height x channels x element size", err)) ||
         (st = expect(c, w, NPK_RKF_CNA_WEIGHT_SIZE0_WEIGHT_BYTES, t->wt_span,
                      "bytes per kernel x kernels", err)))
         return st;
@@ -182,6 +303,7 @@ static npk_status decode_cna(const emu_core *c, const emu_where *w, emu_task *t,
 
     /* The CBUF split must hold the whole cube and one kernel. */
     uint32_t c2 = 16 / t->in_size, c1 = (t->c + c2 - 1) / c2;
+    uint64_t px = (uint64_t)t->w * t->h;
     uint32_t dbank = fv(c, NPK_RKF_CNA_CBUF_CON0_DATA_BANK);
     uint32_t wbank = fv(c, NPK_RKF_CNA_CBUF_CON0_WEIGHT_BANK);
     uint64_t fbytes = (uint64_t)c1 * px * 16;
@@ -232,58 +354,94 @@ static npk_status decode_cna(const emu_core *c, const emu_where *w, emu_task *t,
     return NPK_OK;
 }
 
-static npk_status decode_core_dpu(const emu_core *c, uint32_t enable, const emu_where *w,
-                                  emu_task *t, npk_error *err)
+static npk_status decode_core_dpu(npk_rk_emu *e, const emu_core *c, uint32_t enable,
+                                  const emu_where *w, emu_task *t, npk_error *err)
 {
     npk_status st;
     uint32_t p = t->fp ? NPK_RK_PREC_FP16 : NPK_RK_PREC_INT8;
+    uint32_t mode = t->dw ? 3 : 0;
     if ((st = expect(c, w, NPK_RKF_CORE_MISC_CFG_PROC_PRECISION, p, "the CNA precision", err)) ||
-        (st = expect(c, w, NPK_RKF_CORE_DATAOUT_SIZE_0_DATAOUT_HEIGHT, t->h - 1,
-                     "DATAIN_HEIGHT - 1", err)) ||
-        (st = expect(c, w, NPK_RKF_CORE_DATAOUT_SIZE_0_DATAOUT_WIDTH, t->w - 1, "DATAIN_WIDTH - 1",
-                     err)) ||
+        (st = expect(c, w, NPK_RKF_CORE_MISC_CFG_DW_EN, t->dw, "CNA_CONV_CON1.CONV_MODE", err)) ||
+        (st = expect(c, w, NPK_RKF_DPU_FEATURE_MODE_CFG_CONV_MODE, mode,
+                     "CNA_CONV_CON1.CONV_MODE", err)) ||
+        (st = expect(c, w, NPK_RKF_CORE_DATAOUT_SIZE_0_DATAOUT_HEIGHT, t->oh - 1,
+                     "the output height - 1", err)) ||
+        (st = expect(c, w, NPK_RKF_CORE_DATAOUT_SIZE_0_DATAOUT_WIDTH, t->ow - 1,
+                     "DATAOUT_WIDTH - 1", err)) ||
         (st = expect(c, w, NPK_RKF_CORE_DATAOUT_SIZE_1_DATAOUT_CHANNEL, t->n - 1,
-                     "WEIGHT_KERNELS - 1", err)) ||
+                     "the output channels - 1", err)) ||
         (st = expect(c, w, NPK_RKF_DPU_DATA_FORMAT_IN_PRECISION, p, "the CNA precision", err)) ||
         (st = expect(c, w, NPK_RKF_DPU_DATA_FORMAT_PROC_PRECISION, p, "the CNA precision", err)) ||
-        (st = expect(c, w, NPK_RKF_DPU_DATA_CUBE_WIDTH_WIDTH, t->w - 1, "DATAIN_WIDTH - 1", err)) ||
-        (st = expect(c, w, NPK_RKF_DPU_DATA_CUBE_HEIGHT_HEIGHT, t->h - 1, "DATAIN_HEIGHT - 1",
+        (st = expect(c, w, NPK_RKF_DPU_DATA_CUBE_WIDTH_WIDTH, t->ow - 1, "DATAOUT_WIDTH - 1",
                      err)) ||
-        (st = expect(c, w, NPK_RKF_DPU_DATA_CUBE_CHANNEL_CHANNEL, t->n - 1, "WEIGHT_KERNELS - 1",
-                     err)) ||
+        (st = expect(c, w, NPK_RKF_DPU_DATA_CUBE_HEIGHT_HEIGHT, t->oh - 1,
+                     "the output height - 1", err)) ||
+        (st = expect(c, w, NPK_RKF_DPU_DATA_CUBE_CHANNEL_CHANNEL, t->n - 1,
+                     "the output channels - 1", err)) ||
         (st = expect(c, w, NPK_RKF_DPU_DATA_CUBE_CHANNEL_ORIG_CHANNEL, t->n - 1,
-                     "WEIGHT_KERNELS - 1", err)) ||
-        (st = expect(c, w, NPK_RKF_DPU_WDMA_SIZE_0_CHANNEL_WDMA, t->n - 1, "WEIGHT_KERNELS - 1",
-                     err)) ||
-        (st = expect(c, w, NPK_RKF_DPU_WDMA_SIZE_1_HEIGHT_WDMA, t->h - 1, "DATAIN_HEIGHT - 1",
-                     err)) ||
-        (st = expect(c, w, NPK_RKF_DPU_WDMA_SIZE_1_WIDTH_WDMA, t->w - 1, "DATAIN_WIDTH - 1", err)))
+                     "the output channels - 1", err)) ||
+        (st = expect(c, w, NPK_RKF_DPU_WDMA_SIZE_0_CHANNEL_WDMA, t->n - 1,
+                     "the output channels - 1", err)) ||
+        (st = expect(c, w, NPK_RKF_DPU_WDMA_SIZE_1_HEIGHT_WDMA, t->oh - 1,
+                     "the output height - 1", err)) ||
+        (st = expect(c, w, NPK_RKF_DPU_WDMA_SIZE_1_WIDTH_WDMA, t->ow - 1, "DATAOUT_WIDTH - 1",
+                     err)))
         return st;
     if (enable & npk_rk_field_mask(NPK_RKF_GLOBAL_OPERATION_ENABLE_DPU_RDMA_OP_EN)) {
-        if ((st = expect(c, w, NPK_RKF_DPU_RDMA_RDMA_DATA_CUBE_WIDTH_WIDTH, t->w - 1,
+        if ((st = expect(c, w, NPK_RKF_DPU_RDMA_RDMA_DATA_CUBE_WIDTH_WIDTH, t->ow - 1,
                          "the DPU cube width - 1", err)) ||
-            (st = expect(c, w, NPK_RKF_DPU_RDMA_RDMA_DATA_CUBE_HEIGHT_HEIGHT, t->h - 1,
+            (st = expect(c, w, NPK_RKF_DPU_RDMA_RDMA_DATA_CUBE_HEIGHT_HEIGHT, t->oh - 1,
                          "the DPU cube height - 1", err)) ||
             (st = expect(c, w, NPK_RKF_DPU_RDMA_RDMA_DATA_CUBE_CHANNEL_CHANNEL, t->n - 1,
-                         "the DPU cube channels - 1", err)))
+                         "the DPU cube channels - 1", err)) ||
+            (st = expect(c, w, NPK_RKF_DPU_RDMA_RDMA_FEATURE_MODE_CFG_CONV_MODE, mode,
+                         "CNA_CONV_CON1.CONV_MODE", err)))
             return st;
     }
 
     /* Output precision and conversion: fp32 processing writes fp32, or fp16
-     * with FP32TOFP16_EN; int32 processing writes int32. */
+     * with FP32TOFP16_EN; int32 processing writes int32 or int8. */
     uint32_t out = fv(c, NPK_RKF_DPU_DATA_FORMAT_OUT_PRECISION);
-    bool ok =
-        t->fp ? (out == NPK_RK_PREC_FP32 || out == NPK_RK_PREC_FP16) : out == NPK_RK_PREC_INT32;
+    bool ok = t->fp ? (out == NPK_RK_PREC_FP32 || out == NPK_RK_PREC_FP16)
+                    : (out == NPK_RK_PREC_INT32 || out == NPK_RK_PREC_INT8);
     if (!ok)
         return bad(c, w, NPK_RKF_DPU_DATA_FORMAT_OUT_PRECISION, err,
                    "is not modelled for %s input (only %s)", t->fp ? "fp16" : "int8",
-                   t->fp ? "fp32 5 and fp16 2" : "int32 4");
+                   t->fp ? "fp32 5 and fp16 2" : "int32 4 and int8 0");
     t->out_fp16 = out == NPK_RK_PREC_FP16;
     t->out_int32 = out == NPK_RK_PREC_INT32;
-    t->out_size = t->out_fp16 ? 2 : 4;
+    t->out_int8 = !t->fp && out == NPK_RK_PREC_INT8;
+    t->out_size = t->out_fp16 ? 2 : t->out_int8 ? 1 : 4;
     if ((st = expect(c, w, NPK_RKF_DPU_OUT_CVT_SCALE_FP32TOFP16_EN, t->out_fp16,
                      "an fp16 OUT_PRECISION", err)))
         return st;
+    t->cvt_offset = (int32_t)fv(c, NPK_RKF_DPU_OUT_CVT_OFFSET_OUT_CVT_OFFSET);
+    t->cvt_scale = fv(c, NPK_RKF_DPU_OUT_CVT_SCALE_OUT_CVT_SCALE);
+    t->cvt_shift = fv(c, NPK_RKF_DPU_OUT_CVT_SHIFT_OUT_CVT_SHIFT);
+    if (t->fp) {
+        /* The floating-point output conversion is modelled as the identity. */
+        if ((st = expect(c, w, NPK_RKF_DPU_OUT_CVT_SCALE_OUT_CVT_SCALE, 1,
+                         "the identity (floating-point path)", err)) ||
+            (st = expect(c, w, NPK_RKF_DPU_OUT_CVT_SHIFT_OUT_CVT_SHIFT, 0,
+                         "the identity (floating-point path)", err)) ||
+            (st = expect(c, w, NPK_RKF_DPU_OUT_CVT_OFFSET_OUT_CVT_OFFSET, 0,
+                         "the identity (floating-point path)", err)))
+            return st;
+    } else if (t->cvt_shift > 62)
+        return bad(c, w, NPK_RKF_DPU_OUT_CVT_SHIFT_OUT_CVT_SHIFT, err,
+                   "is not modelled (0..62 are)");
+    if (t->cvt_scale > 0x7FFF)
+        return bad(c, w, NPK_RKF_DPU_OUT_CVT_SCALE_OUT_CVT_SCALE, err,
+                   "has bit 15 set: whether the scale is signed is not known, so not modelled");
+    /* CPEND (DPU_BS_OW_CFG.OD_BYPASS = 0): adds OW_OP x the window sum. */
+    t->cpend = !fv(c, NPK_RKF_DPU_BS_OW_CFG_OD_BYPASS);
+    t->ow_op = (int16_t)fv(c, NPK_RKF_DPU_BS_OW_OP_OW_OP);
+    if (t->cpend && t->fp)
+        return bad(c, w, NPK_RKF_DPU_BS_OW_CFG_OD_BYPASS, err,
+                   "on the floating-point path is not modelled");
+    if (!t->cpend && t->ow_op)
+        return bad(c, w, NPK_RKF_DPU_BS_OW_OP_OW_OP, err,
+                   "with CPEND bypassed (DPU_BS_OW_CFG.OD_BYPASS = 1): not modelled");
 
     /* Output addressing (docs/rknpu.md): channels go out in groups of
      * `group`, each SIZE_E + 1 surfaces of 16-byte atoms; surfaces of a
@@ -297,7 +455,7 @@ static npk_status decode_core_dpu(const emu_core *c, uint32_t enable, const emu_
             return bad(c, w, size_e[i], err,
                        "is not %u: the emulator models %u-channel output groups of %u surfaces",
                        surfaces - 1, t->group, surfaces);
-    uint64_t px = (uint64_t)t->w * t->h;
+    uint64_t px = (uint64_t)t->ow * t->oh;
     uint32_t ds = fv(c, NPK_RKF_DPU_DST_SURF_STRIDE_DST_SURF_STRIDE);
     uint32_t sa = fv(c, NPK_RKF_DPU_SURFACE_ADD_SURF_ADD);
     if (ds < px)
@@ -310,15 +468,17 @@ static npk_status decode_core_dpu(const emu_core *c, uint32_t enable, const emu_
                    surfaces, ds);
     t->dst_surf = (uint64_t)ds * 16;
     t->surf_add = (uint64_t)sa * 16;
-    t->out_span = (uint64_t)(t->n / t->group - 1) * t->surf_add +
-                  (uint64_t)(surfaces - 1) * t->dst_surf + px * 16;
+    uint32_t groups = (t->n + t->group - 1) / t->group;
+    uint32_t last = t->n - (groups - 1) * t->group;
+    t->out_span = (uint64_t)(groups - 1) * t->surf_add +
+                  (uint64_t)((last + c2o - 1) / c2o - 1) * t->dst_surf + px * 16;
     t->dst_addr = fv(c, NPK_RKF_DPU_DST_BASE_ADDR_DST_BASE_ADDR);
     if (t->dst_addr % 16)
         return bad(c, w, NPK_RKF_DPU_DST_BASE_ADDR_DST_BASE_ADDR, err,
                    "is not 16-byte aligned: not modelled");
 
-    if ((st = decode_stage(c, w, &bs_fields, t->fp, &t->bs, err)) ||
-        (st = decode_stage(c, w, &bn_fields, t->fp, &t->bn, err)) ||
+    if ((st = decode_stage(e, c, enable, w, &bs_fields, &brdma, t->n, t->fp, &t->bs, err)) ||
+        (st = decode_stage(e, c, enable, w, &bn_fields, &nrdma, t->n, t->fp, &t->bn, err)) ||
         (st = decode_ew(c, w, &t->ew, err)))
         return st;
     return NPK_OK;
@@ -329,7 +489,8 @@ npk_status emu_decode_task(npk_rk_emu *e, const emu_core *c, uint32_t enable, co
 {
     memset(t, 0, sizeof *t);
     npk_status st;
-    if ((st = decode_cna(c, w, t, err)) || (st = decode_core_dpu(c, enable, w, t, err))) return st;
+    if ((st = decode_cna(c, w, t, err)) || (st = decode_core_dpu(e, c, enable, w, t, err)))
+        return st;
     t->in = emu_span(e, t->in_addr, t->in_span);
     t->wt = emu_span(e, t->wt_addr, t->wt_span);
     t->out = emu_span(e, t->dst_addr, t->out_span);
@@ -348,7 +509,8 @@ npk_status emu_decode_task(npk_rk_emu *e, const emu_core *c, uint32_t enable, co
                         "the output at DPU_DST_BASE_ADDR 0x%08x (%llu bytes) is not in mapped "
                         "memory",
                         t->dst_addr, (unsigned long long)t->out_span);
-    uint64_t macs = (uint64_t)t->w * t->h * t->c * t->n;
+    uint64_t macs =
+        (uint64_t)t->ow * t->oh * t->kw * t->kh * t->n * (t->dw ? 1 : t->c);
     if (macs > e->budget)
         return emu_fail(w, err, NPK_E_LIMIT,
                         "the task needs %llu multiply-accumulates, over the emulator's limit",
