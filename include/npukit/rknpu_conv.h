@@ -27,12 +27,12 @@ typedef enum npk_rk_opsrc {
 
 typedef struct npk_rk_dpu_stage {
     npk_rk_opsrc alu, mul;
-    uint32_t alu_op;     /* register operand: int32 or fp32 bits */
-    uint32_t mul_op;     /* register operand: int16 or fp16 bits */
-    uint32_t mul_shift;  /* int path: right shift after the multiply */
-    bool relu, relux;    /* ReLU (clamp below at 0); ReLU-X (clamp above at cmp) */
-    uint32_t relux_cmp;  /* int32 or fp32 bits */
-    uint32_t base_addr;  /* operand stream (MEM) */
+    uint32_t alu_op;    /* register operand: int32 or fp32 bits */
+    uint32_t mul_op;    /* register operand: int16 or fp16 bits */
+    uint32_t mul_shift; /* int path: right shift after the multiply */
+    bool relu, relux;   /* ReLU (clamp below at 0); ReLU-X (clamp above at cmp) */
+    uint32_t relux_cmp; /* int32 or fp32 bits */
+    uint32_t base_addr; /* operand stream (MEM) */
 } npk_rk_dpu_stage;
 
 #define NPK_RK_CONV_MAX_ENTRIES 160
@@ -56,8 +56,8 @@ typedef struct npk_rk_conv_desc {
     /* DPU */
     uint32_t out_addr, dst_surf_stride, surf_add, size_e;
     npk_rk_dpu_stage bs, bn;
-    bool cpend;     /* OD_BYPASS = 0: add BS_OW_OP x the window sum */
-    int32_t ow_op;  /* DPU_BS_OW_OP (signed 16) */
+    bool cpend;    /* OD_BYPASS = 0: add BS_OW_OP x the window sum */
+    int32_t ow_op; /* DPU_BS_OW_OP (signed 16) */
     int32_t out_cvt_offset;
     uint32_t out_cvt_scale, out_cvt_shift;
     /* DPU_RDMA read paths */

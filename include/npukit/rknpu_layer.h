@@ -61,7 +61,7 @@ typedef struct npk_rk_layer {
     uint32_t dil_h, dil_w;        /* 1.. */
     uint32_t pad_top, pad_left, pad_bottom, pad_right;
     npk_rk_lquant in, w, out;
-    const double *w_scales; /* out_c per-channel weight scales, or NULL (per tensor) */
+    const double *w_scales;   /* out_c per-channel weight scales, or NULL (per tensor) */
     int32_t act_min, act_max; /* clip range of the output in its quantised type (the
                                  type's range when there is no activation) */
     /* Weights: conv and FC [out_c][k_h][k_w][in_c], depthwise [k_h][k_w][c]
@@ -106,7 +106,7 @@ typedef struct npk_rk_requant {
 /* ---- plans ---- */
 
 typedef struct npk_rk_lplan_opts {
-    int cores;       /* 1..3 */
+    int cores;        /* 1..3 */
     npk_rk_form form; /* streams always carry DPU_RDMA (biases); vendor or rocket tail
                          conventions as for matmul plans */
     uint32_t input_addr, weight_addr, output_addr, regcmd_addr;
@@ -116,25 +116,25 @@ typedef struct npk_rk_lplan_opts {
 } npk_rk_lplan_opts;
 
 typedef struct npk_rk_ltask {
-    uint32_t oy0, oh;       /* output rows oy0 .. oy0+oh-1 */
-    uint32_t iy0, ih;       /* input rows read */
+    uint32_t oy0, oh; /* output rows oy0 .. oy0+oh-1 */
+    uint32_t iy0, ih; /* input rows read */
     uint32_t pad_top, pad_bottom;
-    uint32_t oc0, ocn;      /* output channels (programmed, aligned) */
+    uint32_t oc0, ocn; /* output channels (programmed, aligned) */
     int core;
-    uint32_t regcmd_off;    /* byte offset of the stream in the regcmd buffer */
-    size_t entries;         /* stream length */
-    int next;               /* index of the chained task, -1 */
+    uint32_t regcmd_off; /* byte offset of the stream in the regcmd buffer */
+    size_t entries;      /* stream length */
+    int next;            /* index of the chained task, -1 */
     uint64_t macs;
 } npk_rk_ltask;
 
 typedef struct npk_rk_lplan {
-    npk_rk_layer layer;     /* shapes and quantisation (pointers not kept) */
+    npk_rk_layer layer; /* shapes and quantisation (pointers not kept) */
     npk_rk_lplan_opts opts;
-    bool fp;                /* fp16 data path */
+    bool fp; /* fp16 data path */
     bool depthwise;
-    uint32_t cin, cout;     /* programmed channel counts (aligned) */
-    uint32_t kernels;       /* WEIGHT_KERNELS per full task */
-    uint32_t group;         /* output channels per DPU output group */
+    uint32_t cin, cout; /* programmed channel counts (aligned) */
+    uint32_t kernels;   /* WEIGHT_KERNELS per full task */
+    uint32_t group;     /* output channels per DPU output group */
     /* Buffers (bytes). The weight buffer holds the packed weights, then the
      * bias stream (BRDMA) and the multiplier stream (NRDMA) at the offsets. */
     uint64_t input_bytes, weight_bytes, output_bytes;
@@ -144,13 +144,13 @@ typedef struct npk_rk_lplan {
     npk_rk_ltask *tasks;
     uint32_t tiles_h, tiles_c;
     int cores;
-    uint64_t *regcmd;         /* all streams, 64-byte aligned (entries, host order) */
+    uint64_t *regcmd; /* all streams, 64-byte aligned (entries, host order) */
     size_t regcmd_entries;
     npk_rknpu_task *records;
     npk_rknpu_submit submit;
     uint32_t core_first[NPK_RKNPU_MAX_CORES], core_count[NPK_RKNPU_MAX_CORES];
     uint64_t core_work[NPK_RKNPU_MAX_CORES];
-    uint8_t *wblob;           /* the weight buffer's contents (weight_bytes) */
+    uint8_t *wblob; /* the weight buffer's contents (weight_bytes) */
 } npk_rk_lplan;
 
 npk_status npk_rk_lplan_make(const npk_rk_layer *l, const npk_rk_lplan_opts *o, npk_rk_lplan *p,

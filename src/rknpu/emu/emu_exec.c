@@ -111,8 +111,7 @@ static float stage_fp(const emu_stage *s, bool ew, float x, size_t ch)
 {
     if (!s->on) return x;
     if (s->add) x += bits_f32(alu_operand(s, ch));
-    if (s->mul)
-        x *= ew ? bits_f32(s->mul_op) : npk_f16_to_f32((uint16_t)mul_operand(s, ch));
+    if (s->mul) x *= ew ? bits_f32(s->mul_op) : npk_f16_to_f32((uint16_t)mul_operand(s, ch));
     if (s->relu && x < 0.0f) x = 0.0f;
     if (s->relux && x > bits_f32(s->relux_cmp)) x = bits_f32(s->relux_cmp);
     return x;

@@ -52,15 +52,15 @@ struct npk_rk_emu {
 
 /* A DPU stage (BS, BN or EW) as the registers program it. */
 typedef struct emu_stage {
-    bool on;          /* not bypassed as a whole */
-    bool add, mul;    /* ALU add / multiply */
+    bool on;               /* not bypassed as a whole */
+    bool add, mul;         /* ALU add / multiply */
     bool add_mem, mul_mem; /* operand per channel from the DPU read DMA stream */
-    bool relu, relux; /* ReLU (clamp below at 0); ReLU-X (clamp above at relux_cmp) */
-    uint32_t add_op;  /* fp32 bits or int32 */
-    uint32_t mul_op;  /* fp16 bits or int16 (BS/BN); fp32 bits or int32 (EW) */
-    unsigned shift;   /* int path: right shift after the multiply */
+    bool relu, relux;      /* ReLU (clamp below at 0); ReLU-X (clamp above at relux_cmp) */
+    uint32_t add_op;       /* fp32 bits or int32 */
+    uint32_t mul_op;       /* fp16 bits or int16 (BS/BN); fp32 bits or int32 (EW) */
+    unsigned shift;        /* int path: right shift after the multiply */
     uint32_t relux_cmp;
-    const uint8_t *stream; /* per-channel records (stream_rec bytes each) */
+    const uint8_t *stream;       /* per-channel records (stream_rec bytes each) */
     unsigned stream_rec, mul_at; /* record size; byte offset of the multiplier */
 } emu_stage;
 
@@ -74,10 +74,10 @@ typedef struct emu_task {
     bool dw;          /* depthwise: channel c of the output from channel c of the input */
     bool direct1x1;   /* 1x1, stride 1, no padding: the matmul data path */
     uint32_t kw, kh, sx, sy, dx, dy, pl, pt; /* kernel, stride, dilation, padding */
-    uint32_t ow, oh;  /* output cube */
-    uint32_t pad_value; /* CNA_PAD_CON1 */
-    bool cpend;       /* DPU_BS_OW_CFG.OD_BYPASS = 0 */
-    int32_t ow_op;    /* DPU_BS_OW_OP, signed 16 */
+    uint32_t ow, oh;                         /* output cube */
+    uint32_t pad_value;                      /* CNA_PAD_CON1 */
+    bool cpend;                              /* DPU_BS_OW_CFG.OD_BYPASS = 0 */
+    int32_t ow_op;                           /* DPU_BS_OW_OP, signed 16 */
     bool out_int8;
     int32_t cvt_offset;
     uint32_t cvt_scale, cvt_shift;

@@ -272,8 +272,7 @@ static npk_status decode_cna(const emu_core *c, const emu_where *w, emu_task *t,
     /* Weights at DCOMP_ADDR0: direct [N/G][C/32][kh][kw][G][32]; depthwise
      * [C/Gd][kh][kw][Gd] with one "kernel". */
     t->kernels = fv(c, NPK_RKF_CNA_WEIGHT_SIZE2_WEIGHT_KERNELS);
-    if (!t->kernels)
-        return bad(c, w, NPK_RKF_CNA_WEIGHT_SIZE2_WEIGHT_KERNELS, err, "(no kernels)");
+    if (!t->kernels) return bad(c, w, NPK_RKF_CNA_WEIGHT_SIZE2_WEIGHT_KERNELS, err, "(no kernels)");
     if (t->dw) {
         t->group = cblock;
         if (t->kernels != 1)
@@ -362,8 +361,8 @@ static npk_status decode_core_dpu(npk_rk_emu *e, const emu_core *c, uint32_t ena
     uint32_t mode = t->dw ? 3 : 0;
     if ((st = expect(c, w, NPK_RKF_CORE_MISC_CFG_PROC_PRECISION, p, "the CNA precision", err)) ||
         (st = expect(c, w, NPK_RKF_CORE_MISC_CFG_DW_EN, t->dw, "CNA_CONV_CON1.CONV_MODE", err)) ||
-        (st = expect(c, w, NPK_RKF_DPU_FEATURE_MODE_CFG_CONV_MODE, mode,
-                     "CNA_CONV_CON1.CONV_MODE", err)) ||
+        (st = expect(c, w, NPK_RKF_DPU_FEATURE_MODE_CFG_CONV_MODE, mode, "CNA_CONV_CON1.CONV_MODE",
+                     err)) ||
         (st = expect(c, w, NPK_RKF_CORE_DATAOUT_SIZE_0_DATAOUT_HEIGHT, t->oh - 1,
                      "the output height - 1", err)) ||
         (st = expect(c, w, NPK_RKF_CORE_DATAOUT_SIZE_0_DATAOUT_WIDTH, t->ow - 1,
@@ -374,18 +373,18 @@ static npk_status decode_core_dpu(npk_rk_emu *e, const emu_core *c, uint32_t ena
         (st = expect(c, w, NPK_RKF_DPU_DATA_FORMAT_PROC_PRECISION, p, "the CNA precision", err)) ||
         (st = expect(c, w, NPK_RKF_DPU_DATA_CUBE_WIDTH_WIDTH, t->ow - 1, "DATAOUT_WIDTH - 1",
                      err)) ||
-        (st = expect(c, w, NPK_RKF_DPU_DATA_CUBE_HEIGHT_HEIGHT, t->oh - 1,
-                     "the output height - 1", err)) ||
+        (st = expect(c, w, NPK_RKF_DPU_DATA_CUBE_HEIGHT_HEIGHT, t->oh - 1, "the output height - 1",
+                     err)) ||
         (st = expect(c, w, NPK_RKF_DPU_DATA_CUBE_CHANNEL_CHANNEL, t->n - 1,
                      "the output channels - 1", err)) ||
         (st = expect(c, w, NPK_RKF_DPU_DATA_CUBE_CHANNEL_ORIG_CHANNEL, t->n - 1,
                      "the output channels - 1", err)) ||
         (st = expect(c, w, NPK_RKF_DPU_WDMA_SIZE_0_CHANNEL_WDMA, t->n - 1,
                      "the output channels - 1", err)) ||
-        (st = expect(c, w, NPK_RKF_DPU_WDMA_SIZE_1_HEIGHT_WDMA, t->oh - 1,
-                     "the output height - 1", err)) ||
-        (st = expect(c, w, NPK_RKF_DPU_WDMA_SIZE_1_WIDTH_WDMA, t->ow - 1, "DATAOUT_WIDTH - 1",
-                     err)))
+        (st = expect(c, w, NPK_RKF_DPU_WDMA_SIZE_1_HEIGHT_WDMA, t->oh - 1, "the output height - 1",
+                     err)) ||
+        (st =
+             expect(c, w, NPK_RKF_DPU_WDMA_SIZE_1_WIDTH_WDMA, t->ow - 1, "DATAOUT_WIDTH - 1", err)))
         return st;
     if (enable & npk_rk_field_mask(NPK_RKF_GLOBAL_OPERATION_ENABLE_DPU_RDMA_OP_EN)) {
         if ((st = expect(c, w, NPK_RKF_DPU_RDMA_RDMA_DATA_CUBE_WIDTH_WIDTH, t->ow - 1,
@@ -509,8 +508,7 @@ npk_status emu_decode_task(npk_rk_emu *e, const emu_core *c, uint32_t enable, co
                         "the output at DPU_DST_BASE_ADDR 0x%08x (%llu bytes) is not in mapped "
                         "memory",
                         t->dst_addr, (unsigned long long)t->out_span);
-    uint64_t macs =
-        (uint64_t)t->ow * t->oh * t->kw * t->kh * t->n * (t->dw ? 1 : t->c);
+    uint64_t macs = (uint64_t)t->ow * t->oh * t->kw * t->kh * t->n * (t->dw ? 1 : t->c);
     if (macs > e->budget)
         return emu_fail(w, err, NPK_E_LIMIT,
                         "the task needs %llu multiply-accumulates, over the emulator's limit",

@@ -245,12 +245,13 @@ npk_status npk_rk_conv_emit(const npk_rk_conv_desc *d, uint64_t *out, size_t cap
     W(e, NPK_RKR_DPU_EW_CVT_OFFSET_VALUE, 0);
     W(e, NPK_RKR_DPU_EW_CVT_SCALE_VALUE, F(e, NPK_RKF_DPU_EW_CVT_SCALE_VALUE_EW_OP_CVT_SCALE, 1));
     W(e, NPK_RKR_DPU_EW_RELUX_CMP_VALUE, 0);
-    W(e, NPK_RKR_DPU_OUT_CVT_OFFSET, FS(e, NPK_RKF_DPU_OUT_CVT_OFFSET_OUT_CVT_OFFSET,
-                                        d->out_cvt_offset));
+    W(e, NPK_RKR_DPU_OUT_CVT_OFFSET,
+      FS(e, NPK_RKF_DPU_OUT_CVT_OFFSET_OUT_CVT_OFFSET, d->out_cvt_offset));
     W(e, NPK_RKR_DPU_OUT_CVT_SCALE,
       F(e, NPK_RKF_DPU_OUT_CVT_SCALE_FP32TOFP16_EN, d->fp) |
           F(e, NPK_RKF_DPU_OUT_CVT_SCALE_OUT_CVT_SCALE, d->out_cvt_scale));
-    W(e, NPK_RKR_DPU_OUT_CVT_SHIFT, F(e, NPK_RKF_DPU_OUT_CVT_SHIFT_OUT_CVT_SHIFT, d->out_cvt_shift));
+    W(e, NPK_RKR_DPU_OUT_CVT_SHIFT,
+      F(e, NPK_RKF_DPU_OUT_CVT_SHIFT_OUT_CVT_SHIFT, d->out_cvt_shift));
     for (int i = 0; i < 8; i++) W(e, (npk_rk_reg)(NPK_RKR_DPU_EW_OP_VALUE_0 + i), 0);
     W(e, NPK_RKR_DPU_SURFACE_ADD, F(e, NPK_RKF_DPU_SURFACE_ADD_SURF_ADD, d->surf_add));
     W(e, NPK_RKR_DPU_UNDOC_40C4, 0);

@@ -84,8 +84,7 @@ static npk_status check_quant(const char *what, const npk_rk_lquant *q, npk_rk_l
     int32_t lo, hi;
     type_range(t, &lo, &hi);
     if (!(q->scale > 0) || !isfinite(q->scale))
-        return npk_fail(err, NPK_E_ARG, "%s scale %g: must be positive and finite", what,
-                        q->scale);
+        return npk_fail(err, NPK_E_ARG, "%s scale %g: must be positive and finite", what, q->scale);
     if (q->zero_point < lo || q->zero_point > hi)
         return npk_fail(err, NPK_E_ARG, "%s zero point %d is outside %s's range %d..%d", what,
                         q->zero_point, npk_rk_ltype_name(t), lo, hi);
@@ -104,11 +103,10 @@ npk_status npk_rk_layer_check(const npk_rk_layer *l, npk_error *err)
     if ((unsigned)l->type > NPK_RK_LT_FP16)
         return npk_fail(err, NPK_E_ARG, "unknown layer type %d", (int)l->type);
     if (!l->in_h || !l->in_w || !l->in_c || !l->out_c)
-        return npk_fail(err, NPK_E_ARG, "empty input or output (%ux%ux%u -> %u channels)",
-                        l->in_h, l->in_w, l->in_c, l->out_c);
+        return npk_fail(err, NPK_E_ARG, "empty input or output (%ux%ux%u -> %u channels)", l->in_h,
+                        l->in_w, l->in_c, l->out_c);
     if (!l->weights) return npk_fail(err, NPK_E_ARG, "layer without weights");
-    if (l->kind == NPK_RK_LAYER_FC &&
-        (l->in_h != 1 || l->in_w != 1 || l->k_h != 1 || l->k_w != 1))
+    if (l->kind == NPK_RK_LAYER_FC && (l->in_h != 1 || l->in_w != 1 || l->k_h != 1 || l->k_w != 1))
         return npk_fail(err, NPK_E_ARG,
                         "fully-connected layers take one pixel and a 1x1 kernel (got %ux%u input, "
                         "%ux%u kernel): flatten the input into channels",
@@ -119,9 +117,8 @@ npk_status npk_rk_layer_check(const npk_rk_layer *l, npk_error *err)
                         "is supported",
                         l->in_c, l->out_c);
     if (l->stride_h < 1 || l->stride_h > 7 || l->stride_w < 1 || l->stride_w > 7)
-        return npk_fail(err, NPK_E_LIMIT,
-                        "stride %ux%u: CNA_CONV_CON3.CONV_X/Y_STRIDE take 1..7", l->stride_h,
-                        l->stride_w);
+        return npk_fail(err, NPK_E_LIMIT, "stride %ux%u: CNA_CONV_CON3.CONV_X/Y_STRIDE take 1..7",
+                        l->stride_h, l->stride_w);
     if (l->dil_h < 1 || l->dil_w < 1 || l->dil_h > 32 || l->dil_w > 32)
         return npk_fail(err, NPK_E_LIMIT,
                         "dilation %ux%u: CNA_CONV_CON3.ATROUS_X/Y_DILATION take 1..32", l->dil_h,
@@ -146,10 +143,10 @@ npk_status npk_rk_layer_check(const npk_rk_layer *l, npk_error *err)
                         "padding bottom %u, right %u exceeds the kernel's extent minus one (the "
                         "CNA pads implicitly only within one window)",
                         l->pad_bottom, l->pad_right);
-    uint32_t oh = npk_rk_conv_out_size(l->in_h, l->k_h, l->stride_h, l->dil_h, l->pad_top,
-                                       l->pad_bottom);
-    uint32_t ow = npk_rk_conv_out_size(l->in_w, l->k_w, l->stride_w, l->dil_w, l->pad_left,
-                                       l->pad_right);
+    uint32_t oh =
+        npk_rk_conv_out_size(l->in_h, l->k_h, l->stride_h, l->dil_h, l->pad_top, l->pad_bottom);
+    uint32_t ow =
+        npk_rk_conv_out_size(l->in_w, l->k_w, l->stride_w, l->dil_w, l->pad_left, l->pad_right);
     if (!oh || !ow || oh != l->out_h || ow != l->out_w)
         return npk_fail(err, NPK_E_ARG,
                         "output %ux%u does not follow from input %ux%u, kernel %ux%u, stride "

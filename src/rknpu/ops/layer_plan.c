@@ -80,10 +80,9 @@ static npk_status build_blob(const npk_rk_layer *l, npk_rk_lplan *p, const geo *
             for (uint32_t ky = 0; ky < l->k_h; ky++)
                 for (uint32_t kx = 0; kx < l->k_w; kx++)
                     for (uint32_t c = 0; c < l->in_c; c++) {
-                        size_t si = p->depthwise ? ((size_t)ky * l->k_w + kx) * l->in_c + c
-                                                 : (((size_t)n * l->k_h + ky) * l->k_w + kx) *
-                                                           l->in_c +
-                                                       c;
+                        size_t si = p->depthwise
+                                        ? ((size_t)ky * l->k_w + kx) * l->in_c + c
+                                        : (((size_t)n * l->k_h + ky) * l->k_w + kx) * l->in_c + c;
                         npk_st16le(w + 2 * wt_index(p, n, ky, kx, c), src[si]);
                     }
         /* BS adds the bias (fp32 bits from BRDMA); clamps as for the integer path. */
@@ -124,10 +123,9 @@ static npk_status build_blob(const npk_rk_layer *l, npk_rk_lplan *p, const geo *
                     int32_t v = 0;
                     uint32_t cc = p->depthwise ? n : c;
                     if (p->depthwise || c < l->in_c) {
-                        size_t si = p->depthwise ? ((size_t)ky * l->k_w + kx) * l->in_c + n
-                                                 : (((size_t)n * l->k_h + ky) * l->k_w + kx) *
-                                                           l->in_c +
-                                                       c;
+                        size_t si = p->depthwise
+                                        ? ((size_t)ky * l->k_w + kx) * l->in_c + n
+                                        : (((size_t)n * l->k_h + ky) * l->k_w + kx) * l->in_c + c;
                         v = stored(l, l->weights, si);
                         w[wt_index(p, n, ky, kx, cc)] = (uint8_t)(int8_t)v;
                     }
@@ -212,8 +210,8 @@ static npk_status choose_tiles(npk_rk_lplan *p, const geo *g, uint32_t *ct, uint
     *ct = align_up((uint32_t)ceil_div(p->cout, tiles_c), G);
     uint64_t wb = ceil_div((uint64_t)g->kb * *ct, BANK);
     if (wb < 1) wb = 1;
-    uint64_t rows_max = (NPK_RK_CBUF_BANKS - wb) * (uint64_t)BANK /
-                        row_bytes(p, p->depthwise ? *ct : p->cin);
+    uint64_t rows_max =
+        (NPK_RK_CBUF_BANKS - wb) * (uint64_t)BANK / row_bytes(p, p->depthwise ? *ct : p->cin);
     uint32_t oh_max = (uint32_t)((rows_max - g->min_rows) / l->stride_h + 1);
     if (p->opts.max_rows && p->opts.max_rows < oh_max) oh_max = p->opts.max_rows;
     if (oh_max > l->out_h) oh_max = l->out_h;
@@ -223,8 +221,8 @@ static npk_status choose_tiles(npk_rk_lplan *p, const geo *g, uint32_t *ct, uint
 }
 
 static void fill_desc(const npk_rk_lplan *p, const geo *g, const npk_rk_ltask *t,
-                      const npk_rk_dpu_stage *bs, const npk_rk_dpu_stage *bn, int32_t zx, int32_t zw,
-                      npk_rk_conv_desc *d)
+                      const npk_rk_dpu_stage *bs, const npk_rk_dpu_stage *bn, int32_t zx,
+                      int32_t zw, npk_rk_conv_desc *d)
 {
     const npk_rk_layer *l = &p->layer;
     const npk_rk_lplan_opts *o = &p->opts;
@@ -251,8 +249,9 @@ static void fill_desc(const npk_rk_lplan *p, const geo *g, const npk_rk_ltask *t
     uint32_t fg = 50 + l->stride_h + 1, need = g->min_rows + l->stride_h;
     d->feature_grains = fg > need ? fg : need;
     uint64_t plane = (uint64_t)l->in_w * l->in_h * 16;
-    d->in_addr = o->input_addr + (uint32_t)((uint64_t)t->iy0 * l->in_w * 16 +
-                                            (p->depthwise ? (uint64_t)(t->oc0 / g->c2) * plane : 0));
+    d->in_addr =
+        o->input_addr + (uint32_t)((uint64_t)t->iy0 * l->in_w * 16 +
+                                   (p->depthwise ? (uint64_t)(t->oc0 / g->c2) * plane : 0));
     d->line_stride = 4 * l->in_w;
     d->surf_stride = (int32_t)((int64_t)l->in_w * l->in_h - 4 * (int64_t)l->in_w);
     d->dma_width = l->in_w;
@@ -401,8 +400,8 @@ npk_status npk_rk_lplan_make(const npk_rk_layer *l, const npk_rk_lplan_opts *o, 
             t->pad_top = (uint32_t)(y0 - top);
             t->pad_bottom = (uint32_t)(bot - y1);
             t->next = -1;
-            t->macs = (uint64_t)t->oh * l->out_w * l->k_h * l->k_w * t->ocn *
-                      (p->depthwise ? 1 : p->cin);
+            t->macs =
+                (uint64_t)t->oh * l->out_w * l->k_h * l->k_w * t->ocn * (p->depthwise ? 1 : p->cin);
             work[i] = t->macs;
         }
     p->cores = p->count < (size_t)o->cores ? (int)p->count : o->cores;
@@ -420,8 +419,8 @@ npk_status npk_rk_lplan_make(const npk_rk_layer *l, const npk_rk_lplan_opts *o, 
         if ((st = npk_rk_conv_emit(&d, p->regcmd + off / 8, NPK_RK_CONV_MAX_ENTRIES, &t->entries,
                                    err)))
             goto out;
-        off += (t->entries * 8 + NPK_RK_STREAM_ALIGN - 1) / NPK_RK_STREAM_ALIGN *
-               NPK_RK_STREAM_ALIGN;
+        off +=
+            (t->entries * 8 + NPK_RK_STREAM_ALIGN - 1) / NPK_RK_STREAM_ALIGN * NPK_RK_STREAM_ALIGN;
     }
     p->regcmd_entries = (size_t)(off / 8);
     if ((st = check_span("regcmd", o->regcmd_addr, off, err))) goto out;

@@ -121,8 +121,8 @@ npk_status rk_requant_make(const npk_rk_layer *l, rk_qparams *qp, npk_rk_requant
          * y = floor(x * a / 2^s1) keeps F fractional bits of the output;
          * OUT_CVT rounds them away (scale 2^14, shift 14 + F). */
         int e;
-        frexp(mmax, &e);            /* mmax < 2^e */
-        int E = 15 - e;             /* mmax * 2^E < 2^15 */
+        frexp(mmax, &e); /* mmax < 2^e */
+        int E = 15 - e;  /* mmax * 2^E < 2^15 */
         if (lround(ldexp(mmax, E)) > 32767) E--;
         int F = 12, s1 = E - F;
         if (s1 < 0) s1 = 0, F = E;

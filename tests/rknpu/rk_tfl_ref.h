@@ -1,0 +1,103 @@
+/* A direct reference of TFLite's integer convolution semantics (reference
+ * kernels: conv.h, depthwise_conv.h, fully_connected.h, and gemmlowp's
+ * fixed point), written from ../shared/reference/tflite.md section 2, for
+ * the tests until the interpreter (include/npukit/tflite_quant.h) lands.
+ * Header-only (each test is its own program). */
+#ifndef RK_TFL_REF_H
+#define RK_TFL_REF_H
+
+#include <math.h>
+#include <stdint.h>
+
+#include "npukit/rknpu_layer.h"
+
+/* QuantizeMultiplier: real = q * 2^(shift - 31), q in [2^30, 2^31). */
+static inline void rk_ref_quantize_multiplier(double m, int32_t *q, int *shift)
+{
+    if (m == 0) {
+        *q = 0, *shift = 0;
+        return;
+    }
+    double f = frexp(m, shift);
+    int64_t qf = (int64_t)round(f * (double)(1ll << 31)); /* half away from zero */
+    if (qf == (1ll << 31)) qf /= 2, (*shift)++;
+    if (*shift < -31) *shift = 0, qf = 0;
+    *q = (int32_t)qf;
+}
+
+static inline int32_t rk_ref_srdhm(int32_t a, int32_t b)
+{
+    if (a == INT32_MIN && b == INT32_MIN) return INT32_MAX;
+    int64_t ab = (int64_t)a * b;
+    int64_t nudge = ab >= 0 ? (1ll << 30) : 1 - (1ll << 30);
+    return (int32_t)((ab + nudge) / (1ll << 31)); /* C division: toward zero */
+}
+
+static inline int32_t rk_ref_rdbpot(int32_t x, int e)
+{
+    int32_t mask = (int32_t)((1ll << e) - 1), rem = x & mask;
+    int32_t thr = (mask >> 1) + (x < 0 ? 1 : 0);
+    return (x >> e) + (rem > thr ? 1 : 0);
+}
+
+static inline int32_t rk_ref_mbqm(int32_t x, int32_t q, int shift)
+{
+    int left = shift > 0 ? shift : 0, right = shift > 0 ? 0 : -shift;
+    int64_t xl = (int64_t)x * ((int64_t)1 << left);
+    if (xl > INT32_MAX) xl = INT32_MAX;
+    if (xl < INT32_MIN) xl = INT32_MIN;
+    return rk_ref_rdbpot(rk_ref_srdhm((int32_t)xl, q), right);
+}
+
+static inline int32_t rk_ref_load(const npk_rk_layer *l, const void *p, size_t i)
+{
+    return l->type == NPK_RK_LT_UINT8 ? ((const uint8_t *)p)[i] : ((const int8_t *)p)[i];
+}
+
+/* y[out_h][out_w][out_c] (the layer's type) from x[in_h][in_w][in_c]. */
+static inline void rk_ref_conv(const npk_rk_layer *l, const void *x, void *y)
+{
+    bool dw = l->kind == NPK_RK_LAYER_DEPTHWISE;
+    for (uint32_t c = 0; c < l->out_c; c++) {
+        double ws = l->w_scales ? l->w_scales[c] : l->w.scale;
+        double m = l->in.scale * ws / l->out.scale;
+        int32_t q;
+        int sh;
+        rk_ref_quantize_multiplier(m, &q, &sh);
+        for (uint32_t oy = 0; oy < l->out_h; oy++)
+            for (uint32_t ox = 0; ox < l->out_w; ox++) {
+                int64_t acc = l->bias_i32 ? l->bias_i32[c] : 0;
+                for (uint32_t ky = 0; ky < l->k_h; ky++)
+                    for (uint32_t kx = 0; kx < l->k_w; kx++) {
+                        int64_t iy = (int64_t)oy * l->stride_h - l->pad_top + ky * l->dil_h;
+                        int64_t ix = (int64_t)ox * l->stride_w - l->pad_left + kx * l->dil_w;
+                        if (iy < 0 || ix < 0 || iy >= l->in_h || ix >= l->in_w) continue;
+                        size_t px = ((size_t)iy * l->in_w + ix) * l->in_c;
+                        if (dw) {
+                            int32_t xv = rk_ref_load(l, x, px + c) - l->in.zero_point;
+                            int32_t wv = rk_ref_load(l, l->weights,
+                                                     ((size_t)ky * l->k_w + kx) * l->in_c + c) -
+                                         l->w.zero_point;
+                            acc += (int64_t)xv * wv;
+                            continue;
+                        }
+                        for (uint32_t ic = 0; ic < l->in_c; ic++) {
+                            int32_t xv = rk_ref_load(l, x, px + ic) - l->in.zero_point;
+                            size_t wi = (((size_t)c * l->k_h + ky) * l->k_w + kx) * l->in_c + ic;
+                            int32_t wv = rk_ref_load(l, l->weights, wi) - l->w.zero_point;
+                            acc += (int64_t)xv * wv;
+                        }
+                    }
+                int32_t o = rk_ref_mbqm((int32_t)acc, q, sh) + l->out.zero_point;
+                if (o < l->act_min) o = l->act_min;
+                if (o > l->act_max) o = l->act_max;
+                size_t oi = ((size_t)oy * l->out_w + ox) * l->out_c + c;
+                if (l->type == NPK_RK_LT_UINT8)
+                    ((uint8_t *)y)[oi] = (uint8_t)o;
+                else
+                    ((int8_t *)y)[oi] = (int8_t)o;
+            }
+    }
+}
+
+#endif
