@@ -428,6 +428,89 @@ static void test_tiling_and_cores(void **state)
     run_family("tiling and cores", cs, sizeof cs / sizeof *cs);
 }
 
+/* fp16 layers: the emulator's result against a double reference, within
+ * fp32 accumulation and the fp16 output rounding. */
+static void run_fp16(npk_rk_layer_kind kind, uint32_t h, uint32_t wd, uint32_t cin, uint32_t cout,
+                     uint32_t k, uint32_t stride, int act, int cores, uint32_t max_rows,
+                     uint64_t seed, uint64_t *checked)
+{
+    uint64_t r = seed * 0x9E3779B97F4A7C15ull + 3;
+    npk_rk_layer l = {0};
+    bool dw = kind == NPK_RK_LAYER_DEPTHWISE;
+    l.kind = kind;
+    l.type = NPK_RK_LT_FP16;
+    l.in_h = h, l.in_w = wd, l.in_c = cin, l.out_c = dw ? cin : cout;
+    l.k_h = l.k_w = k, l.stride_h = l.stride_w = stride, l.dil_h = l.dil_w = 1;
+    npk_rk_same_padding(h, k, stride, 1, &l.pad_top, &l.pad_bottom);
+    npk_rk_same_padding(wd, k, stride, 1, &l.pad_left, &l.pad_right);
+    l.out_h = npk_rk_conv_out_size(h, k, stride, 1, l.pad_top, l.pad_bottom);
+    l.out_w = npk_rk_conv_out_size(wd, k, stride, 1, l.pad_left, l.pad_right);
+    l.act_min = act ? 0 : INT32_MIN;
+    l.act_max = act == 3 ? 6 : INT32_MAX;
+    uint32_t taps = k * k;
+    size_t nx = (size_t)h * wd * cin, nw = dw ? (size_t)taps * cin : (size_t)l.out_c * taps * cin;
+    size_t ny = (size_t)l.out_h * l.out_w * l.out_c;
+    uint16_t *x = malloc(nx * 2), *w = malloc(nw * 2), *y = malloc(ny * 2);
+    float *bias = malloc(l.out_c * sizeof *bias);
+    for (size_t i = 0; i < nx; i++) x[i] = npk_f32_to_f16((float)(npk_randf(&r) * 2 - 1));
+    for (size_t i = 0; i < nw; i++) w[i] = npk_f32_to_f16((float)(npk_randf(&r) - 0.5));
+    for (uint32_t c = 0; c < l.out_c; c++) bias[c] = (float)(npk_randf(&r) - 0.5);
+    l.weights = w;
+    l.bias_f32 = bias;
+    npk_rk_lplan_opts o = {cores, V, IN_ADDR, WT_ADDR, OUT_ADDR, REG_ADDR, max_rows, 0};
+    npk_rk_lplan p;
+    npk_error err = {0};
+    if (npk_rk_lplan_make(&l, &o, &p, &err)) fail_msg("fp16: %s", err.msg);
+    check_streams(&p);
+    uint8_t *in = calloc(1, p.input_bytes), *out = malloc(p.output_bytes);
+    npk_rk_lplan_pack_input(&p, x, in);
+    emulate(&p, in, out);
+    npk_rk_lplan_unpack_output(&p, out, y);
+    for (uint32_t oy = 0; oy < l.out_h; oy++)
+        for (uint32_t ox = 0; ox < l.out_w; ox++)
+            for (uint32_t c = 0; c < l.out_c; c++) {
+                double acc = bias[c], mag = fabs(bias[c]);
+                for (uint32_t ky = 0; ky < k; ky++)
+                    for (uint32_t kx = 0; kx < k; kx++) {
+                        int64_t iy = (int64_t)oy * stride - l.pad_top + ky;
+                        int64_t ix = (int64_t)ox * stride - l.pad_left + kx;
+                        if (iy < 0 || ix < 0 || iy >= h || ix >= wd) continue;
+                        for (uint32_t ic = dw ? c : 0; ic < (dw ? c + 1 : cin); ic++) {
+                            double xv = npk_f16_to_f32(x[((size_t)iy * wd + ix) * cin + ic]);
+                            size_t wi = dw ? ((size_t)ky * k + kx) * cin + c
+                                           : (((size_t)c * k + ky) * k + kx) * cin + ic;
+                            double wv = npk_f16_to_f32(w[wi]);
+                            acc += xv * wv;
+                            mag += fabs(xv * wv);
+                        }
+                    }
+                if (act && acc < 0) acc = 0;
+                if (act == 3 && acc > 6) acc = 6;
+                double got = npk_f16_to_f32(y[((size_t)oy * l.out_w + ox) * l.out_c + c]);
+                double tol = ldexp(fabs(acc), -10) + (taps * cin + 4) * ldexp(mag, -23) + 1e-7;
+                if (fabs(got - acc) > tol)
+                    fail_msg("fp16 %s (%u,%u,%u) = %g, want %g", npk_rk_layer_kind_name(kind), oy,
+                             ox, c, got, acc);
+                (*checked)++;
+            }
+    npk_rk_lplan_free(&p);
+    free(in), free(out), free(x), free(w), free(y), free(bias);
+}
+
+static void test_fp16_layers(void **state)
+{
+    (void)state;
+    uint64_t n = 0;
+    run_fp16(C, 9, 10, 5, 20, 3, 1, 0, 1, 0, 1, &n);
+    run_fp16(C, 12, 12, 40, 17, 5, 2, 3, 2, 3, 2, &n);
+    run_fp16(C, 8, 8, 64, 32, 1, 1, 1, 1, 0, 3, &n);
+    run_fp16(DW, 10, 9, 40, 0, 3, 1, 3, 1, 0, 4, &n);
+    run_fp16(DW, 11, 11, 70, 0, 5, 2, 0, 3, 4, 5, &n);
+    run_fp16(FC, 1, 1, 300, 50, 1, 1, 0, 1, 0, 6, &n);
+    printf("fp16 layers: %llu elements within fp32 accumulation and fp16 rounding\n",
+           (unsigned long long)n);
+}
+
 static void test_refusals(void **state)
 {
     (void)state;
@@ -493,6 +576,7 @@ int main(void)
         cmocka_unit_test(test_depthwise),
         cmocka_unit_test(test_fully_connected),
         cmocka_unit_test(test_tiling_and_cores),
+        cmocka_unit_test(test_fp16_layers),
         cmocka_unit_test(test_refusals),
     };
     return cmocka_run_group_tests(tests, NULL, NULL);
