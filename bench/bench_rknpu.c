@@ -8,6 +8,7 @@
 #include "npukit/half.h"
 #include "npukit/rknpu_device.h"
 #include "npukit/rknpu_emu.h"
+#include "npukit/rknpu_layer.h"
 #include "npukit/rknpu_layout.h"
 #include "npukit/rknpu_matmul.h"
 #include "npukit/rknpu_stream.h"
@@ -15,6 +16,12 @@
 #ifdef NPK_HAVE_OPENBLAS
 #include <cblas.h>
 #endif
+
+static uint64_t npk_rand_bench(uint64_t *s)
+{
+    *s ^= *s >> 12, *s ^= *s << 25, *s ^= *s >> 27;
+    return *s * 0x2545F4914F6CDD1Dull;
+}
 
 /* ---- stream generation ---- */
 
@@ -127,6 +134,91 @@ static void blas_sgemm(void *p)
 }
 #endif
 
+
+/* ---- layers: mobilenet_v2_1.0_224_quant's largest convolution ---- */
+
+/* The 1x1 convolution 7x7x320 -> 1280 (20.1 M multiply-accumulates, the
+ * model's largest by work), uint8, per tensor, with ReLU6. */
+struct conv_arg {
+    npk_rk_layer l;
+    npk_rk_lplan p;
+    npk_rk_emu *e;
+    uint8_t *in, *out, *wt, *reg;
+    uint64_t sink;
+};
+
+static void conv_plan(void *p)
+{
+    struct conv_arg *a = p;
+    npk_rk_lplan q;
+    npk_rk_lplan_opts o = {1, NPK_RK_FORM_VENDOR, 0x10000000, 0x20000000, 0x30000000, 0x40000000,
+                           0, 0};
+    if (npk_rk_lplan_make(&a->l, &o, &q, NULL) == NPK_OK) a->sink += q.regcmd_entries;
+    npk_rk_lplan_free(&q);
+}
+
+static void conv_run(void *p)
+{
+    struct conv_arg *a = p;
+    if (npk_rk_emu_submit(a->e, &a->p.submit, a->p.records, a->p.count, NULL) == NPK_OK)
+        a->sink += a->out[7];
+}
+
+static void bench_conv(npk_bench *b)
+{
+    struct conv_arg a;
+    memset(&a, 0, sizeof a);
+    npk_rk_layer *l = &a.l;
+    l->kind = NPK_RK_LAYER_CONV;
+    l->type = NPK_RK_LT_UINT8;
+    l->in_h = l->in_w = l->out_h = l->out_w = 7;
+    l->in_c = 320, l->out_c = 1280;
+    l->k_h = l->k_w = l->stride_h = l->stride_w = l->dil_h = l->dil_w = 1;
+    l->in = (npk_rk_lquant){0.0235, 128};
+    l->w = (npk_rk_lquant){0.0021, 120};
+    l->out = (npk_rk_lquant){0.0235, 0};
+    npk_rk_activation_range(3, NPK_RK_LT_UINT8, l->out.scale, l->out.zero_point, &l->act_min,
+                            &l->act_max);
+    uint8_t *w = malloc((size_t)320 * 1280);
+    int32_t *bias = malloc(1280 * sizeof *bias);
+    uint8_t *x = malloc(7 * 7 * 320);
+    uint64_t r = 11;
+    for (size_t i = 0; i < (size_t)320 * 1280; i++) w[i] = (uint8_t)npk_rand_bench(&r);
+    for (size_t i = 0; i < 7 * 7 * 320; i++) x[i] = (uint8_t)npk_rand_bench(&r);
+    for (int i = 0; i < 1280; i++) bias[i] = (int32_t)(npk_rand_bench(&r) % 20000) - 10000;
+    l->weights = w;
+    l->bias_i32 = bias;
+    npk_rk_lplan_opts o = {1, NPK_RK_FORM_VENDOR, 0x10000000, 0x20000000, 0x30000000, 0x40000000,
+                           0, 0};
+    npk_rk_emu_opts eo = {3, 0, false};
+    if (npk_rk_lplan_make(l, &o, &a.p, NULL) || npk_rk_emu_create(&eo, &a.e, NULL)) {
+        npk_bench_note(b, "rknpu conv: setup failed");
+        goto done;
+    }
+    a.in = calloc(1, a.p.input_bytes);
+    a.out = calloc(1, a.p.output_bytes);
+    a.wt = malloc(a.p.weight_bytes);
+    a.reg = calloc(a.p.regcmd_entries, 8);
+    memcpy(a.wt, a.p.wblob, a.p.weight_bytes);
+    npk_rk_stream_to_bin(a.p.regcmd, a.p.regcmd_entries, a.reg);
+    npk_rk_lplan_pack_input(&a.p, x, a.in);
+    npk_rk_emu_map(a.e, 0x10000000, a.in, a.p.input_bytes, NULL);
+    npk_rk_emu_map(a.e, 0x20000000, a.wt, a.p.weight_bytes, NULL);
+    npk_rk_emu_map(a.e, 0x30000000, a.out, a.p.output_bytes, NULL);
+    npk_rk_emu_map(a.e, 0x40000000, a.reg, a.p.regcmd_entries * 8, NULL);
+    npk_bench_note(b, "rknpu conv: %zu tasks; no interpreter peer until the TFLite interpreter "
+                      "lands (phase B)",
+                   a.p.count);
+    npk_bench_report_rate(b, "rknpu: plan mobilenet_v2's 7x7x320->1280 conv (weights packed)", 1,
+                          "plans/s", npk_bench_time(b, conv_plan, &a), NULL, 0, 0);
+    npk_bench_report_rate(b, "rknpu emulator: uint8 conv 7x7x320->1280", 2.0 * 49 * 320 * 1280,
+                          "OP/s", npk_bench_time(b, conv_run, &a), NULL, 0, 0);
+done:
+    npk_rk_emu_destroy(a.e);
+    npk_rk_lplan_free(&a.p);
+    free(a.in), free(a.out), free(a.wt), free(a.reg), free(w), free(bias), free(x);
+}
+
 static void bench_emulator(npk_bench *b)
 {
     struct emu_arg a;
@@ -208,6 +300,7 @@ static void bench_emulator(npk_bench *b)
 void bench_rknpu(npk_bench *b)
 {
     bench_emulator(b);
+    bench_conv(b);
 
     struct gen_arg *g = calloc(1, sizeof *g);
     uint64_t rng = 1;

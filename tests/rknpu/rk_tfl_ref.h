@@ -54,8 +54,12 @@ static inline int32_t rk_ref_load(const npk_rk_layer *l, const void *p, size_t i
     return l->type == NPK_RK_LT_UINT8 ? ((const uint8_t *)p)[i] : ((const int8_t *)p)[i];
 }
 
-/* y[out_h][out_w][out_c] (the layer's type) from x[in_h][in_w][in_c]. */
-static inline void rk_ref_conv(const npk_rk_layer *l, const void *x, void *y)
+/* y[out_h][out_w][out_c] (the layer's type) from x[in_h][in_w][in_c];
+ * tie (optional) marks the outputs whose final rounding (RoundingDivideByPOT
+ * after the rounded high multiply) fell exactly half-way: TFLite's double
+ * rounding decides those, where a single rounding of the exact product
+ * may go the other way. */
+static inline void rk_ref_conv_ties(const npk_rk_layer *l, const void *x, void *y, uint8_t *tie)
 {
     bool dw = l->kind == NPK_RK_LAYER_DEPTHWISE;
     for (uint32_t c = 0; c < l->out_c; c++) {
@@ -89,6 +93,12 @@ static inline void rk_ref_conv(const npk_rk_layer *l, const void *x, void *y)
                         }
                     }
                 int32_t o = rk_ref_mbqm((int32_t)acc, q, sh) + l->out.zero_point;
+                if (tie) {
+                    int left = sh > 0 ? sh : 0, right = sh > 0 ? 0 : -sh;
+                    int32_t hi = rk_ref_srdhm((int32_t)(acc * ((int64_t)1 << left)), q);
+                    tie[((size_t)oy * l->out_w + ox) * l->out_c + c] =
+                        right > 0 && (hi & ((1 << right) - 1)) == (1 << (right - 1));
+                }
                 if (o < l->act_min) o = l->act_min;
                 if (o > l->act_max) o = l->act_max;
                 size_t oi = ((size_t)oy * l->out_w + ox) * l->out_c + c;
@@ -98,6 +108,11 @@ static inline void rk_ref_conv(const npk_rk_layer *l, const void *x, void *y)
                     ((int8_t *)y)[oi] = (int8_t)o;
             }
     }
+}
+
+static inline void rk_ref_conv(const npk_rk_layer *l, const void *x, void *y)
+{
+    rk_ref_conv_ties(l, x, y, NULL);
 }
 
 #endif

@@ -168,7 +168,7 @@ typedef struct lcase {
 
 typedef struct fstats {
     const char *name;
-    uint64_t total, exact, off1, worse;
+    uint64_t total, exact, off1, worse, ties, off1_at_tie;
     uint64_t tasks_max;
 } fstats;
 
@@ -269,7 +269,8 @@ static void run_case(const lcase *lc, uint64_t seed, fstats *fs)
     size_t nx = (size_t)l.in_h * l.in_w * l.in_c,
            nw = dw ? (size_t)taps * l.in_c : (size_t)l.out_c * taps * l.in_c;
     size_t ny = (size_t)l.out_h * l.out_w * l.out_c;
-    uint8_t *x = malloc(nx), *wv = malloc(nw), *y = malloc(ny), *ref = malloc(ny);
+    uint8_t *x = malloc(nx), *wv = malloc(nw), *y = malloc(ny), *ref = malloc(ny),
+            *tie = malloc(ny);
     for (size_t i = 0; i < nx; i++) x[i] = (uint8_t)rnd_range(&r, tlo, thi);
     for (size_t i = 0; i < nw; i++) wv[i] = (uint8_t)rnd_range(&r, tlo + 1, thi);
     int32_t *bias = malloc(l.out_c * sizeof *bias);
@@ -278,7 +279,7 @@ static void run_case(const lcase *lc, uint64_t seed, fstats *fs)
                             (int32_t)(spread / (l.in.scale * l.w.scale)));
     l.weights = wv;
     l.bias_i32 = bias;
-    rk_ref_conv(&l, x, ref);
+    rk_ref_conv_ties(&l, x, ref, tie);
 
     npk_rk_lplan_opts o = {
         lc->cores ? lc->cores : 1, lc->form, IN_ADDR, WT_ADDR, OUT_ADDR, REG_ADDR, lc->max_rows,
@@ -301,6 +302,8 @@ static void run_case(const lcase *lc, uint64_t seed, fstats *fs)
         fs->total++;
         fs->exact += d == 0;
         fs->off1 += d == 1;
+        fs->ties += tie[i];
+        fs->off1_at_tie += d == 1 && tie[i];
         if (d > 1) {
             fs->worse++;
             if (fs->worse < 4)
@@ -310,14 +313,16 @@ static void run_case(const lcase *lc, uint64_t seed, fstats *fs)
     }
     if (p.count > fs->tasks_max) fs->tasks_max = p.count;
     npk_rk_lplan_free(&p);
-    free(in), free(out), free(x), free(wv), free(y), free(ref), free(bias), free(ws);
+    free(in), free(out), free(x), free(wv), free(y), free(ref), free(tie), free(bias), free(ws);
 }
 
 static void report(fstats *fs)
 {
-    printf("%-28s %8llu elements: %6.3f%% exact, %llu off by one, %llu worse (max %llu tasks)\n",
+    printf("%-24s %7llu elements: %7.3f%% exact, %llu off by one (%llu of them where TFLite's "
+           "double rounding ties, of %llu ties), %llu worse (max %llu tasks)\n",
            fs->name, (unsigned long long)fs->total, 100.0 * fs->exact / (fs->total ? fs->total : 1),
-           (unsigned long long)fs->off1, (unsigned long long)fs->worse,
+           (unsigned long long)fs->off1, (unsigned long long)fs->off1_at_tie,
+           (unsigned long long)fs->ties, (unsigned long long)fs->worse,
            (unsigned long long)fs->tasks_max);
     assert_true(fs->total > 0);
     assert_int_equal(fs->worse, 0);
@@ -326,7 +331,7 @@ static void report(fstats *fs)
 
 static void run_family(const char *name, const lcase *cases, size_t n)
 {
-    fstats fs = {name, 0, 0, 0, 0, 0};
+    fstats fs = {name, 0, 0, 0, 0, 0, 0, 0};
     for (size_t i = 0; i < n; i++) run_case(&cases[i], i + 1, &fs);
     report(&fs);
 }

@@ -256,14 +256,16 @@ static npk_status decode_cna(const emu_core *c, const emu_where *w, emu_task *t,
     t->oh = atoms / t->ow;
     int64_t pr = (int64_t)(t->ow - 1) * t->sx + (int64_t)extx + 1 - t->pl - t->w;
     int64_t pb = (int64_t)(t->oh - 1) * t->sy + (int64_t)exty + 1 - t->pt - t->h;
-    if (pr < 0 || (uint64_t)pr > extx)
+    /* Negative: the last columns or rows are never read (a stride that does
+     * not divide the input), as in TFLite's VALID padding. */
+    if (pr > 0 && (uint64_t)pr > extx)
         return bad(c, w, NPK_RKF_CNA_DATA_SIZE2_DATAOUT_WIDTH, err,
                    "needs %lld columns of padding on the right (0..%llu are modelled)",
                    (long long)pr, (unsigned long long)extx);
-    if (pb < 0 || (uint64_t)pb > exty)
+    if (pb > 0 && (uint64_t)pb > exty)
         return bad(c, w, NPK_RKF_CNA_DATA_SIZE3_DATAOUT_ATOMICS, err,
-                   "gives %u output rows, which need %lld rows of padding below (0..%llu are "
-                   "modelled)",
+                   "gives %u output rows, which need %lld rows of padding below (up to %llu "
+                   "are modelled)",
                    t->oh, (long long)pb, (unsigned long long)exty);
     t->direct1x1 = !t->dw && t->kw == 1 && t->kh == 1 && t->sx == 1 && t->sy == 1 && !t->pl &&
                    !t->pt && t->ow == t->w && t->oh == t->h;
