@@ -359,7 +359,7 @@ npk_status npk_rk_lplan_make(const npk_rk_layer *l, const npk_rk_lplan_opts *o, 
         (st = check_span("output", o->output_addr, p->output_bytes, err)))
         goto out;
 
-    uint32_t ct, oht;
+    uint32_t ct = 0, oht = 0;
     if ((st = choose_tiles(p, &g, &ct, &oht, err))) goto out;
     p->tiles_c = (uint32_t)ceil_div(p->cout, ct);
     p->tiles_h = (uint32_t)ceil_div(l->out_h, oht);
