@@ -134,7 +134,6 @@ static void blas_sgemm(void *p)
 }
 #endif
 
-
 /* ---- layers: mobilenet_v2_1.0_224_quant's largest convolution ---- */
 
 /* The 1x1 convolution 7x7x320 -> 1280 (20.1 M multiply-accumulates, the
@@ -151,8 +150,8 @@ static void conv_plan(void *p)
 {
     struct conv_arg *a = p;
     npk_rk_lplan q;
-    npk_rk_lplan_opts o = {1, NPK_RK_FORM_VENDOR, 0x10000000, 0x20000000, 0x30000000, 0x40000000,
-                           0, 0};
+    npk_rk_lplan_opts o = {1,          NPK_RK_FORM_VENDOR, 0x10000000, 0x20000000,
+                           0x30000000, 0x40000000,         0,          0};
     if (npk_rk_lplan_make(&a->l, &o, &q, NULL) == NPK_OK) a->sink += q.regcmd_entries;
     npk_rk_lplan_free(&q);
 }
@@ -188,8 +187,8 @@ static void bench_conv(npk_bench *b)
     for (int i = 0; i < 1280; i++) bias[i] = (int32_t)(npk_rand_bench(&r) % 20000) - 10000;
     l->weights = w;
     l->bias_i32 = bias;
-    npk_rk_lplan_opts o = {1, NPK_RK_FORM_VENDOR, 0x10000000, 0x20000000, 0x30000000, 0x40000000,
-                           0, 0};
+    npk_rk_lplan_opts o = {1,          NPK_RK_FORM_VENDOR, 0x10000000, 0x20000000,
+                           0x30000000, 0x40000000,         0,          0};
     npk_rk_emu_opts eo = {3, 0, false};
     if (npk_rk_lplan_make(l, &o, &a.p, NULL) || npk_rk_emu_create(&eo, &a.e, NULL)) {
         npk_bench_note(b, "rknpu conv: setup failed");
@@ -206,8 +205,9 @@ static void bench_conv(npk_bench *b)
     npk_rk_emu_map(a.e, 0x20000000, a.wt, a.p.weight_bytes, NULL);
     npk_rk_emu_map(a.e, 0x30000000, a.out, a.p.output_bytes, NULL);
     npk_rk_emu_map(a.e, 0x40000000, a.reg, a.p.regcmd_entries * 8, NULL);
-    npk_bench_note(b, "rknpu conv: %zu tasks; no interpreter peer until the TFLite interpreter "
-                      "lands (phase B)",
+    npk_bench_note(b,
+                   "rknpu conv: %zu tasks; no interpreter peer until the TFLite interpreter "
+                   "lands (phase B)",
                    a.p.count);
     npk_bench_report_rate(b, "rknpu: plan mobilenet_v2's 7x7x320->1280 conv (weights packed)", 1,
                           "plans/s", npk_bench_time(b, conv_plan, &a), NULL, 0, 0);

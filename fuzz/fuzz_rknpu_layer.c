@@ -65,10 +65,8 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
     l.pad_bottom = data[16] % 17;
     l.pad_right = data[17] % 17;
     if (data[18] & 1) {
-        l.out_h = npk_rk_conv_out_size(l.in_h, l.k_h, l.stride_h, l.dil_h, l.pad_top,
-                                       l.pad_bottom);
-        l.out_w = npk_rk_conv_out_size(l.in_w, l.k_w, l.stride_w, l.dil_w, l.pad_left,
-                                       l.pad_right);
+        l.out_h = npk_rk_conv_out_size(l.in_h, l.k_h, l.stride_h, l.dil_h, l.pad_top, l.pad_bottom);
+        l.out_w = npk_rk_conv_out_size(l.in_w, l.k_w, l.stride_w, l.dil_w, l.pad_left, l.pad_right);
     } else {
         l.out_h = data[19] % 70;
         l.out_w = data[20] % 70;
@@ -135,7 +133,8 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
             if (e.problems) __builtin_trap();
         }
     }
-    if (p.mul_off < p.bias_off || p.bias_off < p.wt_bytes || p.weight_bytes < p.mul_off)
+    if (p.weight_bytes &&
+        (p.mul_off < p.bias_off || p.bias_off < p.wt_bytes || p.weight_bytes < p.mul_off))
         __builtin_trap();
     check_output_coverage(&p);
     uint64_t macs = 0;
@@ -144,12 +143,12 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
         npk_rk_emu_opts eo = {3, 1u << 23, false};
         npk_rk_emu *e = NULL;
         uint8_t *in = calloc(1, p.input_bytes), *out = calloc(1, p.output_bytes);
-        uint8_t *reg = calloc(p.regcmd_entries, 8), *wt = malloc(p.weight_bytes);
+        uint8_t *reg = calloc(p.regcmd_entries, 8), *wt = malloc(p.weight_bytes + 1);
         if (in && out && reg && wt && npk_rk_emu_create(&eo, &e, &err) == NPK_OK) {
-            memcpy(wt, p.wblob, p.weight_bytes);
+            if (p.weight_bytes) memcpy(wt, p.wblob, p.weight_bytes);
             npk_rk_stream_to_bin(p.regcmd, p.regcmd_entries, reg);
             if (npk_rk_emu_map(e, o.input_addr, in, p.input_bytes, &err) ||
-                npk_rk_emu_map(e, o.weight_addr, wt, p.weight_bytes, &err) ||
+                (p.weight_bytes && npk_rk_emu_map(e, o.weight_addr, wt, p.weight_bytes, &err)) ||
                 npk_rk_emu_map(e, o.output_addr, out, p.output_bytes, &err) ||
                 npk_rk_emu_map(e, o.regcmd_addr, reg, p.regcmd_entries * 8, &err))
                 __builtin_trap();

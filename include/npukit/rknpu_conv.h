@@ -70,6 +70,22 @@ typedef struct npk_rk_conv_desc {
 npk_status npk_rk_conv_emit(const npk_rk_conv_desc *d, uint64_t *out, size_t cap, size_t *n,
                             npk_error *err);
 
+/* One PPU pooling task (PPU_RDMA reads the cube from memory, PPU pools and
+ * writes it); field encodings follow NVDLA's PDP (docs/rknpu.md). */
+typedef struct npk_rk_pool_desc {
+    bool fp;         /* fp16, else int8 */
+    uint32_t method; /* POOLING_METHOD: 0 average, 1 max, 2 min (only max is modelled) */
+    uint32_t in_w, in_h, c, out_w, out_h;
+    uint32_t k_w, k_h, stride_x, stride_y;
+    uint32_t pad_left, pad_top, pad_right, pad_bottom;
+    uint32_t pad_value; /* PADDING_VALUE_1_CFG: int8 sign-extended, or fp16 bits */
+    uint32_t src_addr, src_line, src_surf; /* bytes */
+    uint32_t dst_addr, dst_surf;           /* bytes */
+} npk_rk_pool_desc;
+
+npk_status npk_rk_pool_emit(const npk_rk_pool_desc *d, uint64_t *out, size_t cap, size_t *n,
+                            npk_error *err);
+
 #ifdef __cplusplus
 }
 #endif

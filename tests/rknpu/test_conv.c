@@ -179,11 +179,13 @@ static void emulate(const npk_rk_lplan *p, uint8_t *in, uint8_t *out)
     npk_rk_emu_opts eo = {3, 0, false};
     npk_rk_emu *e;
     assert_int_equal(npk_rk_emu_create(&eo, &e, &err), NPK_OK);
-    uint8_t *wt = malloc(p->weight_bytes), *reg = calloc(p->regcmd_entries, 8);
-    memcpy(wt, p->wblob, p->weight_bytes);
+    uint8_t *wt = malloc(p->weight_bytes ? p->weight_bytes : 1),
+            *reg = calloc(p->regcmd_entries, 8);
+    if (p->weight_bytes) memcpy(wt, p->wblob, p->weight_bytes);
     npk_rk_stream_to_bin(p->regcmd, p->regcmd_entries, reg);
     assert_int_equal(npk_rk_emu_map(e, p->opts.input_addr, in, p->input_bytes, &err), NPK_OK);
-    assert_int_equal(npk_rk_emu_map(e, p->opts.weight_addr, wt, p->weight_bytes, &err), NPK_OK);
+    if (p->weight_bytes)
+        assert_int_equal(npk_rk_emu_map(e, p->opts.weight_addr, wt, p->weight_bytes, &err), NPK_OK);
     assert_int_equal(npk_rk_emu_map(e, p->opts.output_addr, out, p->output_bytes, &err), NPK_OK);
     assert_int_equal(npk_rk_emu_map(e, p->opts.regcmd_addr, reg, p->regcmd_entries * 8, &err),
                      NPK_OK);
@@ -516,6 +518,134 @@ static void test_fp16_layers(void **state)
            (unsigned long long)n);
 }
 
+/* Pools against TFLite's reference pooling: average = sum of the window
+ * rounded half away from zero over its count (uint8: half up), max = the
+ * window's maximum; then the clip. */
+static void run_pool(npk_rk_layer_kind kind, npk_rk_ltype type, uint32_t h, uint32_t wd, uint32_t c,
+                     uint32_t k, uint32_t stride, bool same, int act, int cores, uint64_t seed,
+                     fstats *fs)
+{
+    uint64_t r = seed * 0x9E3779B97F4A7C15ull + 11;
+    npk_rk_layer l = {0};
+    l.kind = kind;
+    l.type = type;
+    l.in_h = h, l.in_w = wd, l.in_c = l.out_c = c;
+    l.k_h = l.k_w = k, l.stride_h = l.stride_w = stride, l.dil_h = l.dil_w = 1;
+    if (same) {
+        npk_rk_same_padding(h, k, stride, 1, &l.pad_top, &l.pad_bottom);
+        npk_rk_same_padding(wd, k, stride, 1, &l.pad_left, &l.pad_right);
+    }
+    l.out_h = npk_rk_conv_out_size(h, k, stride, 1, l.pad_top, l.pad_bottom);
+    l.out_w = npk_rk_conv_out_size(wd, k, stride, 1, l.pad_left, l.pad_right);
+    bool u8 = type == NPK_RK_LT_UINT8, fp = type == NPK_RK_LT_FP16;
+    l.in.scale = l.out.scale = 0.02;
+    l.in.zero_point = l.out.zero_point = u8 ? 128 + rnd_range(&r, -20, 20) : rnd_range(&r, -20, 20);
+    if (fp) {
+        l.act_min = act ? 0 : INT32_MIN;
+        l.act_max = INT32_MAX;
+    } else
+        npk_rk_activation_range(act, type, l.out.scale, l.out.zero_point, &l.act_min, &l.act_max);
+    size_t nx = (size_t)h * wd * c, ny = (size_t)l.out_h * l.out_w * c, es = fp ? 2 : 1;
+    uint8_t *x = malloc(nx * es), *y = malloc(ny * es);
+    for (size_t i = 0; i < nx; i++) {
+        if (fp)
+            ((uint16_t *)x)[i] = npk_f32_to_f16((float)(npk_randf(&r) * 8 - 4));
+        else
+            x[i] = (uint8_t)rnd_range(&r, u8 ? 0 : -128, u8 ? 255 : 127);
+    }
+    npk_rk_lplan_opts o = {cores, V, IN_ADDR, WT_ADDR, OUT_ADDR, REG_ADDR, 0, 0};
+    npk_rk_lplan p;
+    npk_error err = {0};
+    if (npk_rk_lplan_make(&l, &o, &p, &err)) fail_msg("%s: %s", fs->name, err.msg);
+    check_streams(&p);
+    uint8_t *in = calloc(1, p.input_bytes), *out = malloc(p.output_bytes);
+    memset(out, 0xA5, p.output_bytes);
+    npk_rk_lplan_pack_input(&p, x, in);
+    emulate(&p, in, out);
+    npk_rk_lplan_unpack_output(&p, out, y);
+    for (uint32_t oy = 0; oy < l.out_h; oy++)
+        for (uint32_t ox = 0; ox < l.out_w; ox++)
+            for (uint32_t ch = 0; ch < c; ch++) {
+                int64_t sum = 0, n = 0;
+                double fsum = 0, fmax = -INFINITY;
+                int32_t imax = INT32_MIN;
+                for (uint32_t ky = 0; ky < k; ky++)
+                    for (uint32_t kx = 0; kx < k; kx++) {
+                        int64_t iy = (int64_t)oy * stride - l.pad_top + ky;
+                        int64_t ix = (int64_t)ox * stride - l.pad_left + kx;
+                        if (iy < 0 || ix < 0 || iy >= h || ix >= wd) continue;
+                        size_t i = ((size_t)iy * wd + ix) * c + ch;
+                        n++;
+                        if (fp) {
+                            double v = npk_f16_to_f32(((uint16_t *)x)[i]);
+                            fsum += v;
+                            fmax = v > fmax ? v : fmax;
+                        } else {
+                            int32_t v = u8 ? x[i] : (int8_t)x[i];
+                            sum += v;
+                            imax = v > imax ? v : imax;
+                        }
+                    }
+                size_t oi = ((size_t)oy * l.out_w + ox) * c + ch;
+                fs->total++;
+                if (fp) {
+                    double want = kind == NPK_RK_LAYER_MAXPOOL ? fmax : fsum / (double)n;
+                    if (act && want < 0) want = 0;
+                    double got = npk_f16_to_f32(((uint16_t *)y)[oi]);
+                    double tol = kind == NPK_RK_LAYER_MAXPOOL ? 0 : ldexp(fabs(want), -9) + 1e-3;
+                    if (fabs(got - want) > tol)
+                        fail_msg("%s: (%u,%u,%u) = %g, want %g", fs->name, oy, ox, ch, got, want);
+                    fs->exact++;
+                    continue;
+                }
+                int32_t want;
+                if (kind == NPK_RK_LAYER_MAXPOOL)
+                    want = imax;
+                else if (u8 || sum >= 0)
+                    want = (int32_t)((sum + n / 2) / n);
+                else
+                    want = (int32_t)((sum - n / 2) / n);
+                want = want < l.act_min ? l.act_min : want > l.act_max ? l.act_max : want;
+                int32_t got = u8 ? y[oi] : (int8_t)y[oi];
+                int32_t d = abs(got - want);
+                fs->exact += d == 0;
+                fs->off1 += d == 1;
+                if (d > 1) {
+                    fs->worse++;
+                    printf("%s: (%u,%u,%u) = %d, want %d\n", fs->name, oy, ox, ch, got, want);
+                }
+            }
+    if (p.count > fs->tasks_max) fs->tasks_max = p.count;
+    npk_rk_lplan_free(&p);
+    free(in), free(out), free(x), free(y);
+}
+
+#define AP  NPK_RK_LAYER_AVGPOOL
+#define MP  NPK_RK_LAYER_MAXPOOL
+#define F16 NPK_RK_LT_FP16
+
+static void test_pools(void **state)
+{
+    (void)state;
+    fstats avg = {"average pool", 0, 0, 0, 0, 0, 0, 0};
+    run_pool(AP, U8, 7, 7, 1024, 7, 1, false, 0, 1, 1, &avg); /* mobilenet's global pool */
+    run_pool(AP, I8, 7, 7, 100, 7, 1, false, 0, 2, 2, &avg);
+    run_pool(AP, I8, 9, 9, 40, 3, 2, false, 3, 1, 3, &avg);
+    run_pool(AP, U8, 10, 8, 24, 2, 2, false, 1, 3, 4, &avg);
+    run_pool(AP, I8, 10, 8, 24, 2, 2, false, 0, 1, 5, &avg);
+    report(&avg);
+    fstats mx = {"max pool (PPU)", 0, 0, 0, 0, 0, 0, 0};
+    run_pool(MP, I8, 9, 9, 40, 3, 2, true, 0, 1, 6, &mx);
+    run_pool(MP, U8, 10, 8, 24, 2, 2, false, 0, 2, 7, &mx);
+    run_pool(MP, I8, 13, 11, 70, 3, 1, true, 0, 3, 8, &mx);
+    run_pool(MP, U8, 12, 12, 16, 5, 3, true, 0, 3, 9, &mx);
+    report(&mx);
+    fstats f = {"fp16 pools", 0, 0, 0, 0, 0, 0, 0};
+    run_pool(MP, F16, 9, 9, 20, 3, 2, true, 0, 2, 10, &f);
+    run_pool(AP, F16, 7, 7, 40, 7, 1, false, 1, 1, 11, &f);
+    report(&f);
+}
+
 static void test_refusals(void **state)
 {
     (void)state;
@@ -544,9 +674,15 @@ static void test_refusals(void **state)
     b = l, b.out_h = 7, memset(&err, 0, sizeof err);
     assert_int_not_equal(npk_rk_lplan_make(&b, &o, &p, &err), NPK_OK);
     assert_non_null(strstr(err.msg, "does not follow"));
-    b = l, b.kind = NPK_RK_LAYER_AVGPOOL, memset(&err, 0, sizeof err);
+    b = l, b.kind = NPK_RK_LAYER_ADD, memset(&err, 0, sizeof err);
     assert_int_not_equal(npk_rk_lplan_make(&b, &o, &p, &err), NPK_OK);
     assert_non_null(strstr(err.msg, "not planned yet"));
+    b = l, b.kind = NPK_RK_LAYER_AVGPOOL, b.pad_top = 1, b.out_h = 7, memset(&err, 0, sizeof err);
+    assert_int_not_equal(npk_rk_lplan_make(&b, &o, &p, &err), NPK_OK);
+    assert_non_null(strstr(err.msg, "average pooling with padding"));
+    b = l, b.kind = NPK_RK_LAYER_MAXPOOL, b.act_min = 0, memset(&err, 0, sizeof err);
+    assert_int_not_equal(npk_rk_lplan_make(&b, &o, &p, &err), NPK_OK);
+    assert_non_null(strstr(err.msg, "no clip stage"));
     b = l, b.in.zero_point = 300, memset(&err, 0, sizeof err);
     assert_int_not_equal(npk_rk_lplan_make(&b, &o, &p, &err), NPK_OK);
     assert_non_null(strstr(err.msg, "zero point 300"));
@@ -582,6 +718,7 @@ int main(void)
         cmocka_unit_test(test_fully_connected),
         cmocka_unit_test(test_tiling_and_cores),
         cmocka_unit_test(test_fp16_layers),
+        cmocka_unit_test(test_pools),
         cmocka_unit_test(test_refusals),
     };
     return cmocka_run_group_tests(tests, NULL, NULL);

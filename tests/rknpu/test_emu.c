@@ -371,8 +371,15 @@ static void test_unmodelled_structure(void **state)
     /* PPU in the operation enable. */
     world_make(&w, &mm, NPK_RK_FORM_VENDOR, true, 1, NULL);
     w.stream[107] = npk_rk_entry_encode(NPK_RK_OP_ENABLE, 0x2D, 0x0008);
-    expect_error(&w, "GLOBAL_OPERATION_ENABLE.PPU_OP_EN: the emulator does not model that block",
-                 "PPU enable");
+    expect_error(&w, "operation enable 0x2d leaves GLOBAL_OPERATION_ENABLE.PPU_RDMA_OP_EN = 0",
+                 "PPU with the convolution blocks");
+    world_free(&w);
+    world_make(&w, &mm, NPK_RK_FORM_VENDOR, true, 1, NULL);
+    w.stream[107] = npk_rk_entry_encode(NPK_RK_OP_ENABLE, 0x6D, 0x0008);
+    expect_error(&w,
+                 "sets GLOBAL_OPERATION_ENABLE.DPU_OP_EN: the emulator does not model that "
+                 "block in this combination",
+                 "PPU and DPU in one task");
     world_free(&w);
 
     /* Without the marker. */

@@ -76,8 +76,8 @@ npk_status emu_conv_int(npk_rk_emu *e, const emu_task *t, int32_t *acc, int32_t 
         for (size_t k0 = 0; k0 < N; k0 += G)
             for (size_t c0 = 0; c0 < C; c0 += 32)
                 for (size_t tap = 0; tap < taps; tap++) {
-                    const uint8_t *blk = t->wt + (k0 / G) * G * C * taps + (c0 / 32) * taps * G * 32 +
-                                         tap * G * 32;
+                    const uint8_t *blk =
+                        t->wt + (k0 / G) * G * C * taps + (c0 / 32) * taps * G * 32 + tap * G * 32;
                     for (size_t kk = 0; kk < G; kk++)
                         for (size_t cc = 0; cc < 32; cc++)
                             wq[(tap * C + c0 + cc) * N + k0 + kk] =

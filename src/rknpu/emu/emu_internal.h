@@ -94,6 +94,16 @@ typedef struct emu_task {
     uint8_t *in, *wt, *out; /* host pointers of the three spans */
 } emu_task;
 
+/* One pooling task (PPU reading through PPU_RDMA), decoded and checked. */
+typedef struct emu_pool {
+    bool fp;
+    uint32_t method; /* 1 max (the only one modelled) */
+    uint32_t w, h, c, ow, oh, kw, kh, sx, sy, pl, pt;
+    uint32_t pad_value;
+    uint64_t src_line, src_surf, dst_surf;
+    uint8_t *in, *out;
+} emu_pool;
+
 /* ---- emu.c ---- */
 npk_status emu_fail(const emu_where *w, npk_error *err, npk_status st, const char *fmt, ...)
     NPK_PRINTF(4, 5);
@@ -114,6 +124,11 @@ npk_status emu_decode_task(npk_rk_emu *e, const emu_core *c, uint32_t enable, co
 
 /* ---- emu_exec.c ---- */
 npk_status emu_execute(npk_rk_emu *e, const emu_task *t, const emu_where *w, npk_error *err);
+
+/* ---- emu_ppu.c ---- */
+npk_status emu_decode_pool(npk_rk_emu *e, const emu_core *c, const emu_where *w, emu_pool *t,
+                           npk_error *err);
+npk_status emu_execute_pool(npk_rk_emu *e, const emu_pool *t, const emu_where *w, npk_error *err);
 
 /* ---- emu_conv.c ---- */
 /* The general convolution (any kernel, stride, dilation, padding,

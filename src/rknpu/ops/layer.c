@@ -93,19 +93,34 @@ static npk_status check_quant(const char *what, const npk_rk_lquant *q, npk_rk_l
 
 npk_status npk_rk_layer_check(const npk_rk_layer *l, npk_error *err)
 {
-    if (l->kind == NPK_RK_LAYER_ADD || l->kind == NPK_RK_LAYER_AVGPOOL ||
-        l->kind == NPK_RK_LAYER_MAXPOOL)
+    if (l->kind == NPK_RK_LAYER_ADD)
         return npk_fail(err, NPK_E_UNSUPPORTED,
-                        "%s layers are not planned yet (only conv, depthwise and fc)",
-                        npk_rk_layer_kind_name(l->kind));
-    if ((unsigned)l->kind > NPK_RK_LAYER_FC)
+                        "add layers are not planned yet (conv, depthwise, fc and the pools are)");
+    if ((unsigned)l->kind > NPK_RK_LAYER_MAXPOOL)
         return npk_fail(err, NPK_E_ARG, "unknown layer kind %d", (int)l->kind);
+    bool pool = l->kind == NPK_RK_LAYER_AVGPOOL || l->kind == NPK_RK_LAYER_MAXPOOL;
     if ((unsigned)l->type > NPK_RK_LT_FP16)
         return npk_fail(err, NPK_E_ARG, "unknown layer type %d", (int)l->type);
     if (!l->in_h || !l->in_w || !l->in_c || !l->out_c)
         return npk_fail(err, NPK_E_ARG, "empty input or output (%ux%ux%u -> %u channels)", l->in_h,
                         l->in_w, l->in_c, l->out_c);
-    if (!l->weights) return npk_fail(err, NPK_E_ARG, "layer without weights");
+    if (!l->weights && !pool) return npk_fail(err, NPK_E_ARG, "layer without weights");
+    if (pool && l->in_c != l->out_c)
+        return npk_fail(err, NPK_E_ARG, "pooling from %u to %u channels: they must be equal",
+                        l->in_c, l->out_c);
+    if (pool && l->dil_h * l->dil_w != 1)
+        return npk_fail(err, NPK_E_ARG, "pooling with dilation %ux%u", l->dil_h, l->dil_w);
+    if (l->kind == NPK_RK_LAYER_AVGPOOL &&
+        (l->pad_top || l->pad_left || l->pad_bottom || l->pad_right))
+        return npk_fail(err, NPK_E_UNSUPPORTED,
+                        "average pooling with padding divides each window by its own count of "
+                        "input elements, which a depthwise convolution (how it is lowered) cannot; "
+                        "only unpadded (VALID) average pooling is supported");
+    if (pool && l->type != NPK_RK_LT_FP16 &&
+        (l->in.scale != l->out.scale || l->in.zero_point != l->out.zero_point))
+        return npk_fail(err, NPK_E_ARG,
+                        "pooling with different input and output quantisation (TFLite requires "
+                        "them equal)");
     if (l->kind == NPK_RK_LAYER_FC && (l->in_h != 1 || l->in_w != 1 || l->k_h != 1 || l->k_w != 1))
         return npk_fail(err, NPK_E_ARG,
                         "fully-connected layers take one pixel and a 1x1 kernel (got %ux%u input, "
@@ -159,6 +174,19 @@ npk_status npk_rk_layer_check(const npk_rk_layer *l, npk_error *err)
     if ((st = check_quant("input", &l->in, l->type, err)) ||
         (st = check_quant("output", &l->out, l->type, err)))
         return st;
+    if (pool) {
+        int32_t lo, hi;
+        type_range(l->type, &lo, &hi);
+        if (l->kind == NPK_RK_LAYER_MAXPOOL && (l->act_min != lo || l->act_max != hi))
+            return npk_fail(err, NPK_E_UNSUPPORTED,
+                            "max pooling with a fused activation (clip %d..%d): the PPU has no "
+                            "clip stage",
+                            l->act_min, l->act_max);
+        if (l->act_min < lo || l->act_max > hi || l->act_min > l->act_max)
+            return npk_fail(err, NPK_E_ARG, "activation range %d..%d is not inside %d..%d",
+                            l->act_min, l->act_max, lo, hi);
+        return NPK_OK;
+    }
     if (l->w_scales) {
         for (uint32_t c = 0; c < l->out_c; c++) {
             npk_rk_lquant q = {l->w_scales[c], l->w.zero_point};

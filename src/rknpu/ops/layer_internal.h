@@ -22,4 +22,8 @@ int32_t rk_requant_out(const npk_rk_requant *rq, int32_t a, int64_t x);
 int64_t rk_round_shift(int64_t v, unsigned s);
 int64_t rk_floor_shift(int64_t v, unsigned s);
 
+/* MAX_POOL_2D: PPU tasks (pool_plan.c). */
+npk_status rk_pool_plan(const npk_rk_layer *l, const npk_rk_lplan_opts *o, npk_rk_lplan *p,
+                        npk_error *err);
+
 #endif

@@ -307,6 +307,60 @@ npk_status npk_rk_lplan_make(const npk_rk_layer *l, const npk_rk_lplan_opts *o, 
         return npk_fail(err, NPK_E_ARG, "cores = %d: must be 1, 2 or 3", o->cores);
     if (o->form != NPK_RK_FORM_VENDOR && o->form != NPK_RK_FORM_ROCKET)
         return npk_fail(err, NPK_E_ARG, "unknown stream form %d", (int)o->form);
+    if (l->kind == NPK_RK_LAYER_MAXPOOL) return rk_pool_plan(l, o, p, err);
+    /* AVERAGE_POOL_2D (unpadded): a depthwise convolution with unit weights
+     * and the multiplier 1/n, on the data path the capture pins. */
+    npk_rk_layer low;
+    void *unit = NULL;
+    int32_t *pool_bias = NULL;
+    const npk_rk_layer *orig = l;
+    if (l->kind == NPK_RK_LAYER_AVGPOOL) {
+        size_t n = (size_t)l->k_h * l->k_w * l->in_c;
+        unit = malloc(n * 2);
+        pool_bias = malloc(l->in_c * sizeof *pool_bias);
+        if (!unit || !pool_bias) {
+            free(unit);
+            free(pool_bias);
+            return npk_fail(err, NPK_E_NOMEM, "out of memory");
+        }
+        low = *l;
+        low.kind = NPK_RK_LAYER_DEPTHWISE;
+        double inv = 1.0 / ((double)l->k_h * l->k_w);
+        for (size_t i = 0; i < n; i++) {
+            if (l->type == NPK_RK_LT_FP16)
+                ((uint16_t *)unit)[i] = npk_f32_to_f16((float)inv);
+            else
+                ((uint8_t *)unit)[i] = l->type == NPK_RK_LT_UINT8 ? 129 : 1;
+        }
+        low.weights = unit;
+        low.w.zero_point = l->type == NPK_RK_LT_UINT8 ? 128 : 0;
+        low.w_scales = NULL;
+        low.bias_f32 = NULL;
+        if (l->type != NPK_RK_LT_FP16) {
+            /* The sum of the raw values (bias n * zero point), scaled by a
+             * multiplier just above 1/n with no output offset: TFLite
+             * rounds the average half away from zero, and pushing exact
+             * halves away from zero by less than the distance of any other
+             * value from a rounding boundary gives the same result with one
+             * rounding (docs/rknpu.md, "Pools"). */
+            double n = (double)l->k_h * l->k_w;
+            int sh = 15;
+            while (sh < 62 && ldexp(1.0, sh) / n < 16384.0) sh++;
+            double m = floor(ldexp(1.0, sh) / n) + 1;
+            if (m > 32767) m = floor(m / 2) + 1, sh--;
+            double rel = m * n / ldexp(1.0, sh) - 1;
+            double room = ((uint32_t)n % 2 ? 0.5 : 1.0) / n;
+            low.out.zero_point = 0;
+            for (uint32_t c = 0; c < l->in_c; c++) pool_bias[c] = (int32_t)n * l->in.zero_point;
+            low.bias_i32 = pool_bias;
+            low.w.scale = 255.0 * rel < room ? ldexp(m, -sh) : inv;
+            low.in.scale = low.out.scale = 1.0;
+        } else {
+            low.w.scale = inv;
+            low.bias_i32 = NULL;
+        }
+        l = &low;
+    }
     p->layer = *l;
     p->layer.weights = NULL;
     p->layer.bias_i32 = NULL;
@@ -460,6 +514,9 @@ npk_status npk_rk_lplan_make(const npk_rk_layer *l, const npk_rk_lplan_opts *o, 
         s->subcore_task[sl].task_number = p->core_count[c];
     }
 out:
+    free(unit);
+    free(pool_bias);
+    if (!st) p->layer.kind = orig->kind;
     free(qp.m);
     free(qp.a);
     free(qp.t_lo);
