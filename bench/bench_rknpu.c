@@ -151,7 +151,7 @@ static void conv_plan(void *p)
     struct conv_arg *a = p;
     npk_rk_lplan q;
     npk_rk_lplan_opts o = {1,          NPK_RK_FORM_VENDOR, 0x10000000, 0x20000000,
-                           0x30000000, 0x40000000,         0,          0};
+                           0x30000000, 0x40000000,         0,          0, 0};
     if (npk_rk_lplan_make(&a->l, &o, &q, NULL) == NPK_OK) a->sink += q.regcmd_entries;
     npk_rk_lplan_free(&q);
 }
@@ -188,7 +188,7 @@ static void bench_conv(npk_bench *b)
     l->weights = w;
     l->bias_i32 = bias;
     npk_rk_lplan_opts o = {1,          NPK_RK_FORM_VENDOR, 0x10000000, 0x20000000,
-                           0x30000000, 0x40000000,         0,          0};
+                           0x30000000, 0x40000000,         0,          0, 0};
     npk_rk_emu_opts eo = {3, 0, false};
     if (npk_rk_lplan_make(l, &o, &a.p, NULL) || npk_rk_emu_create(&eo, &a.e, NULL)) {
         npk_bench_note(b, "rknpu conv: setup failed");

@@ -70,6 +70,28 @@ typedef struct npk_rk_conv_desc {
 npk_status npk_rk_conv_emit(const npk_rk_conv_desc *d, uint64_t *out, size_t cap, size_t *n,
                             npk_error *err);
 
+/* One element-wise task: the DPU reads its input through MRDMA (flying
+ * mode 1) and a second operand per element through ERDMA, adds them after
+ * the BS/BN stages (register operands) and the operand conversion, and
+ * writes the result through OUT_CVT. Operation enable DPU | DPU_RDMA. */
+typedef struct npk_rk_ew_desc {
+    uint32_t w, h, c;      /* cube; c a multiple of 16 */
+    uint32_t src_addr;     /* main input, int8 NC1HWC2 */
+    uint32_t ew_addr;      /* second input, int8 NC1HWC2 */
+    uint32_t surf_atoms;   /* surface stride of both inputs and the output (W x H of the tensor) */
+    uint32_t out_addr;
+    npk_rk_dpu_stage bs, bn; /* register operands */
+    int32_t ew_cvt_offset;
+    uint32_t ew_cvt_scale, ew_cvt_shift;
+    bool ew_relu, ew_relux;
+    uint32_t ew_relux_cmp;
+    int32_t out_cvt_offset;
+    uint32_t out_cvt_scale, out_cvt_shift;
+} npk_rk_ew_desc;
+
+npk_status npk_rk_ew_emit(const npk_rk_ew_desc *d, uint64_t *out, size_t cap, size_t *n,
+                          npk_error *err);
+
 /* One PPU pooling task (PPU_RDMA reads the cube from memory, PPU pools and
  * writes it); field encodings follow NVDLA's PDP (docs/rknpu.md). */
 typedef struct npk_rk_pool_desc {

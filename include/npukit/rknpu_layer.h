@@ -31,9 +31,9 @@ typedef enum npk_rk_layer_kind {
     NPK_RK_LAYER_CONV = 0,      /* CONV_2D */
     NPK_RK_LAYER_DEPTHWISE = 1, /* DEPTHWISE_CONV_2D, depth multiplier 1 */
     NPK_RK_LAYER_FC = 2,        /* FULLY_CONNECTED: a 1x1 convolution of one pixel */
-    NPK_RK_LAYER_ADD = 3,       /* not planned yet (refused with a message) */
-    NPK_RK_LAYER_AVGPOOL = 4,   /* not planned yet */
-    NPK_RK_LAYER_MAXPOOL = 5    /* not planned yet */
+    NPK_RK_LAYER_ADD = 3,       /* ADD of two tensors of one shape (in, in2) */
+    NPK_RK_LAYER_AVGPOOL = 4,   /* AVERAGE_POOL_2D, unpadded: a depthwise convolution */
+    NPK_RK_LAYER_MAXPOOL = 5    /* MAX_POOL_2D: PPU tasks */
 } npk_rk_layer_kind;
 
 typedef enum npk_rk_ltype {
@@ -61,6 +61,7 @@ typedef struct npk_rk_layer {
     uint32_t dil_h, dil_w;        /* 1.. */
     uint32_t pad_top, pad_left, pad_bottom, pad_right;
     npk_rk_lquant in, w, out;
+    npk_rk_lquant in2; /* ADD: the second input */
     const double *w_scales;   /* out_c per-channel weight scales, or NULL (per tensor) */
     int32_t act_min, act_max; /* clip range of the output in its quantised type (the
                                  type's range when there is no activation) */
@@ -113,6 +114,7 @@ typedef struct npk_rk_lplan_opts {
     /* Test knobs (0: the hardware limits): at most this many output rows or
      * output channels per task, forcing the tiling modes on small shapes. */
     uint32_t max_rows, max_channels;
+    uint32_t input2_addr; /* ADD: the second input */
 } npk_rk_lplan_opts;
 
 typedef struct npk_rk_ltask {
@@ -137,7 +139,7 @@ typedef struct npk_rk_lplan {
     uint32_t group;     /* output channels per DPU output group */
     /* Buffers (bytes). The weight buffer holds the packed weights, then the
      * bias stream (BRDMA) and the multiplier stream (NRDMA) at the offsets. */
-    uint64_t input_bytes, weight_bytes, output_bytes;
+    uint64_t input_bytes, weight_bytes, output_bytes; /* ADD: input2 is input_bytes too */
     uint64_t bias_off, mul_off, wt_bytes;
     npk_rk_requant rq;
     size_t count;
@@ -160,6 +162,8 @@ void npk_rk_lplan_free(npk_rk_lplan *p);
 /* Host tensors <-> the plan's buffers. The input is NHWC (h, w, c) of the
  * layer's type (fp16 as bits); the output likewise. */
 void npk_rk_lplan_pack_input(const npk_rk_lplan *p, const void *x, uint8_t *input);
+/* ADD: the second input (its own zero point pads the channels). */
+void npk_rk_lplan_pack_input2(const npk_rk_lplan *p, const void *x, uint8_t *input2);
 void npk_rk_lplan_unpack_output(const npk_rk_lplan *p, const uint8_t *output, void *y);
 
 #ifdef __cplusplus

@@ -285,7 +285,7 @@ static void run_case(const lcase *lc, uint64_t seed, fstats *fs)
 
     npk_rk_lplan_opts o = {
         lc->cores ? lc->cores : 1, lc->form, IN_ADDR, WT_ADDR, OUT_ADDR, REG_ADDR, lc->max_rows,
-        lc->max_channels};
+        lc->max_channels, 0};
     npk_rk_lplan p;
     npk_error err = {0};
     if (npk_rk_lplan_make(&l, &o, &p, &err))
@@ -464,7 +464,7 @@ static void run_fp16(npk_rk_layer_kind kind, uint32_t h, uint32_t wd, uint32_t c
     for (uint32_t c = 0; c < l.out_c; c++) bias[c] = (float)(npk_randf(&r) - 0.5);
     l.weights = w;
     l.bias_f32 = bias;
-    npk_rk_lplan_opts o = {cores, V, IN_ADDR, WT_ADDR, OUT_ADDR, REG_ADDR, max_rows, 0};
+    npk_rk_lplan_opts o = {cores, V, IN_ADDR, WT_ADDR, OUT_ADDR, REG_ADDR, max_rows, 0, 0};
     npk_rk_lplan p;
     npk_error err = {0};
     if (npk_rk_lplan_make(&l, &o, &p, &err)) fail_msg("fp16: %s", err.msg);
@@ -553,7 +553,7 @@ static void run_pool(npk_rk_layer_kind kind, npk_rk_ltype type, uint32_t h, uint
         else
             x[i] = (uint8_t)rnd_range(&r, u8 ? 0 : -128, u8 ? 255 : 127);
     }
-    npk_rk_lplan_opts o = {cores, V, IN_ADDR, WT_ADDR, OUT_ADDR, REG_ADDR, 0, 0};
+    npk_rk_lplan_opts o = {cores, V, IN_ADDR, WT_ADDR, OUT_ADDR, REG_ADDR, 0, 0, 0};
     npk_rk_lplan p;
     npk_error err = {0};
     if (npk_rk_lplan_make(&l, &o, &p, &err)) fail_msg("%s: %s", fs->name, err.msg);
@@ -646,6 +646,89 @@ static void test_pools(void **state)
     report(&f);
 }
 
+/* ADD against TFLite's reference add (left shift 20, both inputs rescaled
+ * to twice the larger scale, then the output multiplier). */
+static void run_add(npk_rk_ltype type, uint32_t h, uint32_t wd, uint32_t c, int act, int cores,
+                    uint64_t seed, fstats *fs)
+{
+    uint64_t r = seed * 0x9E3779B97F4A7C15ull + 5;
+    npk_rk_layer l = {0};
+    l.kind = NPK_RK_LAYER_ADD;
+    l.type = type;
+    l.in_h = l.out_h = h, l.in_w = l.out_w = wd, l.in_c = l.out_c = c;
+    bool u8 = type == NPK_RK_LT_UINT8;
+    int32_t base = u8 ? 128 : 0;
+    l.in.scale = 0.01 + 0.05 * npk_randf(&r);
+    l.in2.scale = 0.01 + 0.05 * npk_randf(&r);
+    l.out.scale = (l.in.scale + l.in2.scale) * (0.6 + 0.8 * npk_randf(&r));
+    l.in.zero_point = base + rnd_range(&r, -40, 40);
+    l.in2.zero_point = base + rnd_range(&r, -40, 40);
+    l.out.zero_point = base + rnd_range(&r, -40, 40);
+    npk_rk_activation_range(act, type, l.out.scale, l.out.zero_point, &l.act_min, &l.act_max);
+    size_t n = (size_t)h * wd * c;
+    uint8_t *x1 = malloc(n), *x2 = malloc(n), *y = malloc(n);
+    for (size_t i = 0; i < n; i++) {
+        x1[i] = (uint8_t)rnd_range(&r, u8 ? 0 : -128, u8 ? 255 : 127);
+        x2[i] = (uint8_t)rnd_range(&r, u8 ? 0 : -128, u8 ? 255 : 127);
+    }
+    npk_rk_lplan_opts o = {cores, V, IN_ADDR, WT_ADDR, OUT_ADDR, REG_ADDR, 0, 0, BS_ADDR};
+    npk_rk_lplan p;
+    npk_error err = {0};
+    if (npk_rk_lplan_make(&l, &o, &p, &err)) fail_msg("add: %s", err.msg);
+    check_streams(&p);
+    uint8_t *in = calloc(1, p.input_bytes), *in2 = calloc(1, p.input_bytes);
+    uint8_t *out = malloc(p.output_bytes);
+    npk_rk_lplan_pack_input(&p, x1, in);
+    npk_rk_lplan_pack_input2(&p, x2, in2);
+    npk_rk_emu_opts eo = {3, 0, false};
+    npk_rk_emu *e;
+    uint8_t *reg = calloc(p.regcmd_entries, 8);
+    npk_rk_stream_to_bin(p.regcmd, p.regcmd_entries, reg);
+    assert_int_equal(npk_rk_emu_create(&eo, &e, &err), NPK_OK);
+    assert_int_equal(npk_rk_emu_map(e, IN_ADDR, in, p.input_bytes, &err), NPK_OK);
+    assert_int_equal(npk_rk_emu_map(e, BS_ADDR, in2, p.input_bytes, &err), NPK_OK);
+    assert_int_equal(npk_rk_emu_map(e, OUT_ADDR, out, p.output_bytes, &err), NPK_OK);
+    assert_int_equal(npk_rk_emu_map(e, REG_ADDR, reg, p.regcmd_entries * 8, &err), NPK_OK);
+    if (npk_rk_emu_submit(e, &p.submit, p.records, p.count, &err)) fail_msg("add: %s", err.msg);
+    npk_rk_emu_destroy(e);
+    npk_rk_lplan_unpack_output(&p, out, y);
+    double twice = 2 * (l.in.scale > l.in2.scale ? l.in.scale : l.in2.scale);
+    int32_t q1, q2, qo;
+    int s1, s2, so;
+    rk_ref_quantize_multiplier(l.in.scale / twice, &q1, &s1);
+    rk_ref_quantize_multiplier(l.in2.scale / twice, &q2, &s2);
+    rk_ref_quantize_multiplier(twice / ((double)(1 << 20) * l.out.scale), &qo, &so);
+    for (size_t i = 0; i < n; i++) {
+        int32_t a = (u8 ? x1[i] : (int8_t)x1[i]) - l.in.zero_point;
+        int32_t b = (u8 ? x2[i] : (int8_t)x2[i]) - l.in2.zero_point;
+        int32_t sa = rk_ref_mbqm(a * (1 << 20), q1, s1), sb = rk_ref_mbqm(b * (1 << 20), q2, s2);
+        int32_t want = rk_ref_mbqm(sa + sb, qo, so) + l.out.zero_point;
+        want = want < l.act_min ? l.act_min : want > l.act_max ? l.act_max : want;
+        int32_t got = u8 ? y[i] : (int8_t)y[i];
+        int32_t d = abs(got - want);
+        fs->total++;
+        fs->exact += d == 0;
+        fs->off1 += d == 1;
+        if (d > 1 && fs->worse++ < 3) printf("add: element %zu = %d, want %d\n", i, got, want);
+    }
+    if (p.count > fs->tasks_max) fs->tasks_max = p.count;
+    npk_rk_lplan_free(&p);
+    free(in), free(in2), free(out), free(reg), free(x1), free(x2), free(y);
+}
+
+static void test_add(void **state)
+{
+    (void)state;
+    fstats fs = {"add (standalone)", 0, 0, 0, 0, 0, 0, 0};
+    run_add(I8, 9, 11, 40, 0, 1, 1, &fs);
+    run_add(U8, 14, 14, 96, 0, 3, 2, &fs);
+    run_add(I8, 7, 5, 24, 1, 2, 3, &fs);
+    run_add(U8, 8, 8, 64, 3, 1, 4, &fs);
+    run_add(I8, 6, 6, 16, 2, 1, 5, &fs);
+    run_add(I8, 28, 28, 32, 0, 3, 6, &fs);
+    report(&fs);
+}
+
 static void test_refusals(void **state)
 {
     (void)state;
@@ -662,7 +745,7 @@ static void test_refusals(void **state)
     l.in.scale = l.w.scale = l.out.scale = 1;
     l.act_min = -128, l.act_max = 127;
     l.weights = w;
-    npk_rk_lplan_opts o = {1, V, IN_ADDR, WT_ADDR, OUT_ADDR, REG_ADDR, 0, 0};
+    npk_rk_lplan_opts o = {1, V, IN_ADDR, WT_ADDR, OUT_ADDR, REG_ADDR, 0, 0, 0};
     npk_rk_lplan p;
     npk_error err = {0};
     assert_int_equal(npk_rk_lplan_make(&l, &o, &p, &err), NPK_OK);
@@ -676,7 +759,7 @@ static void test_refusals(void **state)
     assert_non_null(strstr(err.msg, "does not follow"));
     b = l, b.kind = NPK_RK_LAYER_ADD, memset(&err, 0, sizeof err);
     assert_int_not_equal(npk_rk_lplan_make(&b, &o, &p, &err), NPK_OK);
-    assert_non_null(strstr(err.msg, "not planned yet"));
+    assert_non_null(strstr(err.msg, "broadcasting is not supported"));
     b = l, b.kind = NPK_RK_LAYER_AVGPOOL, b.pad_top = 1, b.out_h = 7, memset(&err, 0, sizeof err);
     assert_int_not_equal(npk_rk_lplan_make(&b, &o, &p, &err), NPK_OK);
     assert_non_null(strstr(err.msg, "average pooling with padding"));
@@ -719,6 +802,7 @@ int main(void)
         cmocka_unit_test(test_tiling_and_cores),
         cmocka_unit_test(test_fp16_layers),
         cmocka_unit_test(test_pools),
+        cmocka_unit_test(test_add),
         cmocka_unit_test(test_refusals),
     };
     return cmocka_run_group_tests(tests, NULL, NULL);

@@ -156,6 +156,11 @@ static npk_status check_enable(uint32_t v, const emu_where *w, bool *pool, npk_e
     uint32_t known = 0;
     char fn[96];
     *pool = (v & npk_rk_field_mask(NPK_RKF_GLOBAL_OPERATION_ENABLE_PPU_OP_EN)) != 0;
+    /* DPU with its read DMA and neither CNA nor CORE: an element-wise task. */
+    bool eltwise = !*pool &&
+                   !(v & (npk_rk_field_mask(NPK_RKF_GLOBAL_OPERATION_ENABLE_CNA_OP_EN) |
+                          npk_rk_field_mask(NPK_RKF_GLOBAL_OPERATION_ENABLE_CORE_OP_EN))) &&
+                   (v & npk_rk_field_mask(NPK_RKF_GLOBAL_OPERATION_ENABLE_DPU_RDMA_OP_EN));
     for (unsigned i = 0; i < ri->field_count; i++) {
         npk_rk_field f = (npk_rk_field)(ri->first_field + i);
         known |= npk_rk_field_mask(f);
@@ -164,6 +169,9 @@ static npk_status check_enable(uint32_t v, const emu_where *w, bool *pool, npk_e
         if (*pool)
             needed = f == NPK_RKF_GLOBAL_OPERATION_ENABLE_PPU_OP_EN ||
                      f == NPK_RKF_GLOBAL_OPERATION_ENABLE_PPU_RDMA_OP_EN;
+        else if (eltwise)
+            needed = f == NPK_RKF_GLOBAL_OPERATION_ENABLE_DPU_OP_EN ||
+                     f == NPK_RKF_GLOBAL_OPERATION_ENABLE_DPU_RDMA_OP_EN;
         else {
             needed = f == NPK_RKF_GLOBAL_OPERATION_ENABLE_CNA_OP_EN ||
                      f == NPK_RKF_GLOBAL_OPERATION_ENABLE_CORE_OP_EN ||
@@ -173,8 +181,8 @@ static npk_status check_enable(uint32_t v, const emu_where *w, bool *pool, npk_e
         if (needed && !on)
             return emu_fail(w, err, NPK_E_UNSUPPORTED,
                             "operation enable 0x%x leaves %s = 0: the emulator models only "
-                            "convolutions (CNA, CORE and DPU together) and pooling (PPU with "
-                            "PPU_RDMA)",
+                            "convolutions (CNA, CORE and DPU together), element-wise tasks (DPU "
+                            "with DPU_RDMA) and pooling (PPU with PPU_RDMA)",
                             v, emu_field_name(f, fn, sizeof fn));
         if (on && !needed && !optional)
             return emu_fail(w, err, NPK_E_UNSUPPORTED,

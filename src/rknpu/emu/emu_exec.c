@@ -131,10 +131,22 @@ static int64_t sar(int64_t v, unsigned s)
     return v >= 0 ? v >> s : -((-(v + 1)) >> s) - 1;
 }
 
-static int64_t stage_int(const emu_stage *s, bool ew, int64_t x, size_t ch)
+/* The element-wise operand of pixel p, channel ch from ERDMA, through the
+ * operand conversion (x + offset) * scale >> shift (floor; guessed). */
+static int64_t ew_operand(const emu_stage *s, size_t p, size_t ch)
+{
+    int64_t v = (int8_t)s->ew_src[(ch / 16) * s->ew_surf + p * 16 + ch % 16];
+    if (s->cvt) v = sat32(sar((v + s->cvt_off) * (int64_t)s->cvt_scale, s->cvt_shift));
+    return v;
+}
+
+static int64_t stage_int(const emu_stage *s, bool ew, int64_t x, size_t ch, size_t p)
 {
     if (!s->on) return x;
-    if (s->add) x = sat32(x + (int32_t)alu_operand(s, ch));
+    if (s->op_mem)
+        x = sat32(x + ew_operand(s, p, ch));
+    else if (s->add)
+        x = sat32(x + (int32_t)alu_operand(s, ch));
     if (s->mul)
         x = sat32(sar(x * (ew ? (int32_t)s->mul_op : (int16_t)mul_operand(s, ch)), s->shift));
     if (s->relu && x < 0) x = 0;
@@ -168,7 +180,14 @@ npk_status emu_execute(npk_rk_emu *e, const emu_task *t, const emu_where *w, npk
     if (!cbuf) return emu_fail(w, err, NPK_E_NOMEM, "out of memory for the task");
     int32_t *sums = NULL;
     npk_status st;
-    if (t->fp)
+    if (t->from_mem) {
+        /* The DPU's input through MRDMA: int8 elements, pixel-major here. */
+        int32_t *x = cbuf;
+        for (size_t p = 0; p < P; p++)
+            for (size_t n = 0; n < N; n++)
+                x[p * N + n] = (int8_t)t->src[(n / 16) * t->src_surf + p * 16 + n % 16];
+        st = NPK_OK;
+    } else if (t->fp)
         st = t->direct1x1 ? run_fp(e, t, cbuf, w, err) : emu_conv_fp(e, t, cbuf, w, err);
     else {
         if (t->cpend) {
@@ -178,7 +197,7 @@ npk_status emu_execute(npk_rk_emu *e, const emu_task *t, const emu_where *w, npk
         st = emu_conv_int(e, t, cbuf, sums, w, err);
     }
     if (st) return st;
-    e->st.macs += (uint64_t)P * t->kw * t->kh * (t->dw ? 1 : t->c) * N;
+    if (!t->from_mem) e->st.macs += (uint64_t)P * t->kw * t->kh * (t->dw ? 1 : t->c) * N;
     bool stages = t->bs.on || t->bn.on || t->ew.on;
     unsigned c2o = 16 / t->out_size;
     if (t->fp) {
@@ -215,9 +234,10 @@ npk_status emu_execute(npk_rk_emu *e, const emu_task *t, const emu_where *w, npk
                      * to the convolution's sum before the BS stage. */
                     if (t->cpend) x = sat32(x + (int64_t)t->ow_op * sums[t->dw ? p * N + ch : p]);
                     if (stages)
-                        x = stage_int(&t->ew, true,
-                                      stage_int(&t->bn, false, stage_int(&t->bs, false, x, ch), ch),
-                                      ch);
+                        x = stage_int(
+                            &t->ew, true,
+                            stage_int(&t->bn, false, stage_int(&t->bs, false, x, ch, p), ch, p), ch,
+                            p);
                     x = out_cvt(t, x);
                     if (t->out_int8)
                         d[j] = (uint8_t)(int8_t)x;

@@ -62,6 +62,13 @@ typedef struct emu_stage {
     uint32_t relux_cmp;
     const uint8_t *stream;       /* per-channel records (stream_rec bytes each) */
     unsigned stream_rec, mul_at; /* record size; byte offset of the multiplier */
+    /* EW only: the operand per element from ERDMA (int8 NC1HWC2), through
+     * the operand conversion (x + cvt_off) * cvt_scale >> cvt_shift. */
+    bool op_mem, cvt;
+    const uint8_t *ew_src;
+    uint64_t ew_surf; /* bytes between surfaces of 16 channels */
+    int32_t cvt_off;
+    uint32_t cvt_scale, cvt_shift;
 } emu_stage;
 
 /* One task, decoded and checked from the registers. */
@@ -79,6 +86,9 @@ typedef struct emu_task {
     bool cpend;                              /* DPU_BS_OW_CFG.OD_BYPASS = 0 */
     int32_t ow_op;                           /* DPU_BS_OW_OP, signed 16 */
     bool out_int8;
+    bool from_mem;      /* element-wise task: the DPU reads its input through MRDMA */
+    const uint8_t *src; /* MRDMA input (int8 NC1HWC2) */
+    uint64_t src_surf;  /* bytes between its surfaces */
     int32_t cvt_offset;
     uint32_t cvt_scale, cvt_shift;
     uint32_t in_addr; /* FEATURE_DATA_ADDR */

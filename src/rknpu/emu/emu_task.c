@@ -161,14 +161,37 @@ static npk_status decode_stage(npk_rk_emu *e, const emu_core *c, uint32_t enable
     return NPK_OK;
 }
 
-static npk_status decode_ew(const emu_core *c, const emu_where *w, emu_stage *s, npk_error *err)
+static npk_status decode_ew(npk_rk_emu *e, const emu_core *c, uint32_t enable, const emu_where *w,
+                           const emu_task *t, emu_stage *s, npk_error *err)
 {
     memset(s, 0, sizeof *s);
+    bool rdma = enable & npk_rk_field_mask(NPK_RKF_GLOBAL_OPERATION_ENABLE_DPU_RDMA_OP_EN);
+    bool erdma = rdma && !fv(c, NPK_RKF_DPU_RDMA_RDMA_ERDMA_CFG_ERDMA_DISABLE);
     s->on = !fv(c, NPK_RKF_DPU_EW_CFG_EW_BYPASS);
+    bool op = s->on && !fv(c, NPK_RKF_DPU_EW_CFG_EW_OP_BYPASS);
+    s->op_mem = op && fv(c, NPK_RKF_DPU_EW_CFG_EW_OP_SRC);
+    if (!s->op_mem && fv(c, NPK_RKF_DPU_EW_CFG_EW_OP_SRC))
+        return bad(c, w, NPK_RKF_DPU_EW_CFG_EW_OP_SRC, err,
+                   "with the element-wise operation bypassed: not modelled");
+    if (erdma != s->op_mem)
+        return bad(c, w, NPK_RKF_DPU_RDMA_RDMA_ERDMA_CFG_ERDMA_DISABLE, err,
+                   "does not match DPU_EW_CFG.EW_OP_SRC (the element-wise operand from memory): "
+                   "not modelled");
+    s->cvt = op && !fv(c, NPK_RKF_DPU_EW_CFG_EW_OP_CVT_BYPASS);
+    if (s->cvt && !s->op_mem)
+        return bad(c, w, NPK_RKF_DPU_EW_CFG_EW_OP_CVT_BYPASS, err,
+                   "with a register operand: not modelled");
+    if (!s->op_mem &&
+        (fv(c, NPK_RKF_DPU_EW_CFG_EW_DATA_MODE) || fv(c, NPK_RKF_DPU_EW_CFG_EDATA_SIZE)))
+        return bad(c, w, NPK_RKF_DPU_EW_CFG_EW_DATA_MODE, err,
+                   "(or EDATA_SIZE) without an operand from memory: not modelled");
     if (!s->on) return NPK_OK;
-    if (!fv(c, NPK_RKF_DPU_EW_CFG_EW_OP_BYPASS)) {
+    if (op) {
         /* EW_OP_TYPE: 0 ALU, 1 multiply (NVDLA's convention; unverified here). */
         if (fv(c, NPK_RKF_DPU_EW_CFG_EW_OP_TYPE)) {
+            if (s->op_mem)
+                return bad(c, w, NPK_RKF_DPU_EW_CFG_EW_OP_TYPE, err,
+                           "with an operand from memory: not modelled");
             s->mul = true;
             s->mul_op = fv(c, NPK_RKF_DPU_EW_OP_VALUE_0_EW_OPERAND_0);
         } else {
@@ -179,9 +202,100 @@ static npk_status decode_ew(const emu_core *c, const emu_where *w, emu_stage *s,
             s->add_op = fv(c, NPK_RKF_DPU_EW_OP_VALUE_0_EW_OPERAND_0);
         }
     }
+    if (s->op_mem) {
+        /* Mesa's values for its fused add: a per-element operand with size
+         * code 1, modelled as int8 elements in the output cube's layout. */
+        npk_status st;
+        if (t->fp)
+            return bad(c, w, NPK_RKF_DPU_EW_CFG_EW_OP_SRC, err,
+                       "on the floating-point path is not modelled");
+        if ((st = expect(c, w, NPK_RKF_DPU_EW_CFG_EW_DATA_MODE, 1, "Mesa's per-element mode 1",
+                         err)) ||
+            (st = expect(c, w, NPK_RKF_DPU_EW_CFG_EDATA_SIZE, 1, "Mesa's size code 1", err)) ||
+            (st = expect(c, w, NPK_RKF_DPU_RDMA_RDMA_ERDMA_CFG_ERDMA_DATA_MODE, 1,
+                         "Mesa's per-element mode 1", err)) ||
+            (st = expect(c, w, NPK_RKF_DPU_RDMA_RDMA_ERDMA_CFG_ERDMA_DATA_SIZE, 1,
+                         "Mesa's size code 1", err)) ||
+            (st = expect(c, w, NPK_RKF_DPU_RDMA_RDMA_EW_SURF_NOTCH_EW_SURF_NOTCH, 0,
+                         "0 (dense surfaces)", err)))
+            return st;
+        uint64_t px = (uint64_t)t->ow * t->oh;
+        uint32_t ss = fv(c, NPK_RKF_DPU_RDMA_RDMA_EW_SURF_STRIDE_EW_SURF_STRIDE);
+        if (ss < px)
+            return bad(c, w, NPK_RKF_DPU_RDMA_RDMA_EW_SURF_STRIDE_EW_SURF_STRIDE, err,
+                       "(16-byte units) is smaller than a surface of %llu atoms: not modelled",
+                       (unsigned long long)px);
+        s->ew_surf = (uint64_t)ss * 16;
+        uint32_t addr = fv(c, NPK_RKF_DPU_RDMA_RDMA_EW_BASE_ADDR_EW_BASE_ADDR);
+        uint64_t span = (uint64_t)((t->n + 15) / 16 - 1) * s->ew_surf + px * 16;
+        if (!c->written[NPK_RKR_DPU_RDMA_RDMA_EW_BASE_ADDR] || addr % 16)
+            return emu_fail(w, err, NPK_E_UNSUPPORTED,
+                            "DPU_RDMA_RDMA_EW_BASE_ADDR is unwritten or not 16-byte aligned");
+        s->ew_src = emu_span(e, addr, span);
+        if (!s->ew_src)
+            return emu_fail(w, err, NPK_E_FORMAT,
+                            "the element-wise operand at DPU_RDMA_RDMA_EW_BASE_ADDR 0x%08x (%llu "
+                            "bytes) is not in mapped memory",
+                            addr, (unsigned long long)span);
+        if (s->cvt) {
+            s->cvt_off = (int32_t)fv(c, NPK_RKF_DPU_EW_CVT_OFFSET_VALUE_EW_OP_CVT_OFFSET);
+            s->cvt_scale = fv(c, NPK_RKF_DPU_EW_CVT_SCALE_VALUE_EW_OP_CVT_SCALE);
+            s->cvt_shift = fv(c, NPK_RKF_DPU_EW_CVT_SCALE_VALUE_EW_OP_CVT_SHIFT);
+            if (s->cvt_scale > 0x7FFF)
+                return bad(c, w, NPK_RKF_DPU_EW_CVT_SCALE_VALUE_EW_OP_CVT_SCALE, err,
+                           "has bit 15 set: whether the scale is signed is not known");
+        }
+    }
     s->relu = !fv(c, NPK_RKF_DPU_EW_CFG_EW_RELU_BYPASS);
     s->relux = fv(c, NPK_RKF_DPU_EW_CFG_EW_RELUX_EN) != 0;
     s->relux_cmp = fv(c, NPK_RKF_DPU_EW_RELUX_CMP_VALUE_EW_RELUX_CMP_DAT);
+    return NPK_OK;
+}
+
+/* An element-wise task (DPU and DPU_RDMA only): the DPU's input cube comes
+ * through MRDMA (FLYING_MODE 1), int8 in NC1HWC2 with SURF_NOTCH extra atoms
+ * between surfaces. */
+static npk_status decode_mrdma(npk_rk_emu *e, const emu_core *c, const emu_where *w, emu_task *t,
+                               npk_error *err)
+{
+    npk_status st;
+    t->from_mem = true;
+    t->fp = false;
+    t->in_size = 1;
+    t->ow = t->w = fv(c, NPK_RKF_DPU_DATA_CUBE_WIDTH_WIDTH) + 1;
+    t->oh = t->h = fv(c, NPK_RKF_DPU_DATA_CUBE_HEIGHT_HEIGHT) + 1;
+    t->n = t->c = fv(c, NPK_RKF_DPU_DATA_CUBE_CHANNEL_CHANNEL) + 1;
+    t->kw = t->kh = t->sx = t->sy = t->dx = t->dy = 1;
+    t->group = 32;
+    if (t->c % 16)
+        return bad(c, w, NPK_RKF_DPU_DATA_CUBE_CHANNEL_CHANNEL, err,
+                   "+ 1 is not a whole number of 16-channel atoms: not modelled");
+    if ((st = expect(c, w, NPK_RKF_DPU_FEATURE_MODE_CFG_FLYING_MODE, 1,
+                     "1 (input from memory) without CNA and CORE", err)) ||
+        (st = expect(c, w, NPK_RKF_DPU_RDMA_RDMA_FEATURE_MODE_CFG_FLYING_MODE, 1,
+                     "1 (input from memory)", err)) ||
+        (st = expect(c, w, NPK_RKF_DPU_RDMA_RDMA_FEATURE_MODE_CFG_MRDMA_DISABLE, 0,
+                     "0 (the input is read)", err)) ||
+        (st = expect(c, w, NPK_RKF_DPU_RDMA_RDMA_FEATURE_MODE_CFG_IN_PRECISION, NPK_RK_PREC_INT8,
+                     "int8 (the only modelled input)", err)) ||
+        (st = expect(c, w, NPK_RKF_DPU_RDMA_RDMA_FEATURE_MODE_CFG_PROC_PRECISION,
+                     NPK_RK_PREC_INT8, "int8", err)) ||
+        (st = expect(c, w, NPK_RKF_DPU_RDMA_RDMA_FEATURE_MODE_CFG_CONV_MODE, 0, "0", err)) ||
+        (st = expect(c, w, NPK_RKF_DPU_FEATURE_MODE_CFG_CONV_MODE, 0, "0", err)))
+        return st;
+    uint64_t px = (uint64_t)t->w * t->h;
+    t->src_surf = (px + fv(c, NPK_RKF_DPU_RDMA_RDMA_SURF_NOTCH_SURF_NOTCH_ADDR)) * 16;
+    uint32_t addr = fv(c, NPK_RKF_DPU_RDMA_RDMA_SRC_BASE_ADDR_SRC_BASE_ADDR);
+    uint64_t span = (uint64_t)(t->c / 16 - 1) * t->src_surf + px * 16;
+    if (addr % 16)
+        return bad(c, w, NPK_RKF_DPU_RDMA_RDMA_SRC_BASE_ADDR_SRC_BASE_ADDR, err,
+                   "is not 16-byte aligned: not modelled");
+    t->src = emu_span(e, addr, span);
+    if (!t->src)
+        return emu_fail(w, err, NPK_E_FORMAT,
+                        "the DPU input at DPU_RDMA_RDMA_SRC_BASE_ADDR 0x%08x (%llu bytes) is not "
+                        "in mapped memory",
+                        addr, (unsigned long long)span);
     return NPK_OK;
 }
 
@@ -361,7 +475,21 @@ static npk_status decode_core_dpu(npk_rk_emu *e, const emu_core *c, uint32_t ena
     npk_status st;
     uint32_t p = t->fp ? NPK_RK_PREC_FP16 : NPK_RK_PREC_INT8;
     uint32_t mode = t->dw ? 3 : 0;
-    if ((st = expect(c, w, NPK_RKF_CORE_MISC_CFG_PROC_PRECISION, p, "the CNA precision", err)) ||
+    bool rdma = enable & npk_rk_field_mask(NPK_RKF_GLOBAL_OPERATION_ENABLE_DPU_RDMA_OP_EN);
+    if (!t->from_mem) {
+        /* The DPU takes the CORE's output: no main read. */
+        if ((st = expect(c, w, NPK_RKF_DPU_FEATURE_MODE_CFG_FLYING_MODE, 0,
+                         "0 (the CORE's output)", err)))
+            return st;
+        if (rdma &&
+            ((st = expect(c, w, NPK_RKF_DPU_RDMA_RDMA_FEATURE_MODE_CFG_MRDMA_DISABLE, 1,
+                          "1 (no main read beside the CORE)", err)) ||
+             (st = expect(c, w, NPK_RKF_DPU_RDMA_RDMA_FEATURE_MODE_CFG_FLYING_MODE, 0,
+                          "0 (the CORE's output)", err))))
+            return st;
+    }
+    if (!t->from_mem &&
+        ((st = expect(c, w, NPK_RKF_CORE_MISC_CFG_PROC_PRECISION, p, "the CNA precision", err)) ||
         (st = expect(c, w, NPK_RKF_CORE_MISC_CFG_DW_EN, t->dw, "CNA_CONV_CON1.CONV_MODE", err)) ||
         (st = expect(c, w, NPK_RKF_DPU_FEATURE_MODE_CFG_CONV_MODE, mode, "CNA_CONV_CON1.CONV_MODE",
                      err)) ||
@@ -370,8 +498,9 @@ static npk_status decode_core_dpu(npk_rk_emu *e, const emu_core *c, uint32_t ena
         (st = expect(c, w, NPK_RKF_CORE_DATAOUT_SIZE_0_DATAOUT_WIDTH, t->ow - 1,
                      "DATAOUT_WIDTH - 1", err)) ||
         (st = expect(c, w, NPK_RKF_CORE_DATAOUT_SIZE_1_DATAOUT_CHANNEL, t->n - 1,
-                     "the output channels - 1", err)) ||
-        (st = expect(c, w, NPK_RKF_DPU_DATA_FORMAT_IN_PRECISION, p, "the CNA precision", err)) ||
+                     "the output channels - 1", err))))
+        return st;
+    if ((st = expect(c, w, NPK_RKF_DPU_DATA_FORMAT_IN_PRECISION, p, "the CNA precision", err)) ||
         (st = expect(c, w, NPK_RKF_DPU_DATA_FORMAT_PROC_PRECISION, p, "the CNA precision", err)) ||
         (st = expect(c, w, NPK_RKF_DPU_DATA_CUBE_WIDTH_WIDTH, t->ow - 1, "DATAOUT_WIDTH - 1",
                      err)) ||
@@ -437,6 +566,9 @@ static npk_status decode_core_dpu(npk_rk_emu *e, const emu_core *c, uint32_t ena
     /* CPEND (DPU_BS_OW_CFG.OD_BYPASS = 0): adds OW_OP x the window sum. */
     t->cpend = !fv(c, NPK_RKF_DPU_BS_OW_CFG_OD_BYPASS);
     t->ow_op = (int16_t)fv(c, NPK_RKF_DPU_BS_OW_OP_OW_OP);
+    if (t->cpend && t->from_mem)
+        return bad(c, w, NPK_RKF_DPU_BS_OW_CFG_OD_BYPASS, err,
+                   "on an element-wise task (no convolution window): not modelled");
     if (t->cpend && t->fp)
         return bad(c, w, NPK_RKF_DPU_BS_OW_CFG_OD_BYPASS, err,
                    "on the floating-point path is not modelled");
@@ -480,7 +612,7 @@ static npk_status decode_core_dpu(npk_rk_emu *e, const emu_core *c, uint32_t ena
 
     if ((st = decode_stage(e, c, enable, w, &bs_fields, &brdma, t->n, t->fp, &t->bs, err)) ||
         (st = decode_stage(e, c, enable, w, &bn_fields, &nrdma, t->n, t->fp, &t->bn, err)) ||
-        (st = decode_ew(c, w, &t->ew, err)))
+        (st = decode_ew(e, c, enable, w, t, &t->ew, err)))
         return st;
     return NPK_OK;
 }
@@ -490,8 +622,24 @@ npk_status emu_decode_task(npk_rk_emu *e, const emu_core *c, uint32_t enable, co
 {
     memset(t, 0, sizeof *t);
     npk_status st;
-    if ((st = decode_cna(c, w, t, err)) || (st = decode_core_dpu(e, c, enable, w, t, err)))
+    bool cna = enable & npk_rk_field_mask(NPK_RKF_GLOBAL_OPERATION_ENABLE_CNA_OP_EN);
+    if ((st = cna ? decode_cna(c, w, t, err) : decode_mrdma(e, c, w, t, err)) ||
+        (st = decode_core_dpu(e, c, enable, w, t, err)))
         return st;
+    if (t->from_mem) {
+        t->out = emu_span(e, t->dst_addr, t->out_span);
+        if (!t->out)
+            return emu_fail(w, err, NPK_E_FORMAT,
+                            "the output at DPU_DST_BASE_ADDR 0x%08x (%llu bytes) is not in mapped "
+                            "memory",
+                            t->dst_addr, (unsigned long long)t->out_span);
+        uint64_t ops = (uint64_t)t->ow * t->oh * t->n;
+        if (ops > e->budget)
+            return emu_fail(w, err, NPK_E_LIMIT, "the task needs %llu operations, over the limit",
+                            (unsigned long long)ops);
+        e->budget -= ops;
+        return NPK_OK;
+    }
     t->in = emu_span(e, t->in_addr, t->in_span);
     t->wt = emu_span(e, t->wt_addr, t->wt_span);
     t->out = emu_span(e, t->dst_addr, t->out_span);

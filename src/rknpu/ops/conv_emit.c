@@ -316,3 +316,115 @@ npk_status npk_rk_conv_emit(const npk_rk_conv_desc *d, uint64_t *out, size_t cap
     *n = e->n;
     return NPK_OK;
 }
+
+npk_status npk_rk_ew_emit(const npk_rk_ew_desc *d, uint64_t *out, size_t cap, size_t *n,
+                          npk_error *err)
+{
+    cemit e0 = {out, 0, cap, NPK_RKF_NONE, 0}, *e = &e0;
+    W(e, NPK_RKR_DPU_S_POINTER,
+      ptr_value(e, NPK_RKF_DPU_S_POINTER_POINTER_PP_MODE, NPK_RKF_DPU_S_POINTER_EXECUTER_PP_EN,
+                NPK_RKF_DPU_S_POINTER_POINTER_PP_EN));
+    W(e, NPK_RKR_DPU_RDMA_RDMA_S_POINTER,
+      ptr_value(e, NPK_RKF_DPU_RDMA_RDMA_S_POINTER_POINTER_PP_MODE,
+                NPK_RKF_DPU_RDMA_RDMA_S_POINTER_EXECUTER_PP_EN,
+                NPK_RKF_DPU_RDMA_RDMA_S_POINTER_POINTER_PP_EN));
+    W(e, NPK_RKR_DPU_FEATURE_MODE_CFG,
+      F(e, NPK_RKF_DPU_FEATURE_MODE_CFG_BURST_LEN, 15) |
+          F(e, NPK_RKF_DPU_FEATURE_MODE_CFG_OUTPUT_MODE, 2) |
+          F(e, NPK_RKF_DPU_FEATURE_MODE_CFG_FLYING_MODE, 1));
+    W(e, NPK_RKR_DPU_DATA_FORMAT, 0); /* int8 in, proc and out */
+    W(e, NPK_RKR_DPU_OFFSET_PEND, 0);
+    W(e, NPK_RKR_DPU_DST_BASE_ADDR, F(e, NPK_RKF_DPU_DST_BASE_ADDR_DST_BASE_ADDR, d->out_addr));
+    W(e, NPK_RKR_DPU_DST_SURF_STRIDE,
+      F(e, NPK_RKF_DPU_DST_SURF_STRIDE_DST_SURF_STRIDE, d->surf_atoms));
+    W(e, NPK_RKR_DPU_DATA_CUBE_WIDTH, F(e, NPK_RKF_DPU_DATA_CUBE_WIDTH_WIDTH, d->w - 1));
+    W(e, NPK_RKR_DPU_DATA_CUBE_HEIGHT, F(e, NPK_RKF_DPU_DATA_CUBE_HEIGHT_HEIGHT, d->h - 1));
+    W(e, NPK_RKR_DPU_DATA_CUBE_NOTCH_ADDR, 0);
+    W(e, NPK_RKR_DPU_DATA_CUBE_CHANNEL,
+      F(e, NPK_RKF_DPU_DATA_CUBE_CHANNEL_ORIG_CHANNEL, (uint64_t)d->c - 1) |
+          F(e, NPK_RKF_DPU_DATA_CUBE_CHANNEL_CHANNEL, (uint64_t)d->c - 1));
+    emit_stage(e, &bs_regs, &d->bs);
+    W(e, NPK_RKR_DPU_BS_OW_CFG,
+      F(e, NPK_RKF_DPU_BS_OW_CFG_SIZE_E_2, 1) | F(e, NPK_RKF_DPU_BS_OW_CFG_SIZE_E_1, 1) |
+          F(e, NPK_RKF_DPU_BS_OW_CFG_SIZE_E_0, 1) | F(e, NPK_RKF_DPU_BS_OW_CFG_OD_BYPASS, 1));
+    W(e, NPK_RKR_DPU_BS_OW_OP, 0);
+    W(e, NPK_RKR_DPU_WDMA_SIZE_0,
+      F(e, NPK_RKF_DPU_WDMA_SIZE_0_CHANNEL_WDMA, (uint64_t)d->c - 1));
+    W(e, NPK_RKR_DPU_WDMA_SIZE_1,
+      F(e, NPK_RKF_DPU_WDMA_SIZE_1_HEIGHT_WDMA, (uint64_t)d->h - 1) |
+          F(e, NPK_RKF_DPU_WDMA_SIZE_1_WIDTH_WDMA, (uint64_t)d->w - 1));
+    emit_stage(e, &bn_regs, &d->bn);
+    W(e, NPK_RKR_DPU_EW_CFG,
+      F(e, NPK_RKF_DPU_EW_CFG_EW_DATA_MODE, 1) | F(e, NPK_RKF_DPU_EW_CFG_EDATA_SIZE, 1) |
+          F(e, NPK_RKF_DPU_EW_CFG_EW_ALU_ALGO, ALU_ADD) |
+          F(e, NPK_RKF_DPU_EW_CFG_EW_RELUX_EN, d->ew_relux) |
+          F(e, NPK_RKF_DPU_EW_CFG_EW_RELU_BYPASS, !d->ew_relu) |
+          F(e, NPK_RKF_DPU_EW_CFG_EW_LUT_BYPASS, 1) | F(e, NPK_RKF_DPU_EW_CFG_EW_OP_SRC, 1));
+    W(e, NPK_RKR_DPU_EW_CVT_OFFSET_VALUE,
+      FS(e, NPK_RKF_DPU_EW_CVT_OFFSET_VALUE_EW_OP_CVT_OFFSET, d->ew_cvt_offset));
+    W(e, NPK_RKR_DPU_EW_CVT_SCALE_VALUE,
+      F(e, NPK_RKF_DPU_EW_CVT_SCALE_VALUE_EW_OP_CVT_SHIFT, d->ew_cvt_shift) |
+          F(e, NPK_RKF_DPU_EW_CVT_SCALE_VALUE_EW_OP_CVT_SCALE, d->ew_cvt_scale));
+    W(e, NPK_RKR_DPU_EW_RELUX_CMP_VALUE,
+      d->ew_relux ? F(e, NPK_RKF_DPU_EW_RELUX_CMP_VALUE_EW_RELUX_CMP_DAT, d->ew_relux_cmp) : 0);
+    W(e, NPK_RKR_DPU_OUT_CVT_OFFSET,
+      FS(e, NPK_RKF_DPU_OUT_CVT_OFFSET_OUT_CVT_OFFSET, d->out_cvt_offset));
+    W(e, NPK_RKR_DPU_OUT_CVT_SCALE, F(e, NPK_RKF_DPU_OUT_CVT_SCALE_OUT_CVT_SCALE, d->out_cvt_scale));
+    W(e, NPK_RKR_DPU_OUT_CVT_SHIFT, F(e, NPK_RKF_DPU_OUT_CVT_SHIFT_OUT_CVT_SHIFT, d->out_cvt_shift));
+    for (int i = 0; i < 8; i++) W(e, (npk_rk_reg)(NPK_RKR_DPU_EW_OP_VALUE_0 + i), 0);
+    W(e, NPK_RKR_DPU_SURFACE_ADD, F(e, NPK_RKF_DPU_SURFACE_ADD_SURF_ADD, 2 * (uint64_t)d->surf_atoms));
+    W(e, NPK_RKR_DPU_UNDOC_40C4, 0);
+    for (int r = NPK_RKR_DPU_LUT_ACCESS_CFG; r <= NPK_RKR_DPU_LUT_LO_SLOPE_SHIFT; r++)
+        W(e, (npk_rk_reg)r, 0);
+    W(e, NPK_RKR_DPU_RDMA_RDMA_DATA_CUBE_WIDTH,
+      F(e, NPK_RKF_DPU_RDMA_RDMA_DATA_CUBE_WIDTH_WIDTH, d->w - 1));
+    W(e, NPK_RKR_DPU_RDMA_RDMA_DATA_CUBE_HEIGHT,
+      F(e, NPK_RKF_DPU_RDMA_RDMA_DATA_CUBE_HEIGHT_HEIGHT, d->h - 1));
+    W(e, NPK_RKR_DPU_RDMA_RDMA_DATA_CUBE_CHANNEL,
+      F(e, NPK_RKF_DPU_RDMA_RDMA_DATA_CUBE_CHANNEL_CHANNEL, (uint64_t)d->c - 1));
+    W(e, NPK_RKR_DPU_RDMA_RDMA_SRC_BASE_ADDR,
+      F(e, NPK_RKF_DPU_RDMA_RDMA_SRC_BASE_ADDR_SRC_BASE_ADDR, d->src_addr));
+    W(e, NPK_RKR_DPU_RDMA_RDMA_BRDMA_CFG, 0);
+    W(e, NPK_RKR_DPU_RDMA_RDMA_BS_BASE_ADDR, 0);
+    W(e, NPK_RKR_DPU_RDMA_RDMA_NRDMA_CFG, 0);
+    W(e, NPK_RKR_DPU_RDMA_RDMA_BN_BASE_ADDR, 0);
+    W(e, NPK_RKR_DPU_RDMA_RDMA_ERDMA_CFG,
+      F(e, NPK_RKF_DPU_RDMA_RDMA_ERDMA_CFG_ERDMA_DATA_MODE, 1) |
+          F(e, NPK_RKF_DPU_RDMA_RDMA_ERDMA_CFG_ERDMA_DATA_SIZE, 1));
+    W(e, NPK_RKR_DPU_RDMA_RDMA_EW_BASE_ADDR,
+      F(e, NPK_RKF_DPU_RDMA_RDMA_EW_BASE_ADDR_EW_BASE_ADDR, d->ew_addr));
+    W(e, NPK_RKR_DPU_RDMA_RDMA_EW_SURF_STRIDE,
+      F(e, NPK_RKF_DPU_RDMA_RDMA_EW_SURF_STRIDE_EW_SURF_STRIDE, d->surf_atoms));
+    W(e, NPK_RKR_DPU_RDMA_RDMA_FEATURE_MODE_CFG,
+      F(e, NPK_RKF_DPU_RDMA_RDMA_FEATURE_MODE_CFG_BURST_LEN, 15) |
+          F(e, NPK_RKF_DPU_RDMA_RDMA_FEATURE_MODE_CFG_FLYING_MODE, 1));
+    W(e, NPK_RKR_DPU_RDMA_RDMA_SRC_DMA_CFG, 0);
+    W(e, NPK_RKR_DPU_RDMA_RDMA_SURF_NOTCH,
+      F(e, NPK_RKF_DPU_RDMA_RDMA_SURF_NOTCH_SURF_NOTCH_ADDR,
+        (uint64_t)d->surf_atoms - (uint64_t)d->w * d->h));
+    W(e, NPK_RKR_DPU_RDMA_RDMA_PAD_CFG, 0);
+    W(e, NPK_RKR_DPU_RDMA_RDMA_WEIGHT,
+      F(e, NPK_RKF_DPU_RDMA_RDMA_WEIGHT_E_WEIGHT, 1) |
+          F(e, NPK_RKF_DPU_RDMA_RDMA_WEIGHT_N_WEIGHT, 1) |
+          F(e, NPK_RKF_DPU_RDMA_RDMA_WEIGHT_B_WEIGHT, 1) |
+          F(e, NPK_RKF_DPU_RDMA_RDMA_WEIGHT_M_WEIGHT, 1));
+    W(e, NPK_RKR_DPU_RDMA_RDMA_EW_SURF_NOTCH, 0);
+    put(e, 0);
+    W(e, NPK_RKR_PC_REGISTER_AMOUNTS, 0);
+    put(e, npk_rk_entry_encode(NPK_RK_OP_MARKER, 0, 0));
+    uint32_t en = npk_rk_field_mask(NPK_RKF_GLOBAL_OPERATION_ENABLE_DPU_OP_EN) |
+                  npk_rk_field_mask(NPK_RKF_GLOBAL_OPERATION_ENABLE_DPU_RDMA_OP_EN);
+    put(e, npk_rk_entry_encode(NPK_RK_OP_ENABLE, en,
+                               npk_rk_reg_get(NPK_RKR_PC_OPERATION_ENABLE)->offset));
+    if (e->bad != NPK_RKF_NONE) {
+        const npk_rk_field_info *fi = npk_rk_field_get(e->bad);
+        return npk_fail(err, NPK_E_LIMIT, "value %lld does not fit %s.%s (%u bits)",
+                        (long long)e->bad_value, npk_rk_reg_get(fi->reg)->full_name, fi->name,
+                        npk_rk_field_width(e->bad));
+    }
+    if (e->n > cap)
+        return npk_fail(err, NPK_E_LIMIT, "element-wise stream of %zu entries exceeds %zu", e->n,
+                        cap);
+    *n = e->n;
+    return NPK_OK;
+}

@@ -91,11 +91,35 @@ static npk_status check_quant(const char *what, const npk_rk_lquant *q, npk_rk_l
     return NPK_OK;
 }
 
+/* ADD: two inputs and the output of one shape (no broadcasting), int8 or uint8. */
+static npk_status check_add(const npk_rk_layer *l, npk_error *err)
+{
+    if (l->type == NPK_RK_LT_FP16)
+        return npk_fail(err, NPK_E_UNSUPPORTED, "fp16 add layers are not planned (int8, uint8)");
+    if ((unsigned)l->type > NPK_RK_LT_FP16)
+        return npk_fail(err, NPK_E_ARG, "unknown layer type %d", (int)l->type);
+    if (!l->in_h || !l->in_w || !l->in_c || l->out_h != l->in_h || l->out_w != l->in_w ||
+        l->out_c != l->in_c)
+        return npk_fail(err, NPK_E_ARG,
+                        "add of %ux%ux%u into %ux%ux%u: inputs and output must have one non-empty "
+                        "shape (broadcasting is not supported)",
+                        l->in_h, l->in_w, l->in_c, l->out_h, l->out_w, l->out_c);
+    npk_status st;
+    if ((st = check_quant("first input", &l->in, l->type, err)) ||
+        (st = check_quant("second input", &l->in2, l->type, err)) ||
+        (st = check_quant("output", &l->out, l->type, err)))
+        return st;
+    int32_t lo, hi;
+    type_range(l->type, &lo, &hi);
+    if (l->act_min < lo || l->act_max > hi || l->act_min > l->act_max)
+        return npk_fail(err, NPK_E_ARG, "activation range %d..%d is not inside %d..%d",
+                        l->act_min, l->act_max, lo, hi);
+    return NPK_OK;
+}
+
 npk_status npk_rk_layer_check(const npk_rk_layer *l, npk_error *err)
 {
-    if (l->kind == NPK_RK_LAYER_ADD)
-        return npk_fail(err, NPK_E_UNSUPPORTED,
-                        "add layers are not planned yet (conv, depthwise, fc and the pools are)");
+    if (l->kind == NPK_RK_LAYER_ADD) return check_add(l, err);
     if ((unsigned)l->kind > NPK_RK_LAYER_MAXPOOL)
         return npk_fail(err, NPK_E_ARG, "unknown layer kind %d", (int)l->kind);
     bool pool = l->kind == NPK_RK_LAYER_AVGPOOL || l->kind == NPK_RK_LAYER_MAXPOOL;

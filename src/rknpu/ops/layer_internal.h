@@ -26,4 +26,8 @@ int64_t rk_floor_shift(int64_t v, unsigned s);
 npk_status rk_pool_plan(const npk_rk_layer *l, const npk_rk_lplan_opts *o, npk_rk_lplan *p,
                         npk_error *err);
 
+/* ADD: element-wise DPU tasks (add_plan.c). */
+npk_status rk_add_plan(const npk_rk_layer *l, const npk_rk_lplan_opts *o, npk_rk_lplan *p,
+                       npk_error *err);
+
 #endif

@@ -308,6 +308,7 @@ npk_status npk_rk_lplan_make(const npk_rk_layer *l, const npk_rk_lplan_opts *o, 
     if (o->form != NPK_RK_FORM_VENDOR && o->form != NPK_RK_FORM_ROCKET)
         return npk_fail(err, NPK_E_ARG, "unknown stream form %d", (int)o->form);
     if (l->kind == NPK_RK_LAYER_MAXPOOL) return rk_pool_plan(l, o, p, err);
+    if (l->kind == NPK_RK_LAYER_ADD) return rk_add_plan(l, o, p, err);
     /* AVERAGE_POOL_2D (unpadded): a depthwise convolution with unit weights
      * and the multiplier 1/n, on the data path the capture pins. */
     npk_rk_layer low;
@@ -558,6 +559,13 @@ void npk_rk_lplan_pack_input(const npk_rk_lplan *p, const void *x, uint8_t *inpu
                 *d = (uint8_t)(int8_t)v;
             }
         }
+}
+
+void npk_rk_lplan_pack_input2(const npk_rk_lplan *p, const void *x, uint8_t *input2)
+{
+    npk_rk_lplan q = *p;
+    q.layer.in = p->layer.in2;
+    npk_rk_lplan_pack_input(&q, x, input2);
 }
 
 void npk_rk_lplan_unpack_output(const npk_rk_lplan *p, const uint8_t *output, void *y)
