@@ -95,6 +95,12 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
     o.output_addr = 0x80000000u;
     o.regcmd_addr = 0xC0000000u;
     bool per_channel = data[35] & 1, run = data[35] & 2;
+    o.input2_addr = 0xD0000000u;
+    l.fused_add = (data[35] & 4) != 0;
+    l.in2.scale = scale_of(data[21] ^ data[22]);
+    l.in2.zero_point = l.in.zero_point;
+    l.add_out.scale = scale_of(data[23] ^ 0x08);
+    l.add_out.zero_point = l.out.zero_point;
 
     /* Weights (and per-channel scales, biases) sized from the claimed shape. */
     size_t taps = (size_t)l.k_h * l.k_w, es = l.type == NPK_RK_LT_FP16 ? 2 : 1;
@@ -142,7 +148,10 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
     if (run && macs < (1u << 22) && p.input_bytes < (1u << 22) && p.output_bytes < (1u << 22)) {
         npk_rk_emu_opts eo = {3, 1u << 23, false};
         npk_rk_emu *e = NULL;
+        bool two = l.kind == NPK_RK_LAYER_ADD || l.fused_add;
+        uint64_t in2_bytes = l.kind == NPK_RK_LAYER_ADD ? p.input_bytes : p.output_bytes;
         uint8_t *in = calloc(1, p.input_bytes), *out = calloc(1, p.output_bytes);
+        uint8_t *in2 = two ? calloc(1, in2_bytes) : NULL;
         uint8_t *reg = calloc(p.regcmd_entries, 8), *wt = malloc(p.weight_bytes + 1);
         if (in && out && reg && wt && npk_rk_emu_create(&eo, &e, &err) == NPK_OK) {
             if (p.weight_bytes) memcpy(wt, p.wblob, p.weight_bytes);
@@ -150,7 +159,8 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
             if (npk_rk_emu_map(e, o.input_addr, in, p.input_bytes, &err) ||
                 (p.weight_bytes && npk_rk_emu_map(e, o.weight_addr, wt, p.weight_bytes, &err)) ||
                 npk_rk_emu_map(e, o.output_addr, out, p.output_bytes, &err) ||
-                npk_rk_emu_map(e, o.regcmd_addr, reg, p.regcmd_entries * 8, &err))
+                npk_rk_emu_map(e, o.regcmd_addr, reg, p.regcmd_entries * 8, &err) ||
+                (two && (!in2 || npk_rk_emu_map(e, o.input2_addr, in2, in2_bytes, &err))))
                 __builtin_trap();
             npk_status st;
             if (o.form == NPK_RK_FORM_VENDOR)
@@ -167,7 +177,7 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
             }
         }
         npk_rk_emu_destroy(e);
-        free(in), free(out), free(reg), free(wt);
+        free(in), free(out), free(reg), free(wt), free(in2);
     }
     npk_rk_lplan_free(&p);
 done:

@@ -60,6 +60,15 @@ typedef struct npk_rk_conv_desc {
     int32_t ow_op; /* DPU_BS_OW_OP (signed 16) */
     int32_t out_cvt_offset;
     uint32_t out_cvt_scale, out_cvt_shift;
+    /* Fused ADD: the EW stage adds a second tensor read through ERDMA (int8
+     * NC1HWC2 of the output's shape), through the operand conversion
+     * (x + offset) * scale >> shift, then optional ReLU / ReLU-X. */
+    bool ew_add;
+    uint32_t ew_addr, ew_surf_atoms;
+    int32_t ew_cvt_offset;
+    uint32_t ew_cvt_scale, ew_cvt_shift;
+    bool ew_relu, ew_relux;
+    uint32_t ew_relux_cmp;
     /* DPU_RDMA read paths */
     uint32_t brdma_use, nrdma_use;
     bool rocket_tail; /* Mesa's tail: PC_BASE_ADDRESS write instead of a zero word */
@@ -75,10 +84,10 @@ npk_status npk_rk_conv_emit(const npk_rk_conv_desc *d, uint64_t *out, size_t cap
  * the BS/BN stages (register operands) and the operand conversion, and
  * writes the result through OUT_CVT. Operation enable DPU | DPU_RDMA. */
 typedef struct npk_rk_ew_desc {
-    uint32_t w, h, c;      /* cube; c a multiple of 16 */
-    uint32_t src_addr;     /* main input, int8 NC1HWC2 */
-    uint32_t ew_addr;      /* second input, int8 NC1HWC2 */
-    uint32_t surf_atoms;   /* surface stride of both inputs and the output (W x H of the tensor) */
+    uint32_t w, h, c;    /* cube; c a multiple of 16 */
+    uint32_t src_addr;   /* main input, int8 NC1HWC2 */
+    uint32_t ew_addr;    /* second input, int8 NC1HWC2 */
+    uint32_t surf_atoms; /* surface stride of both inputs and the output (W x H of the tensor) */
     uint32_t out_addr;
     npk_rk_dpu_stage bs, bn; /* register operands */
     int32_t ew_cvt_offset;

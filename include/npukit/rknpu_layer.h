@@ -62,6 +62,13 @@ typedef struct npk_rk_layer {
     uint32_t pad_top, pad_left, pad_bottom, pad_right;
     npk_rk_lquant in, w, out;
     npk_rk_lquant in2; /* ADD: the second input */
+    /* A conv, depthwise or FC layer followed by ADD(its result, in2), fused
+     * into one DPU pass through the element-wise stage: `out` is then the
+     * intermediate tensor's quantisation (never materialised, so its own
+     * rounding is skipped), add_out the final output's, act_min/act_max the
+     * ADD's clip range. */
+    bool fused_add;
+    npk_rk_lquant add_out;
     const double *w_scales;   /* out_c per-channel weight scales, or NULL (per tensor) */
     int32_t act_min, act_max; /* clip range of the output in its quantised type (the
                                  type's range when there is no activation) */
@@ -102,6 +109,11 @@ typedef struct npk_rk_requant {
     int32_t offset;        /* DPU_OUT_CVT_OFFSET: the output zero point (stored domain) */
     uint32_t mul_shift;    /* DPU_BN_MUL_CFG shift (per-channel) */
     double worst_rel;      /* largest relative error of a channel's multiplier */
+    /* Fused ADD: the second tensor's operand conversion and the clip in EW. */
+    int32_t ew_offset;
+    uint32_t ew_scale, ew_shift;
+    bool ew_relu, ew_relux;
+    int32_t ew_cmp;
 } npk_rk_requant;
 
 /* ---- plans ---- */
@@ -114,7 +126,7 @@ typedef struct npk_rk_lplan_opts {
     /* Test knobs (0: the hardware limits): at most this many output rows or
      * output channels per task, forcing the tiling modes on small shapes. */
     uint32_t max_rows, max_channels;
-    uint32_t input2_addr; /* ADD: the second input */
+    uint32_t input2_addr; /* ADD and fused ADD: the second input */
 } npk_rk_lplan_opts;
 
 typedef struct npk_rk_ltask {

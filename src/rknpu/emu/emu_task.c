@@ -162,7 +162,7 @@ static npk_status decode_stage(npk_rk_emu *e, const emu_core *c, uint32_t enable
 }
 
 static npk_status decode_ew(npk_rk_emu *e, const emu_core *c, uint32_t enable, const emu_where *w,
-                           const emu_task *t, emu_stage *s, npk_error *err)
+                            const emu_task *t, emu_stage *s, npk_error *err)
 {
     memset(s, 0, sizeof *s);
     bool rdma = enable & npk_rk_field_mask(NPK_RKF_GLOBAL_OPERATION_ENABLE_DPU_RDMA_OP_EN);
@@ -278,8 +278,8 @@ static npk_status decode_mrdma(npk_rk_emu *e, const emu_core *c, const emu_where
                      "0 (the input is read)", err)) ||
         (st = expect(c, w, NPK_RKF_DPU_RDMA_RDMA_FEATURE_MODE_CFG_IN_PRECISION, NPK_RK_PREC_INT8,
                      "int8 (the only modelled input)", err)) ||
-        (st = expect(c, w, NPK_RKF_DPU_RDMA_RDMA_FEATURE_MODE_CFG_PROC_PRECISION,
-                     NPK_RK_PREC_INT8, "int8", err)) ||
+        (st = expect(c, w, NPK_RKF_DPU_RDMA_RDMA_FEATURE_MODE_CFG_PROC_PRECISION, NPK_RK_PREC_INT8,
+                     "int8", err)) ||
         (st = expect(c, w, NPK_RKF_DPU_RDMA_RDMA_FEATURE_MODE_CFG_CONV_MODE, 0, "0", err)) ||
         (st = expect(c, w, NPK_RKF_DPU_FEATURE_MODE_CFG_CONV_MODE, 0, "0", err)))
         return st;
@@ -478,27 +478,26 @@ static npk_status decode_core_dpu(npk_rk_emu *e, const emu_core *c, uint32_t ena
     bool rdma = enable & npk_rk_field_mask(NPK_RKF_GLOBAL_OPERATION_ENABLE_DPU_RDMA_OP_EN);
     if (!t->from_mem) {
         /* The DPU takes the CORE's output: no main read. */
-        if ((st = expect(c, w, NPK_RKF_DPU_FEATURE_MODE_CFG_FLYING_MODE, 0,
-                         "0 (the CORE's output)", err)))
+        if ((st = expect(c, w, NPK_RKF_DPU_FEATURE_MODE_CFG_FLYING_MODE, 0, "0 (the CORE's output)",
+                         err)))
             return st;
-        if (rdma &&
-            ((st = expect(c, w, NPK_RKF_DPU_RDMA_RDMA_FEATURE_MODE_CFG_MRDMA_DISABLE, 1,
-                          "1 (no main read beside the CORE)", err)) ||
-             (st = expect(c, w, NPK_RKF_DPU_RDMA_RDMA_FEATURE_MODE_CFG_FLYING_MODE, 0,
-                          "0 (the CORE's output)", err))))
+        if (rdma && ((st = expect(c, w, NPK_RKF_DPU_RDMA_RDMA_FEATURE_MODE_CFG_MRDMA_DISABLE, 1,
+                                  "1 (no main read beside the CORE)", err)) ||
+                     (st = expect(c, w, NPK_RKF_DPU_RDMA_RDMA_FEATURE_MODE_CFG_FLYING_MODE, 0,
+                                  "0 (the CORE's output)", err))))
             return st;
     }
     if (!t->from_mem &&
         ((st = expect(c, w, NPK_RKF_CORE_MISC_CFG_PROC_PRECISION, p, "the CNA precision", err)) ||
-        (st = expect(c, w, NPK_RKF_CORE_MISC_CFG_DW_EN, t->dw, "CNA_CONV_CON1.CONV_MODE", err)) ||
-        (st = expect(c, w, NPK_RKF_DPU_FEATURE_MODE_CFG_CONV_MODE, mode, "CNA_CONV_CON1.CONV_MODE",
-                     err)) ||
-        (st = expect(c, w, NPK_RKF_CORE_DATAOUT_SIZE_0_DATAOUT_HEIGHT, t->oh - 1,
-                     "the output height - 1", err)) ||
-        (st = expect(c, w, NPK_RKF_CORE_DATAOUT_SIZE_0_DATAOUT_WIDTH, t->ow - 1,
-                     "DATAOUT_WIDTH - 1", err)) ||
-        (st = expect(c, w, NPK_RKF_CORE_DATAOUT_SIZE_1_DATAOUT_CHANNEL, t->n - 1,
-                     "the output channels - 1", err))))
+         (st = expect(c, w, NPK_RKF_CORE_MISC_CFG_DW_EN, t->dw, "CNA_CONV_CON1.CONV_MODE", err)) ||
+         (st = expect(c, w, NPK_RKF_DPU_FEATURE_MODE_CFG_CONV_MODE, mode, "CNA_CONV_CON1.CONV_MODE",
+                      err)) ||
+         (st = expect(c, w, NPK_RKF_CORE_DATAOUT_SIZE_0_DATAOUT_HEIGHT, t->oh - 1,
+                      "the output height - 1", err)) ||
+         (st = expect(c, w, NPK_RKF_CORE_DATAOUT_SIZE_0_DATAOUT_WIDTH, t->ow - 1,
+                      "DATAOUT_WIDTH - 1", err)) ||
+         (st = expect(c, w, NPK_RKF_CORE_DATAOUT_SIZE_1_DATAOUT_CHANNEL, t->n - 1,
+                      "the output channels - 1", err))))
         return st;
     if ((st = expect(c, w, NPK_RKF_DPU_DATA_FORMAT_IN_PRECISION, p, "the CNA precision", err)) ||
         (st = expect(c, w, NPK_RKF_DPU_DATA_FORMAT_PROC_PRECISION, p, "the CNA precision", err)) ||

@@ -145,8 +145,8 @@ npk_status rk_add_plan(const npk_rk_layer *l, const npk_rk_lplan_opts *o, npk_rk
         t->regcmd_off = (uint32_t)off_b;
         if ((st = npk_rk_ew_emit(&d, p->regcmd + off_b / 8, ADD_MAX_ENTRIES, &t->entries, err)))
             break;
-        off_b += (t->entries * 8 + NPK_RK_STREAM_ALIGN - 1) / NPK_RK_STREAM_ALIGN *
-                 NPK_RK_STREAM_ALIGN;
+        off_b +=
+            (t->entries * 8 + NPK_RK_STREAM_ALIGN - 1) / NPK_RK_STREAM_ALIGN * NPK_RK_STREAM_ALIGN;
         npk_rk_entry en;
         npk_rk_entry_decode(p->regcmd[t->regcmd_off / 8 + t->entries - 1], &en);
         p->records[i] = (npk_rknpu_task){0,

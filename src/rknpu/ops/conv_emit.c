@@ -238,13 +238,31 @@ npk_status npk_rk_conv_emit(const npk_rk_conv_desc *d, uint64_t *out, size_t cap
       F(e, NPK_RKF_DPU_WDMA_SIZE_1_HEIGHT_WDMA, (uint64_t)d->out_h - 1) |
           F(e, NPK_RKF_DPU_WDMA_SIZE_1_WIDTH_WDMA, (uint64_t)d->out_w - 1));
     emit_stage(e, &bn_regs, &d->bn);
-    W(e, NPK_RKR_DPU_EW_CFG,
-      F(e, NPK_RKF_DPU_EW_CFG_EW_RELU_BYPASS, 1) | F(e, NPK_RKF_DPU_EW_CFG_EW_OP_CVT_BYPASS, 1) |
-          F(e, NPK_RKF_DPU_EW_CFG_EW_LUT_BYPASS, 1) | F(e, NPK_RKF_DPU_EW_CFG_EW_OP_BYPASS, 1) |
-          F(e, NPK_RKF_DPU_EW_CFG_EW_BYPASS, 1));
-    W(e, NPK_RKR_DPU_EW_CVT_OFFSET_VALUE, 0);
-    W(e, NPK_RKR_DPU_EW_CVT_SCALE_VALUE, F(e, NPK_RKF_DPU_EW_CVT_SCALE_VALUE_EW_OP_CVT_SCALE, 1));
-    W(e, NPK_RKR_DPU_EW_RELUX_CMP_VALUE, 0);
+    if (d->ew_add) {
+        W(e, NPK_RKR_DPU_EW_CFG,
+          F(e, NPK_RKF_DPU_EW_CFG_EW_DATA_MODE, 1) | F(e, NPK_RKF_DPU_EW_CFG_EDATA_SIZE, 1) |
+              F(e, NPK_RKF_DPU_EW_CFG_EW_ALU_ALGO, ALU_ADD) |
+              F(e, NPK_RKF_DPU_EW_CFG_EW_RELUX_EN, d->ew_relux) |
+              F(e, NPK_RKF_DPU_EW_CFG_EW_RELU_BYPASS, !d->ew_relu) |
+              F(e, NPK_RKF_DPU_EW_CFG_EW_LUT_BYPASS, 1) | F(e, NPK_RKF_DPU_EW_CFG_EW_OP_SRC, 1));
+        W(e, NPK_RKR_DPU_EW_CVT_OFFSET_VALUE,
+          FS(e, NPK_RKF_DPU_EW_CVT_OFFSET_VALUE_EW_OP_CVT_OFFSET, d->ew_cvt_offset));
+        W(e, NPK_RKR_DPU_EW_CVT_SCALE_VALUE,
+          F(e, NPK_RKF_DPU_EW_CVT_SCALE_VALUE_EW_OP_CVT_SHIFT, d->ew_cvt_shift) |
+              F(e, NPK_RKF_DPU_EW_CVT_SCALE_VALUE_EW_OP_CVT_SCALE, d->ew_cvt_scale));
+        W(e, NPK_RKR_DPU_EW_RELUX_CMP_VALUE,
+          d->ew_relux ? F(e, NPK_RKF_DPU_EW_RELUX_CMP_VALUE_EW_RELUX_CMP_DAT, d->ew_relux_cmp) : 0);
+    } else {
+        W(e, NPK_RKR_DPU_EW_CFG,
+          F(e, NPK_RKF_DPU_EW_CFG_EW_RELU_BYPASS, 1) |
+              F(e, NPK_RKF_DPU_EW_CFG_EW_OP_CVT_BYPASS, 1) |
+              F(e, NPK_RKF_DPU_EW_CFG_EW_LUT_BYPASS, 1) | F(e, NPK_RKF_DPU_EW_CFG_EW_OP_BYPASS, 1) |
+              F(e, NPK_RKF_DPU_EW_CFG_EW_BYPASS, 1));
+        W(e, NPK_RKR_DPU_EW_CVT_OFFSET_VALUE, 0);
+        W(e, NPK_RKR_DPU_EW_CVT_SCALE_VALUE,
+          F(e, NPK_RKF_DPU_EW_CVT_SCALE_VALUE_EW_OP_CVT_SCALE, 1));
+        W(e, NPK_RKR_DPU_EW_RELUX_CMP_VALUE, 0);
+    }
     W(e, NPK_RKR_DPU_OUT_CVT_OFFSET,
       FS(e, NPK_RKF_DPU_OUT_CVT_OFFSET_OUT_CVT_OFFSET, d->out_cvt_offset));
     W(e, NPK_RKR_DPU_OUT_CVT_SCALE,
@@ -274,9 +292,20 @@ npk_status npk_rk_conv_emit(const npk_rk_conv_desc *d, uint64_t *out, size_t cap
       F(e, NPK_RKF_DPU_RDMA_RDMA_NRDMA_CFG_NRDMA_DATA_USE, d->nrdma_use));
     W(e, NPK_RKR_DPU_RDMA_RDMA_BN_BASE_ADDR,
       F(e, NPK_RKF_DPU_RDMA_RDMA_BN_BASE_ADDR_BN_BASE_ADDR, d->nrdma_use ? d->bn.base_addr : 0));
-    W(e, NPK_RKR_DPU_RDMA_RDMA_ERDMA_CFG, F(e, NPK_RKF_DPU_RDMA_RDMA_ERDMA_CFG_ERDMA_DISABLE, 1));
-    W(e, NPK_RKR_DPU_RDMA_RDMA_EW_BASE_ADDR, 0);
-    W(e, NPK_RKR_DPU_RDMA_RDMA_EW_SURF_STRIDE, 0);
+    if (d->ew_add) {
+        W(e, NPK_RKR_DPU_RDMA_RDMA_ERDMA_CFG,
+          F(e, NPK_RKF_DPU_RDMA_RDMA_ERDMA_CFG_ERDMA_DATA_MODE, 1) |
+              F(e, NPK_RKF_DPU_RDMA_RDMA_ERDMA_CFG_ERDMA_DATA_SIZE, 1));
+        W(e, NPK_RKR_DPU_RDMA_RDMA_EW_BASE_ADDR,
+          F(e, NPK_RKF_DPU_RDMA_RDMA_EW_BASE_ADDR_EW_BASE_ADDR, d->ew_addr));
+        W(e, NPK_RKR_DPU_RDMA_RDMA_EW_SURF_STRIDE,
+          F(e, NPK_RKF_DPU_RDMA_RDMA_EW_SURF_STRIDE_EW_SURF_STRIDE, d->ew_surf_atoms));
+    } else {
+        W(e, NPK_RKR_DPU_RDMA_RDMA_ERDMA_CFG,
+          F(e, NPK_RKF_DPU_RDMA_RDMA_ERDMA_CFG_ERDMA_DISABLE, 1));
+        W(e, NPK_RKR_DPU_RDMA_RDMA_EW_BASE_ADDR, 0);
+        W(e, NPK_RKR_DPU_RDMA_RDMA_EW_SURF_STRIDE, 0);
+    }
     W(e, NPK_RKR_DPU_RDMA_RDMA_FEATURE_MODE_CFG,
       F(e, NPK_RKF_DPU_RDMA_RDMA_FEATURE_MODE_CFG_BURST_LEN, 15) |
           F(e, NPK_RKF_DPU_RDMA_RDMA_FEATURE_MODE_CFG_MRDMA_DISABLE, 1) |
@@ -348,8 +377,7 @@ npk_status npk_rk_ew_emit(const npk_rk_ew_desc *d, uint64_t *out, size_t cap, si
       F(e, NPK_RKF_DPU_BS_OW_CFG_SIZE_E_2, 1) | F(e, NPK_RKF_DPU_BS_OW_CFG_SIZE_E_1, 1) |
           F(e, NPK_RKF_DPU_BS_OW_CFG_SIZE_E_0, 1) | F(e, NPK_RKF_DPU_BS_OW_CFG_OD_BYPASS, 1));
     W(e, NPK_RKR_DPU_BS_OW_OP, 0);
-    W(e, NPK_RKR_DPU_WDMA_SIZE_0,
-      F(e, NPK_RKF_DPU_WDMA_SIZE_0_CHANNEL_WDMA, (uint64_t)d->c - 1));
+    W(e, NPK_RKR_DPU_WDMA_SIZE_0, F(e, NPK_RKF_DPU_WDMA_SIZE_0_CHANNEL_WDMA, (uint64_t)d->c - 1));
     W(e, NPK_RKR_DPU_WDMA_SIZE_1,
       F(e, NPK_RKF_DPU_WDMA_SIZE_1_HEIGHT_WDMA, (uint64_t)d->h - 1) |
           F(e, NPK_RKF_DPU_WDMA_SIZE_1_WIDTH_WDMA, (uint64_t)d->w - 1));
@@ -369,10 +397,13 @@ npk_status npk_rk_ew_emit(const npk_rk_ew_desc *d, uint64_t *out, size_t cap, si
       d->ew_relux ? F(e, NPK_RKF_DPU_EW_RELUX_CMP_VALUE_EW_RELUX_CMP_DAT, d->ew_relux_cmp) : 0);
     W(e, NPK_RKR_DPU_OUT_CVT_OFFSET,
       FS(e, NPK_RKF_DPU_OUT_CVT_OFFSET_OUT_CVT_OFFSET, d->out_cvt_offset));
-    W(e, NPK_RKR_DPU_OUT_CVT_SCALE, F(e, NPK_RKF_DPU_OUT_CVT_SCALE_OUT_CVT_SCALE, d->out_cvt_scale));
-    W(e, NPK_RKR_DPU_OUT_CVT_SHIFT, F(e, NPK_RKF_DPU_OUT_CVT_SHIFT_OUT_CVT_SHIFT, d->out_cvt_shift));
+    W(e, NPK_RKR_DPU_OUT_CVT_SCALE,
+      F(e, NPK_RKF_DPU_OUT_CVT_SCALE_OUT_CVT_SCALE, d->out_cvt_scale));
+    W(e, NPK_RKR_DPU_OUT_CVT_SHIFT,
+      F(e, NPK_RKF_DPU_OUT_CVT_SHIFT_OUT_CVT_SHIFT, d->out_cvt_shift));
     for (int i = 0; i < 8; i++) W(e, (npk_rk_reg)(NPK_RKR_DPU_EW_OP_VALUE_0 + i), 0);
-    W(e, NPK_RKR_DPU_SURFACE_ADD, F(e, NPK_RKF_DPU_SURFACE_ADD_SURF_ADD, 2 * (uint64_t)d->surf_atoms));
+    W(e, NPK_RKR_DPU_SURFACE_ADD,
+      F(e, NPK_RKF_DPU_SURFACE_ADD_SURF_ADD, 2 * (uint64_t)d->surf_atoms));
     W(e, NPK_RKR_DPU_UNDOC_40C4, 0);
     for (int r = NPK_RKR_DPU_LUT_ACCESS_CFG; r <= NPK_RKR_DPU_LUT_LO_SLOPE_SHIFT; r++)
         W(e, (npk_rk_reg)r, 0);

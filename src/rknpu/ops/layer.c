@@ -112,8 +112,8 @@ static npk_status check_add(const npk_rk_layer *l, npk_error *err)
     int32_t lo, hi;
     type_range(l->type, &lo, &hi);
     if (l->act_min < lo || l->act_max > hi || l->act_min > l->act_max)
-        return npk_fail(err, NPK_E_ARG, "activation range %d..%d is not inside %d..%d",
-                        l->act_min, l->act_max, lo, hi);
+        return npk_fail(err, NPK_E_ARG, "activation range %d..%d is not inside %d..%d", l->act_min,
+                        l->act_max, lo, hi);
     return NPK_OK;
 }
 
@@ -198,6 +198,14 @@ npk_status npk_rk_layer_check(const npk_rk_layer *l, npk_error *err)
     if ((st = check_quant("input", &l->in, l->type, err)) ||
         (st = check_quant("output", &l->out, l->type, err)))
         return st;
+    if (l->fused_add) {
+        if (pool)
+            return npk_fail(err, NPK_E_UNSUPPORTED,
+                            "a fused add follows only conv, depthwise or fc");
+        if ((st = check_quant("add input", &l->in2, l->type, err)) ||
+            (st = check_quant("add output", &l->add_out, l->type, err)))
+            return st;
+    }
     if (pool) {
         int32_t lo, hi;
         type_range(l->type, &lo, &hi);

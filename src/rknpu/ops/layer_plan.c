@@ -285,6 +285,17 @@ static void fill_desc(const npk_rk_lplan *p, const geo *g, const npk_rk_ltask *t
         d->out_cvt_shift = p->rq.shift;
     }
     d->rocket_tail = o->form == NPK_RK_FORM_ROCKET;
+    if (l->fused_add) {
+        d->ew_add = true;
+        d->ew_addr = o->input2_addr + (d->out_addr - o->output_addr);
+        d->ew_surf_atoms = (uint32_t)oplane;
+        d->ew_cvt_offset = p->rq.ew_offset;
+        d->ew_cvt_scale = p->rq.ew_scale;
+        d->ew_cvt_shift = p->rq.ew_shift;
+        d->ew_relu = p->rq.ew_relu;
+        d->ew_relux = p->rq.ew_relux;
+        d->ew_relux_cmp = (uint32_t)p->rq.ew_cmp;
+    }
 }
 
 static npk_status check_span(const char *what, uint32_t addr, uint64_t bytes, npk_error *err)
@@ -309,6 +320,8 @@ npk_status npk_rk_lplan_make(const npk_rk_layer *l, const npk_rk_lplan_opts *o, 
         return npk_fail(err, NPK_E_ARG, "unknown stream form %d", (int)o->form);
     if (l->kind == NPK_RK_LAYER_MAXPOOL) return rk_pool_plan(l, o, p, err);
     if (l->kind == NPK_RK_LAYER_ADD) return rk_add_plan(l, o, p, err);
+    if (l->fused_add && l->type == NPK_RK_LT_FP16)
+        return npk_fail(err, NPK_E_UNSUPPORTED, "fused add on fp16 layers is not supported");
     /* AVERAGE_POOL_2D (unpadded): a depthwise convolution with unit weights
      * and the multiplier 1/n, on the data path the capture pins. */
     npk_rk_layer low;
@@ -386,7 +399,6 @@ npk_status npk_rk_lplan_make(const npk_rk_layer *l, const npk_rk_lplan_opts *o, 
         g.kb = l->k_h * l->k_w * p->cin * g.b;
     }
     g.min_rows = (l->k_h - 1) * l->dil_h + 1;
-    bool per_channel = !p->fp && l->w_scales;
     rk_qparams qp = {0};
     size_t nq = l->out_c;
     qp.m = calloc(nq, sizeof *qp.m);
@@ -401,7 +413,7 @@ npk_status npk_rk_lplan_make(const npk_rk_layer *l, const npk_rk_lplan_opts *o, 
     if (!p->fp) {
         if ((st = rk_requant_make(l, &qp, &p->rq, err))) goto out;
         /* Per channel, NRDMA carries the multiplier (and the clamp's add-back). */
-        g.rec_n = per_channel ? (qp.lower ? 8 : 4) : 0;
+        g.rec_n = p->rq.per_channel ? (qp.lower ? 8 : 4) : 0;
     }
     if ((st = build_blob(l, p, &g, &qp, &bs, &bn, err))) goto out;
 
@@ -411,7 +423,8 @@ npk_status npk_rk_lplan_make(const npk_rk_layer *l, const npk_rk_lplan_opts *o, 
     (void)ob;
     if ((st = check_span("input", o->input_addr, p->input_bytes, err)) ||
         (st = check_span("weight", o->weight_addr, p->weight_bytes, err)) ||
-        (st = check_span("output", o->output_addr, p->output_bytes, err)))
+        (st = check_span("output", o->output_addr, p->output_bytes, err)) ||
+        (l->fused_add && (st = check_span("input2", o->input2_addr, p->output_bytes, err))))
         goto out;
 
     uint32_t ct = 0, oht = 0;

@@ -90,15 +90,16 @@ npk_status rk_requant_make(const npk_rk_layer *l, rk_qparams *qp, npk_rk_requant
     int32_t off = l->type == NPK_RK_LT_UINT8 ? 128 : 0;
     qp->zx = l->in.zero_point - off;
     qp->zw = l->w.zero_point - off;
-    qp->zo = l->out.zero_point - off;
+    const npk_rk_lquant *outq = l->fused_add ? &l->add_out : &l->out;
+    qp->zo = outq->zero_point - off;
     qp->lo = l->act_min - off;
     qp->hi = l->act_max - off;
     rq->offset = qp->zo;
-    rq->per_channel = l->w_scales != NULL;
+    rq->per_channel = l->w_scales != NULL || l->fused_add;
     double mmax = 0;
     for (uint32_t c = 0; c < n; c++) {
         double ws = l->w_scales ? l->w_scales[c] : l->w.scale;
-        qp->m[c] = l->in.scale * ws / l->out.scale;
+        qp->m[c] = l->in.scale * ws / outq->scale;
         if (qp->m[c] > mmax) mmax = qp->m[c];
     }
     if (!(mmax > 0) || mmax >= 32768.0)
@@ -124,8 +125,24 @@ npk_status rk_requant_make(const npk_rk_layer *l, rk_qparams *qp, npk_rk_requant
         frexp(mmax, &e); /* mmax < 2^e */
         int E = 15 - e;  /* mmax * 2^E < 2^15 */
         if (lround(ldexp(mmax, E)) > 32767) E--;
-        int F = 12, s1 = E - F;
-        if (s1 < 0) s1 = 0, F = E;
+        int F = 12, E2 = 0;
+        uint32_t a2 = 0;
+        if (l->fused_add) {
+            /* The second tensor in the same fixed point: a2 / 2^E2 = s2 / so. */
+            double m2 = l->in2.scale / outq->scale;
+            int x;
+            double f = frexp(m2, &x);
+            long q = lround(f * 32768.0);
+            E2 = 15 - x;
+            if (q == 32768) q = 16384, E2--;
+            a2 = (uint32_t)q;
+            if (E2 < 0)
+                return npk_fail(err, NPK_E_LIMIT,
+                                "fused add: second input / output scale %g is beyond 2^15", m2);
+            if (E2 < F) F = E2;
+        }
+        if (E < F) F = E;
+        int s1 = E - F;
         if (F < 0 || s1 > 63)
             return npk_fail(err, NPK_E_LIMIT,
                             "per-channel multipliers up to %g need DPU_BN_MUL_CFG shift %d: "
@@ -134,6 +151,25 @@ npk_status rk_requant_make(const npk_rk_layer *l, rk_qparams *qp, npk_rk_requant
         rq->mul_shift = (uint32_t)s1;
         rq->scale = 1u << 14;
         rq->shift = (uint32_t)(14 + F);
+        if (l->fused_add) {
+            int32_t off2 = l->type == NPK_RK_LT_UINT8 ? 128 : 0;
+            rq->ew_offset = -(l->in2.zero_point - off2);
+            rq->ew_scale = a2;
+            rq->ew_shift = (uint32_t)(E2 - F);
+            if (E2 - F > 63)
+                return npk_fail(err, NPK_E_LIMIT, "fused add: operand shift %d beyond 63", E2 - F);
+            /* The clip in EW, at multiples of 2^F whose outputs are the bounds:
+             * below only at the zero point (ReLU), above anywhere (ReLU-X). */
+            int32_t lo = l->act_min - off2, hi = l->act_max - off2;
+            if (lo > -128 && lo != qp->zo)
+                return npk_fail(err, NPK_E_UNSUPPORTED,
+                                "fused add with a clip from %d: only clips from the output zero "
+                                "point (RELU, RELU6) or none are supported",
+                                l->act_min);
+            rq->ew_relu = lo > -128;
+            rq->ew_relux = hi < 127;
+            rq->ew_cmp = (int32_t)(((int64_t)hi - qp->zo) * ((int64_t)1 << F));
+        }
         double worst = 0;
         for (uint32_t c = 0; c < n; c++) {
             long a = lround(ldexp(qp->m[c], E));
@@ -147,8 +183,8 @@ npk_status rk_requant_make(const npk_rk_layer *l, rk_qparams *qp, npk_rk_requant
     /* Clip thresholds: the clamp is applied to the sum (per tensor) or to
      * y (per channel) where the output is monotonic in it, at a value whose
      * output is exactly the bound. */
-    qp->lower = qp->lo > -128;
-    qp->upper = qp->hi < 127;
+    qp->lower = qp->lo > -128 && !l->fused_add;
+    qp->upper = qp->hi < 127 && !l->fused_add;
     for (uint32_t c = 0; c < n; c++) {
         thr_ctx t = {rq, qp->a[c], false};
         if (qp->lower) {
