@@ -432,7 +432,9 @@ static void test_tiling_and_cores(void **state)
         /* channel groups the CBUF forces: 3x3x512 kernels, 256 of them */
         {C, I8, 6, 6, 512, 256, 3, 1, 1, true, 0, false, 2, 0, 0, V, 0},
     };
-    run_family("tiling and cores", cs, sizeof cs / sizeof *cs);
+    /* Under an emulator (cross builds) the two CBUF-forced shapes, most of
+     * the work, are left to the native runs. */
+    run_family("tiling and cores", cs, sizeof cs / sizeof *cs - (npk_test_light() ? 2 : 0));
 }
 
 /* fp16 layers: the emulator's result against a double reference, within
