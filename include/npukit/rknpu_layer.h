@@ -109,7 +109,10 @@ typedef struct npk_rk_requant {
     int32_t offset;        /* DPU_OUT_CVT_OFFSET: the output zero point (stored domain) */
     uint32_t mul_shift;    /* DPU_BN_MUL_CFG shift (per-channel) */
     double worst_rel;      /* largest relative error of a channel's multiplier */
-    /* Fused ADD: the second tensor's operand conversion and the clip in EW. */
+    /* Fused ADD: the intermediate's scaling in BN (register multiplier and
+     * shift), the second tensor's operand conversion and the clip in EW. */
+    bool fused;
+    uint32_t fused_mul, fused_shift;
     int32_t ew_offset;
     uint32_t ew_scale, ew_shift;
     bool ew_relu, ew_relux;

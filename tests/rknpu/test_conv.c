@@ -732,8 +732,9 @@ static void test_add(void **state)
 }
 
 /* A conv / depthwise layer with a fused ADD: against TFLite's conv (output
- * rounded to int8), then TFLite's ADD. The fused pass never rounds the
- * intermediate tensor, so its result may differ by one step. */
+ * rounded to int8), then TFLite's ADD. The fused pass rounds the
+ * intermediate tensor but does not saturate it: elements whose intermediate
+ * TFLite saturates are counted apart. */
 static void run_fused(const lcase *lc, uint64_t seed, fstats *fs)
 {
     uint64_t r = seed * 0x9E3779B97F4A7C15ull + 13;

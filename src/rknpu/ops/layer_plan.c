@@ -133,12 +133,14 @@ static npk_status build_blob(const npk_rk_layer *l, npk_rk_lplan *p, const geo *
                 }
         int64_t b = (l->bias_i32 ? l->bias_i32[n] : 0) - (int64_t)qp->zx * sum;
         if (qp->lower) b -= qp->t_lo[n];
+        if (p->rq.fused) b += qp->t_hi[n]; /* the intermediate's rounding constant */
         if (b < INT32_MIN || b > INT32_MAX)
             return npk_fail(err, NPK_E_LIMIT,
                             "channel %u: the bias with the zero-point correction (%lld) does not "
                             "fit the DPU's int32",
                             n, (long long)b);
         npk_st32le(bias + (size_t)g->rec_b * n, (uint32_t)(int32_t)b);
+        if (p->rq.fused) npk_st32le(bias + (size_t)g->rec_b * n + 4, (uint32_t)qp->a[n]);
         uint8_t *r = mul + (size_t)g->rec_n * n;
         if (p->rq.per_channel && qp->lower) {
             npk_st32le(r, (uint32_t)qp->t_lo[n]);
@@ -149,7 +151,13 @@ static npk_status build_blob(const npk_rk_layer *l, npk_rk_lplan *p, const geo *
     (void)taps;
     bs->alu = NPK_RK_OP_MEM;
     bs->relu = qp->lower;
-    if (!p->rq.per_channel) {
+    if (p->rq.fused) {
+        bs->mul = NPK_RK_OP_MEM;
+        bs->mul_shift = p->rq.mul_shift;
+        bn->mul = NPK_RK_OP_REG;
+        bn->mul_op = p->rq.fused_mul;
+        bn->mul_shift = p->rq.fused_shift;
+    } else if (!p->rq.per_channel) {
         bs->relux = qp->upper;
         if (qp->upper) bs->relux_cmp = (uint32_t)(qp->t_hi[0] - (qp->lower ? qp->t_lo[0] : 0));
         if (qp->lower) {
@@ -275,7 +283,7 @@ static void fill_desc(const npk_rk_lplan *p, const geo *g, const npk_rk_ltask *t
     d->bn.base_addr = o->weight_addr + (uint32_t)p->mul_off + t->oc0 * g->rec_n;
     d->cpend = !p->fp;
     d->ow_op = p->fp ? 0 : -zw;
-    d->brdma_use = 1;
+    d->brdma_use = p->rq.fused ? 3 : 1;
     d->nrdma_use = (bn->alu == NPK_RK_OP_MEM ? 1u : 0u) | (bn->mul == NPK_RK_OP_MEM ? 2u : 0u);
     if (p->fp) {
         d->out_cvt_scale = 1;
@@ -414,6 +422,7 @@ npk_status npk_rk_lplan_make(const npk_rk_layer *l, const npk_rk_lplan_opts *o, 
         if ((st = rk_requant_make(l, &qp, &p->rq, err))) goto out;
         /* Per channel, NRDMA carries the multiplier (and the clamp's add-back). */
         g.rec_n = p->rq.per_channel ? (qp.lower ? 8 : 4) : 0;
+        if (p->rq.fused) g.rec_b = 8; /* bias' + rounding constant, then a[c] */
     }
     if ((st = build_blob(l, p, &g, &qp, &bs, &bn, err))) goto out;
 

@@ -82,6 +82,97 @@ static bool split_mult(double m, uint32_t *mant, int *shift)
     return true;
 }
 
+/* A conv followed by ADD in one pass (docs/rknpu.md, "Add"): BS rounds the
+ * sum to the intermediate tensor's integer steps (per channel: bias' plus a
+ * rounding constant, then a[c] >> s1, from the BRDMA stream), BN scales them
+ * to the output's fixed point (F fractional bits), EW adds the second input
+ * through its operand conversion, OUT_CVT rounds. The intermediate is not
+ * saturated to its type. */
+static bool mantissa(double m, uint32_t *a, int *e)
+{
+    int x;
+    double f = frexp(m, &x);
+    long q = lround(f * 32768.0);
+    int s = 15 - x;
+    if (q == 32768) q = 16384, s--;
+    *a = (uint32_t)q;
+    *e = s;
+    return s >= 0;
+}
+
+static npk_status requant_fused(const npk_rk_layer *l, rk_qparams *qp, npk_rk_requant *rq,
+                                npk_error *err)
+{
+    uint32_t n = l->out_c;
+    int32_t off = l->type == NPK_RK_LT_UINT8 ? 128 : 0;
+    qp->zo = l->add_out.zero_point - off;
+    qp->lo = l->act_min - off;
+    qp->hi = l->act_max - off;
+    qp->lower = qp->upper = false;
+    rq->fused = true;
+    rq->offset = qp->zo;
+    double mmax = 0;
+    for (uint32_t c = 0; c < n; c++) {
+        double ws = l->w_scales ? l->w_scales[c] : l->w.scale;
+        qp->m[c] = l->in.scale * ws / l->out.scale; /* to the intermediate's steps */
+        if (qp->m[c] > mmax) mmax = qp->m[c];
+    }
+    if (!(mmax > 0) || mmax >= 16384.0)
+        return npk_fail(err, NPK_E_LIMIT, "fused add: convolution multiplier %g out of range",
+                        mmax);
+    int e;
+    frexp(mmax, &e);
+    int E = 15 - e;
+    if (lround(ldexp(mmax, E)) > 32767) E--;
+    if (E < 1 || E > 63)
+        return npk_fail(err, NPK_E_LIMIT, "fused add: convolution shift %d outside 1..63", E);
+    rq->mul_shift = (uint32_t)E;
+    double worst = 0;
+    for (uint32_t c = 0; c < n; c++) {
+        long a = lround(ldexp(qp->m[c], E));
+        if (a < 1) a = 1;
+        qp->a[c] = (int32_t)a;
+        /* floor((x + c) * a / 2^E) rounds x * a / 2^E half up when c * a = 2^(E-1). */
+        qp->t_hi[c] = (int32_t)lround(ldexp(1.0, E - 1) / (double)a);
+        double rel = fabs(ldexp((double)a, -E) - qp->m[c]) / qp->m[c];
+        if (rel > worst) worst = rel;
+    }
+    uint32_t k, a2;
+    int ek, e2;
+    double mk = l->out.scale / l->add_out.scale, m2 = l->in2.scale / l->add_out.scale;
+    if (!mantissa(mk, &k, &ek) || !mantissa(m2, &a2, &e2))
+        return npk_fail(err, NPK_E_LIMIT,
+                        "fused add: scale ratios %g (intermediate / output) and %g (second input "
+                        "/ output) must be below 2^15",
+                        mk, m2);
+    int F = 12;
+    if (ek < F) F = ek;
+    if (e2 < F) F = e2;
+    if (ek - F > 63 || e2 - F > 63)
+        return npk_fail(err, NPK_E_LIMIT, "fused add: scale ratios %g and %g need shifts beyond 63",
+                        mk, m2);
+    rq->fused_mul = k;
+    rq->fused_shift = (uint32_t)(ek - F);
+    rq->ew_offset = -(l->in2.zero_point - off);
+    rq->ew_scale = a2;
+    rq->ew_shift = (uint32_t)(e2 - F);
+    rq->scale = 1u << 14;
+    rq->shift = (uint32_t)(14 + F);
+    worst = fmax(worst, fabs(ldexp(k, -ek) - mk) / mk);
+    rq->worst_rel = fmax(worst, fabs(ldexp(a2, -e2) - m2) / m2);
+    /* The clip in EW, at multiples of 2^F whose outputs are the bounds:
+     * below only at the zero point (ReLU), above anywhere (ReLU-X). */
+    if (qp->lo > -128 && qp->lo != qp->zo)
+        return npk_fail(err, NPK_E_UNSUPPORTED,
+                        "fused add with a clip from %d: only clips from the output zero point "
+                        "(RELU, RELU6) or none are supported",
+                        l->act_min);
+    rq->ew_relu = qp->lo > -128;
+    rq->ew_relux = qp->hi < 127;
+    rq->ew_cmp = (int32_t)(((int64_t)qp->hi - qp->zo) * ((int64_t)1 << F));
+    return NPK_OK;
+}
+
 npk_status rk_requant_make(const npk_rk_layer *l, rk_qparams *qp, npk_rk_requant *rq,
                            npk_error *err)
 {
@@ -90,12 +181,13 @@ npk_status rk_requant_make(const npk_rk_layer *l, rk_qparams *qp, npk_rk_requant
     int32_t off = l->type == NPK_RK_LT_UINT8 ? 128 : 0;
     qp->zx = l->in.zero_point - off;
     qp->zw = l->w.zero_point - off;
-    const npk_rk_lquant *outq = l->fused_add ? &l->add_out : &l->out;
+    if (l->fused_add) return requant_fused(l, qp, rq, err);
+    const npk_rk_lquant *outq = &l->out;
     qp->zo = outq->zero_point - off;
     qp->lo = l->act_min - off;
     qp->hi = l->act_max - off;
     rq->offset = qp->zo;
-    rq->per_channel = l->w_scales != NULL || l->fused_add;
+    rq->per_channel = l->w_scales != NULL;
     double mmax = 0;
     for (uint32_t c = 0; c < n; c++) {
         double ws = l->w_scales ? l->w_scales[c] : l->w.scale;
@@ -125,22 +217,7 @@ npk_status rk_requant_make(const npk_rk_layer *l, rk_qparams *qp, npk_rk_requant
         frexp(mmax, &e); /* mmax < 2^e */
         int E = 15 - e;  /* mmax * 2^E < 2^15 */
         if (lround(ldexp(mmax, E)) > 32767) E--;
-        int F = 12, E2 = 0;
-        uint32_t a2 = 0;
-        if (l->fused_add) {
-            /* The second tensor in the same fixed point: a2 / 2^E2 = s2 / so. */
-            double m2 = l->in2.scale / outq->scale;
-            int x;
-            double f = frexp(m2, &x);
-            long q = lround(f * 32768.0);
-            E2 = 15 - x;
-            if (q == 32768) q = 16384, E2--;
-            a2 = (uint32_t)q;
-            if (E2 < 0)
-                return npk_fail(err, NPK_E_LIMIT,
-                                "fused add: second input / output scale %g is beyond 2^15", m2);
-            if (E2 < F) F = E2;
-        }
+        int F = 12;
         if (E < F) F = E;
         int s1 = E - F;
         if (F < 0 || s1 > 63)
@@ -151,25 +228,6 @@ npk_status rk_requant_make(const npk_rk_layer *l, rk_qparams *qp, npk_rk_requant
         rq->mul_shift = (uint32_t)s1;
         rq->scale = 1u << 14;
         rq->shift = (uint32_t)(14 + F);
-        if (l->fused_add) {
-            int32_t off2 = l->type == NPK_RK_LT_UINT8 ? 128 : 0;
-            rq->ew_offset = -(l->in2.zero_point - off2);
-            rq->ew_scale = a2;
-            rq->ew_shift = (uint32_t)(E2 - F);
-            if (E2 - F > 63)
-                return npk_fail(err, NPK_E_LIMIT, "fused add: operand shift %d beyond 63", E2 - F);
-            /* The clip in EW, at multiples of 2^F whose outputs are the bounds:
-             * below only at the zero point (ReLU), above anywhere (ReLU-X). */
-            int32_t lo = l->act_min - off2, hi = l->act_max - off2;
-            if (lo > -128 && lo != qp->zo)
-                return npk_fail(err, NPK_E_UNSUPPORTED,
-                                "fused add with a clip from %d: only clips from the output zero "
-                                "point (RELU, RELU6) or none are supported",
-                                l->act_min);
-            rq->ew_relu = lo > -128;
-            rq->ew_relux = hi < 127;
-            rq->ew_cmp = (int32_t)(((int64_t)hi - qp->zo) * ((int64_t)1 << F));
-        }
         double worst = 0;
         for (uint32_t c = 0; c < n; c++) {
             long a = lround(ldexp(qp->m[c], E));
@@ -183,8 +241,8 @@ npk_status rk_requant_make(const npk_rk_layer *l, rk_qparams *qp, npk_rk_requant
     /* Clip thresholds: the clamp is applied to the sum (per tensor) or to
      * y (per channel) where the output is monotonic in it, at a value whose
      * output is exactly the bound. */
-    qp->lower = qp->lo > -128 && !l->fused_add;
-    qp->upper = qp->hi < 127 && !l->fused_add;
+    qp->lower = qp->lo > -128;
+    qp->upper = qp->hi < 127;
     for (uint32_t c = 0; c < n; c++) {
         thr_ctx t = {rq, qp->a[c], false};
         if (qp->lower) {
