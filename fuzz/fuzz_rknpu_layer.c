@@ -105,6 +105,7 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
     /* Weights (and per-channel scales, biases) sized from the claimed shape. */
     size_t taps = (size_t)l.k_h * l.k_w, es = l.type == NPK_RK_LT_FP16 ? 2 : 1;
     size_t nw = (l.kind == NPK_RK_LAYER_DEPTHWISE ? 1 : (size_t)l.out_c) * taps * l.in_c * es;
+    if (nw > (4u << 20)) return 0; /* keep each run short: at most 4 MiB of weights */
     uint8_t *w = malloc(nw ? nw : 1);
     double *ws = malloc((l.out_c ? l.out_c : 1) * sizeof *ws);
     int32_t *bias = malloc((l.out_c ? l.out_c : 1) * sizeof *bias);
