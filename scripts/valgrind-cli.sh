@@ -52,6 +52,7 @@ for f in $(find "$fx" -type f | sort); do
         vg mgk replace "$f" --weights "$tmp/x.safetensors" -o "$tmp/x.mgk"
         ;;
     tflite)
+        vg tflite info --json "$f"
         vg edgetpu info --json "$f"
         vg edgetpu weights "$f" -o "$tmp/w.npy"
         ;;
@@ -87,6 +88,13 @@ vgok mgk info --json --records --symbols "$tmp/s.mgk"
 vgok mgk layer "$tmp/s.mgk" 1 --weights --json
 vgok mgk extract "$tmp/s.mgk" -o "$tmp/s.safetensors"
 vgok mgk replace "$tmp/s.mgk" --weights "$tmp/s.safetensors" -o "$tmp/s2.mgk"
+# The TFLite interpreter: a fixture that runs, with a dump and threads; a cut.
+if [ -f "$fx/edgetpu/gabor_64x64_p4.tflite" ]; then
+    vgok tensor random --shape 1,64,64,1 --dtype u8 --min 0 --max 255 -o "$tmp/g.npy"
+    vgok tflite run "$fx/edgetpu/gabor_64x64_p4.tflite" --input "$tmp/g.npy" -o "$tmp/g.out.npy" \
+        --dump "$tmp/gdump" --threads 2 --repeat 2
+    vgok tflite cut "$fx/edgetpu/gabor_64x64_p4.tflite" --outputs 4 -o "$tmp/g.cut.tflite"
+fi
 vgok edgetpu synth-dense --size 64 -o "$tmp/s.tflite"
 vgok edgetpu info "$tmp/s.tflite"
 vgok edgetpu weights "$tmp/s.tflite" --float -o "$tmp/wf.npy"

@@ -131,10 +131,69 @@ int cli_dispatch(const char *group, const cli_subcommand *subs, int nsubs, int a
     return cli_usage(group, "%s: unknown command '%s'", group, argv[1]);
 }
 
+/* Length of the valid UTF-8 sequence at s (1..4), 0 if invalid. */
+static size_t utf8_len(const unsigned char *s)
+{
+    const unsigned c = s[0];
+    size_t n;
+    uint32_t cp;
+    if (c < 0x80) return 1;
+    if (c >= 0xc2 && c <= 0xdf)
+        n = 2, cp = c & 0x1f;
+    else if (c >= 0xe0 && c <= 0xef)
+        n = 3, cp = c & 0x0f;
+    else if (c >= 0xf0 && c <= 0xf4)
+        n = 4, cp = c & 0x07;
+    else
+        return 0;
+    for (size_t i = 1; i < n; i++) {
+        if ((s[i] & 0xc0) != 0x80) return 0;
+        cp = (cp << 6) | (s[i] & 0x3f);
+    }
+    if ((n == 3 && cp < 0x800) || (n == 4 && (cp < 0x10000 || cp > 0x10ffff)) ||
+        (cp >= 0xd800 && cp <= 0xdfff))
+        return 0;
+    return n;
+}
+
+char *cli_utf8_dup(const char *s, bool printable)
+{
+    const unsigned char *p = (const unsigned char *)(s ? s : "");
+    size_t len = strlen((const char *)p);
+    char *out = malloc(3 * len + 1); /* an invalid byte becomes 3 bytes (U+FFFD) */
+    if (!out) return NULL;
+    size_t k = 0;
+    for (size_t i = 0; i < len;) {
+        size_t n = utf8_len(p + i);
+        if (n == 0) {
+            memcpy(out + k, "\xef\xbf\xbd", 3);
+            k += 3;
+            i++;
+        } else if (printable && n == 1 && (p[i] < 0x20 || p[i] == 0x7f)) {
+            out[k++] = '?';
+            i++;
+        } else {
+            memcpy(out + k, p + i, n);
+            k += n;
+            i += n;
+        }
+    }
+    out[k] = 0;
+    return out;
+}
+
 #ifdef NPK_HAVE_CJSON
 bool cli_json_available(void)
 {
     return true;
+}
+
+cJSON *cli_json_str(cJSON *obj, const char *key, const char *s)
+{
+    char *u = cli_utf8_dup(s, false);
+    cJSON *r = cJSON_AddStringToObject(obj, key, u ? u : "");
+    free(u);
+    return r;
 }
 
 void cli_print_json(cJSON *j, bool compact)
