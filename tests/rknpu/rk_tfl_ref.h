@@ -1,8 +1,8 @@
 /* A direct reference of TFLite's integer convolution semantics (reference
- * kernels: conv.h, depthwise_conv.h, fully_connected.h, and gemmlowp's
- * fixed point), written from ../shared/reference/tflite.md section 2, for
- * the tests until the interpreter (include/npukit/tflite_quant.h) lands.
- * Header-only (each test is its own program). */
+ * kernels: conv.h, depthwise_conv.h, fully_connected.h) on the library's
+ * fixed-point primitives (npukit/tflite_quant.h), for the tests until phase
+ * B compares against the interpreter itself. Header-only (each test is its
+ * own program). */
 #ifndef RK_TFL_REF_H
 #define RK_TFL_REF_H
 
@@ -10,43 +10,22 @@
 #include <stdint.h>
 
 #include "npukit/rknpu_layer.h"
+#include "npukit/tflite_quant.h"
 
-/* QuantizeMultiplier: real = q * 2^(shift - 31), q in [2^30, 2^31). */
+/* TFLite's fixed-point primitives: the library's (npukit/tflite_quant.h). */
 static inline void rk_ref_quantize_multiplier(double m, int32_t *q, int *shift)
 {
-    if (m == 0) {
-        *q = 0, *shift = 0;
-        return;
-    }
-    double f = frexp(m, shift);
-    int64_t qf = (int64_t)round(f * (double)(1ll << 31)); /* half away from zero */
-    if (qf == (1ll << 31)) qf /= 2, (*shift)++;
-    if (*shift < -31) *shift = 0, qf = 0;
-    *q = (int32_t)qf;
+    npk_q_quantize_multiplier(m, q, shift);
 }
 
 static inline int32_t rk_ref_srdhm(int32_t a, int32_t b)
 {
-    if (a == INT32_MIN && b == INT32_MIN) return INT32_MAX;
-    int64_t ab = (int64_t)a * b;
-    int64_t nudge = ab >= 0 ? (1ll << 30) : 1 - (1ll << 30);
-    return (int32_t)((ab + nudge) / (1ll << 31)); /* C division: toward zero */
-}
-
-static inline int32_t rk_ref_rdbpot(int32_t x, int e)
-{
-    int32_t mask = (int32_t)((1ll << e) - 1), rem = x & mask;
-    int32_t thr = (mask >> 1) + (x < 0 ? 1 : 0);
-    return (x >> e) + (rem > thr ? 1 : 0);
+    return npk_q_srdhm(a, b);
 }
 
 static inline int32_t rk_ref_mbqm(int32_t x, int32_t q, int shift)
 {
-    int left = shift > 0 ? shift : 0, right = shift > 0 ? 0 : -shift;
-    int64_t xl = (int64_t)x * ((int64_t)1 << left);
-    if (xl > INT32_MAX) xl = INT32_MAX;
-    if (xl < INT32_MIN) xl = INT32_MIN;
-    return rk_ref_rdbpot(rk_ref_srdhm((int32_t)xl, q), right);
+    return npk_q_mul(x, q, shift);
 }
 
 static inline int32_t rk_ref_load(const npk_rk_layer *l, const void *p, size_t i)

@@ -851,8 +851,8 @@ static void test_fused_add(void **state)
     };
     fstats fs = {"conv + fused add", 0, 0, 0, 0, 0, 0, 0};
     for (size_t i = 0; i < sizeof cs / sizeof *cs; i++) run_fused(&cs[i], i + 1, &fs);
-    printf("%-24s %7llu elements: %7.3f%% exact, %llu off by one, %llu worse (the intermediate "
-           "tensor is not rounded); %llu elements left out whose intermediate saturated\n",
+    printf("%-24s %7llu elements: %7.3f%% exact, %llu off by one, %llu worse; %llu elements left "
+           "out whose intermediate TFLite saturates (the fused pass does not)\n",
            fs.name, (unsigned long long)fs.total, 100.0 * fs.exact / fs.total,
            (unsigned long long)fs.off1, (unsigned long long)fs.worse, (unsigned long long)fs.ties);
     assert_int_equal(fs.worse, 0);
