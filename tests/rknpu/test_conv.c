@@ -173,10 +173,14 @@ typedef struct fstats {
 } fstats;
 
 /* Run a plan on a 3-core emulator; out receives the output buffer. */
+static bool g_portable; /* the portable kernels even where SIMD ones exist */
+static uint8_t *g_last; /* a copy of run_case's last output (for test_kernels_agree) */
+static size_t g_last_n;
+
 static void emulate(const npk_rk_lplan *p, uint8_t *in, uint8_t *out)
 {
     npk_error err = {0};
-    npk_rk_emu_opts eo = {3, 0, false};
+    npk_rk_emu_opts eo = {3, 0, g_portable};
     npk_rk_emu *e;
     assert_int_equal(npk_rk_emu_create(&eo, &e, &err), NPK_OK);
     uint8_t *wt = malloc(p->weight_bytes ? p->weight_bytes : 1),
@@ -314,8 +318,11 @@ static void run_case(const lcase *lc, uint64_t seed, fstats *fs)
         }
     }
     if (p.count > fs->tasks_max) fs->tasks_max = p.count;
+    free(g_last);
+    g_last = y;
+    g_last_n = ny;
     npk_rk_lplan_free(&p);
-    free(in), free(out), free(x), free(wv), free(y), free(ref), free(tie), free(bias), free(ws);
+    free(in), free(out), free(x), free(wv), free(ref), free(tie), free(bias), free(ws);
 }
 
 static void report(fstats *fs)
@@ -858,6 +865,33 @@ static void test_fused_add(void **state)
     assert_int_equal(fs.worse, 0);
 }
 
+/* The SIMD and portable convolution kernels give the same bytes (padding,
+ * strides, dilation, tails of the pixel blocks, CPEND). */
+static void test_kernels_agree(void **state)
+{
+    (void)state;
+    static const lcase cs[] = {
+        {C, U8, 9, 7, 35, 70, 3, 2, 1, true, 0, false, 1, 0, 0, V, 0},
+        {C, I8, 11, 10, 64, 32, 5, 1, 2, true, 3, true, 2, 3, 0, V, 0},
+        {FC, U8, 1, 1, 300, 50, 1, 1, 1, false, 0, false, 1, 0, 0, V, 0},
+    };
+    for (size_t i = 0; i < sizeof cs / sizeof *cs; i++) {
+        fstats a = {"simd", 0, 0, 0, 0, 0, 0, 0}, b = {"portable", 0, 0, 0, 0, 0, 0, 0};
+        g_portable = false;
+        run_case(&cs[i], 100 + i, &a);
+        uint8_t *simd = g_last;
+        size_t n = g_last_n;
+        g_last = NULL;
+        g_portable = true;
+        run_case(&cs[i], 100 + i, &b);
+        g_portable = false;
+        assert_int_equal(n, g_last_n);
+        assert_memory_equal(simd, g_last, n); /* same data (same seed): same bytes */
+        assert_int_equal(a.worse, 0);
+        free(simd);
+    }
+}
+
 static void test_refusals(void **state)
 {
     (void)state;
@@ -933,7 +967,10 @@ int main(void)
         cmocka_unit_test(test_pools),
         cmocka_unit_test(test_add),
         cmocka_unit_test(test_fused_add),
+        cmocka_unit_test(test_kernels_agree),
         cmocka_unit_test(test_refusals),
     };
-    return cmocka_run_group_tests(tests, NULL, NULL);
+    int rc = cmocka_run_group_tests(tests, NULL, NULL);
+    free(g_last);
+    return rc;
 }

@@ -20,20 +20,6 @@ static int16_t pad_lane_int8(uint32_t pad, uint32_t ch)
     return (int8_t)(uint8_t)(pad >> (8 * byte));
 }
 
-/* acc[k] += a0 w0[k] + a1 w1[k] + a2 w2[k] + a3 w3[k] (rows of n apart), modulo
- * 2^32; n is a multiple of 16, and the fixed-length inner loop lets the
- * compiler vectorise it at -O2. */
-static void mac4(uint32_t *restrict acc, const uint32_t *restrict w, size_t n, uint32_t a0,
-                 uint32_t a1, uint32_t a2, uint32_t a3)
-{
-    for (size_t k0 = 0; k0 < n; k0 += 16) {
-        uint32_t *restrict d = acc + k0;
-        const uint32_t *restrict x0 = w + k0, *restrict x1 = x0 + n, *restrict x2 = x1 + n,
-                                 *restrict x3 = x2 + n;
-        for (size_t k = 0; k < 16; k++) d[k] += a0 * x0[k] + a1 * x1[k] + a2 * x2[k] + a3 * x3[k];
-    }
-}
-
 /* The task's input cube as pixel-major int16 (P_in x C), and the pad lanes. */
 static int16_t *load_int(npk_rk_emu *e, const emu_task *t, int16_t **padv)
 {
@@ -53,6 +39,148 @@ static int16_t *load_int(npk_rk_emu *e, const emu_task *t, int16_t **padv)
     return x;
 }
 
+/* ---- direct int8 convolution ----
+ *
+ * Weights as int16 channel pairs per kernel, wp[((tap * C/2 + cp) * N + k) *
+ * 2 + j] = weight of kernel k, tap, channel 2cp + j, so that one pair of
+ * input channels times the pairs of 8 kernels is one multiply-add of 16-bit
+ * lanes into 32-bit ones (AVX2 vpmaddwd). A block of PB output pixels by KB
+ * kernels sums over every (tap, channel pair) in registers; the weights are
+ * read once per pixel block. Products of int8 values fit 16 bits, a pair's
+ * sum 32, and the 32-bit sums wrap like the hardware's registers. */
+#define PB 4
+#define KB 16
+
+static void block_portable(const int16_t *const *rows, size_t taps, size_t C, const int16_t *wp,
+                           size_t N, size_t k0, uint32_t out[PB][KB])
+{
+    uint32_t acc[PB][KB] = {{0}};
+    for (size_t tap = 0; tap < taps; tap++) {
+        const int16_t *const *r = rows + tap * PB;
+        for (size_t cp = 0; cp < C / 2; cp++) {
+            const int16_t *wv = wp + ((tap * (C / 2) + cp) * N + k0) * 2;
+            for (int p = 0; p < PB; p++) {
+                int32_t a0 = r[p][2 * cp], a1 = r[p][2 * cp + 1];
+                for (int k = 0; k < KB; k++)
+                    acc[p][k] += (uint32_t)(a0 * wv[2 * k] + a1 * wv[2 * k + 1]);
+            }
+        }
+    }
+    memcpy(out, acc, sizeof acc);
+}
+
+#if (defined(__x86_64__) || defined(__i386__)) && defined(__GNUC__)
+#include <immintrin.h>
+#define HAVE_AVX2_CONV 1
+
+__attribute__((target("avx2"))) static void block_avx2(const int16_t *const *rows, size_t taps,
+                                                       size_t C, const int16_t *wp, size_t N,
+                                                       size_t k0, uint32_t out[PB][KB])
+{
+    __m256i a00 = _mm256_setzero_si256(), a01 = a00, a10 = a00, a11 = a00, a20 = a00, a21 = a00,
+            a30 = a00, a31 = a00;
+    for (size_t tap = 0; tap < taps; tap++) {
+        const int16_t *r0 = rows[tap * PB], *r1 = rows[tap * PB + 1], *r2 = rows[tap * PB + 2],
+                      *r3 = rows[tap * PB + 3];
+        const int16_t *wv = wp + (tap * (C / 2) * N + k0) * 2;
+        for (size_t cp = 0; cp < C / 2; cp++, wv += 2 * N) {
+            __m256i w0 = _mm256_loadu_si256((const __m256i *)(const void *)wv);
+            __m256i w1 = _mm256_loadu_si256((const __m256i *)(const void *)(wv + 16));
+            int32_t p0, p1, p2, p3;
+            memcpy(&p0, r0 + 2 * cp, 4);
+            memcpy(&p1, r1 + 2 * cp, 4);
+            memcpy(&p2, r2 + 2 * cp, 4);
+            memcpy(&p3, r3 + 2 * cp, 4);
+            __m256i b = _mm256_set1_epi32(p0);
+            a00 = _mm256_add_epi32(a00, _mm256_madd_epi16(w0, b));
+            a01 = _mm256_add_epi32(a01, _mm256_madd_epi16(w1, b));
+            b = _mm256_set1_epi32(p1);
+            a10 = _mm256_add_epi32(a10, _mm256_madd_epi16(w0, b));
+            a11 = _mm256_add_epi32(a11, _mm256_madd_epi16(w1, b));
+            b = _mm256_set1_epi32(p2);
+            a20 = _mm256_add_epi32(a20, _mm256_madd_epi16(w0, b));
+            a21 = _mm256_add_epi32(a21, _mm256_madd_epi16(w1, b));
+            b = _mm256_set1_epi32(p3);
+            a30 = _mm256_add_epi32(a30, _mm256_madd_epi16(w0, b));
+            a31 = _mm256_add_epi32(a31, _mm256_madd_epi16(w1, b));
+        }
+    }
+    _mm256_storeu_si256((__m256i *)(void *)out[0], a00);
+    _mm256_storeu_si256((__m256i *)(void *)(out[0] + 8), a01);
+    _mm256_storeu_si256((__m256i *)(void *)out[1], a10);
+    _mm256_storeu_si256((__m256i *)(void *)(out[1] + 8), a11);
+    _mm256_storeu_si256((__m256i *)(void *)out[2], a20);
+    _mm256_storeu_si256((__m256i *)(void *)(out[2] + 8), a21);
+    _mm256_storeu_si256((__m256i *)(void *)out[3], a30);
+    _mm256_storeu_si256((__m256i *)(void *)(out[3] + 8), a31);
+}
+#endif
+
+static npk_status conv_direct_int(npk_rk_emu *e, const emu_task *t, const int16_t *x,
+                                  const int16_t *padv, int32_t *acc, int32_t *s, const emu_where *w,
+                                  npk_error *err)
+{
+    size_t C = t->c, N = t->n, taps = (size_t)t->kw * t->kh, G = t->group;
+    size_t P = (size_t)t->ow * t->oh;
+    int16_t *wp = emu_scratch_get(&e->b, taps * C * N * sizeof(int16_t));
+    const int16_t **rows = emu_scratch_get(&e->t, taps * PB * sizeof *rows);
+    if (!wp || !rows) return emu_fail(w, err, NPK_E_NOMEM, "out of memory for the task");
+    /* [N/G][C/32][kh][kw][G][32] -> pairs; one 32 x 32 block of a kernel
+     * group, channel block and tap at a time, written row by row. */
+    for (size_t k0 = 0; k0 < N; k0 += G)
+        for (size_t c0 = 0; c0 < C; c0 += 32)
+            for (size_t tap = 0; tap < taps; tap++) {
+                const uint8_t *blk =
+                    t->wt + (k0 / G) * G * C * taps + (c0 / 32) * taps * G * 32 + tap * G * 32;
+                for (size_t cc = 0; cc < 32; cc += 2) {
+                    int16_t *d = wp + ((tap * (C / 2) + (c0 + cc) / 2) * N + k0) * 2;
+                    for (size_t kk = 0; kk < G; kk++) {
+                        d[2 * kk] = (int8_t)blk[kk * 32 + cc];
+                        d[2 * kk + 1] = (int8_t)blk[kk * 32 + cc + 1];
+                    }
+                }
+            }
+    bool simd = false;
+#ifdef HAVE_AVX2_CONV
+    simd = e->simd;
+#endif
+    uint32_t *a = (uint32_t *)acc;
+    for (size_t p0 = 0; p0 < P; p0 += PB) {
+        /* The rows each tap reads for the block's pixels (the pad lanes
+         * outside the input; past the last pixel, any valid row). */
+        for (size_t q = 0; q < PB; q++) {
+            size_t p = p0 + q < P ? p0 + q : P - 1;
+            uint32_t oy = (uint32_t)(p / t->ow), ox = (uint32_t)(p % t->ow);
+            uint32_t sum = 0;
+            for (uint32_t ky = 0; ky < t->kh; ky++) {
+                int64_t iy = (int64_t)oy * t->sy - t->pt + (int64_t)ky * t->dy;
+                for (uint32_t kx = 0; kx < t->kw; kx++) {
+                    int64_t ix = (int64_t)ox * t->sx - t->pl + (int64_t)kx * t->dx;
+                    bool in = iy >= 0 && iy < t->h && ix >= 0 && ix < t->w;
+                    const int16_t *xv = in ? x + ((size_t)iy * t->w + (size_t)ix) * C : padv;
+                    rows[((size_t)ky * t->kw + kx) * PB + q] = xv;
+                    if (s && p0 + q < P)
+                        for (size_t ch = 0; ch < C; ch++) sum += (uint32_t)(int32_t)xv[ch];
+                }
+            }
+            if (s && p0 + q < P) ((uint32_t *)s)[p] = sum;
+        }
+        for (size_t k0 = 0; k0 < N; k0 += KB) {
+            uint32_t blk[PB][KB];
+#ifdef HAVE_AVX2_CONV
+            if (simd)
+                block_avx2(rows, taps, C, wp, N, k0, blk);
+            else
+#endif
+                block_portable(rows, taps, C, wp, N, k0, blk);
+            for (size_t q = 0; q < PB && p0 + q < P; q++)
+                memcpy(a + (p0 + q) * N + k0, blk[q], sizeof blk[q]);
+        }
+    }
+    (void)simd;
+    return NPK_OK;
+}
+
 npk_status emu_conv_int(npk_rk_emu *e, const emu_task *t, int32_t *acc, int32_t *s,
                         const emu_where *w, npk_error *err)
 {
@@ -60,30 +188,16 @@ npk_status emu_conv_int(npk_rk_emu *e, const emu_task *t, int32_t *acc, int32_t 
     size_t G = t->group;
     int16_t *padv = NULL;
     int16_t *x = load_int(e, t, &padv);
-    size_t wcount = t->dw ? taps * C : taps * C * N;
-    /* 32-bit weights: the multiply loops below then vectorise at -O2. */
-    uint32_t *wq = emu_scratch_get(&e->b, wcount * sizeof(uint32_t));
-    if (!x || !wq) return emu_fail(w, err, NPK_E_NOMEM, "out of memory for the task");
-    if (t->dw) {
-        /* [C/G][kh][kw][G] -> [tap][channel] */
-        for (size_t ch = 0; ch < C; ch++)
-            for (size_t tap = 0; tap < taps; tap++)
-                wq[tap * C + ch] =
-                    (uint32_t)(int32_t)(int8_t)t->wt[(ch / G) * taps * G + tap * G + ch % G];
-    } else {
-        /* [N/G][C/32][kh][kw][G][32] -> [tap][channel][kernel], one 32 x 32
-         * block (a kernel group's channel block of one tap) at a time. */
-        for (size_t k0 = 0; k0 < N; k0 += G)
-            for (size_t c0 = 0; c0 < C; c0 += 32)
-                for (size_t tap = 0; tap < taps; tap++) {
-                    const uint8_t *blk =
-                        t->wt + (k0 / G) * G * C * taps + (c0 / 32) * taps * G * 32 + tap * G * 32;
-                    for (size_t kk = 0; kk < G; kk++)
-                        for (size_t cc = 0; cc < 32; cc++)
-                            wq[(tap * C + c0 + cc) * N + k0 + kk] =
-                                (uint32_t)(int32_t)(int8_t)blk[kk * 32 + cc];
-                }
-    }
+    if (!x) return emu_fail(w, err, NPK_E_NOMEM, "out of memory for the task");
+    if (!t->dw) return conv_direct_int(e, t, x, padv, acc, s, w, err);
+    /* Depthwise: [C/G][kh][kw][G] -> [tap][channel], 32-bit so that the
+     * per-channel loops vectorise at -O2. */
+    uint32_t *wq = emu_scratch_get(&e->b, taps * C * sizeof(uint32_t));
+    if (!wq) return emu_fail(w, err, NPK_E_NOMEM, "out of memory for the task");
+    for (size_t ch = 0; ch < C; ch++)
+        for (size_t tap = 0; tap < taps; tap++)
+            wq[tap * C + ch] =
+                (uint32_t)(int32_t)(int8_t)t->wt[(ch / G) * taps * G + tap * G + ch % G];
     /* Sums wrap modulo 2^32 as int32 hardware registers would (without
      * signed overflow in C). */
     uint32_t *a = (uint32_t *)acc;
@@ -93,36 +207,20 @@ npk_status emu_conv_int(npk_rk_emu *e, const emu_task *t, int32_t *acc, int32_t 
             size_t p = (size_t)oy * t->ow + ox;
             uint32_t *ap = a + p * N;
             memset(ap, 0, N * sizeof *ap);
-            if (ws) memset(ws + (t->dw ? p * N : p), 0, (t->dw ? N : 1) * sizeof *ws);
-            uint32_t sum = 0;
+            if (ws) memset(ws + p * N, 0, N * sizeof *ws);
             for (uint32_t ky = 0; ky < t->kh; ky++) {
                 int64_t iy = (int64_t)oy * t->sy - t->pt + (int64_t)ky * t->dy;
                 for (uint32_t kx = 0; kx < t->kw; kx++) {
                     int64_t ix = (int64_t)ox * t->sx - t->pl + (int64_t)kx * t->dx;
                     bool in = iy >= 0 && iy < t->h && ix >= 0 && ix < t->w;
                     const int16_t *xv = in ? x + ((size_t)iy * t->w + (size_t)ix) * C : padv;
-                    size_t tap = (size_t)ky * t->kw + kx;
-                    if (t->dw) {
-                        const uint32_t *wr = wq + tap * C;
+                    const uint32_t *wr = wq + ((size_t)ky * t->kw + kx) * C;
+                    for (size_t ch = 0; ch < C; ch++) ap[ch] += (uint32_t)(int32_t)xv[ch] * wr[ch];
+                    if (ws)
                         for (size_t ch = 0; ch < C; ch++)
-                            ap[ch] += (uint32_t)(int32_t)xv[ch] * wr[ch];
-                        if (ws)
-                            for (size_t ch = 0; ch < C; ch++)
-                                ws[p * N + ch] += (uint32_t)(int32_t)xv[ch];
-                        continue;
-                    }
-                    /* Four channels per pass over the kernels: a quarter of
-                     * the accumulator traffic (C is a multiple of 32). */
-                    for (size_t ch = 0; ch < C; ch += 4) {
-                        int32_t a0 = xv[ch], a1 = xv[ch + 1], a2 = xv[ch + 2], a3 = xv[ch + 3];
-                        sum += (uint32_t)(a0 + a1 + a2 + a3);
-                        if (!(a0 | a1 | a2 | a3)) continue;
-                        const uint32_t *w0 = wq + (tap * C + ch) * N;
-                        mac4(ap, w0, N, (uint32_t)a0, (uint32_t)a1, (uint32_t)a2, (uint32_t)a3);
-                    }
+                            ws[p * N + ch] += (uint32_t)(int32_t)xv[ch];
                 }
             }
-            if (ws && !t->dw) ws[p] = sum;
         }
     return NPK_OK;
 }
