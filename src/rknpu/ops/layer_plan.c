@@ -61,9 +61,7 @@ static int32_t stored(const npk_rk_layer *l, const void *src, size_t i)
 static npk_status build_blob(const npk_rk_layer *l, npk_rk_lplan *p, const geo *g, rk_qparams *qp,
                              npk_rk_dpu_stage *bs, npk_rk_dpu_stage *bn, npk_error *err)
 {
-    uint32_t taps = l->k_h * l->k_w;
-    uint64_t kernels = p->depthwise ? 1 : p->cout;
-    p->wt_bytes = (uint64_t)g->kb * (p->depthwise ? p->cout : kernels);
+    p->wt_bytes = (uint64_t)g->kb * p->cout; /* per kernel x kernels, or per channel x channels */
     p->bias_off = (p->wt_bytes + 63) & ~(uint64_t)63;
     p->mul_off = p->bias_off + (((uint64_t)p->cout * g->rec_b + 63) & ~(uint64_t)63);
     p->weight_bytes = p->mul_off + (uint64_t)p->cout * g->rec_n;
@@ -148,7 +146,6 @@ static npk_status build_blob(const npk_rk_layer *l, npk_rk_lplan *p, const geo *
         }
         if (p->rq.per_channel) npk_st32le(r, (uint32_t)qp->a[n]);
     }
-    (void)taps;
     bs->alu = NPK_RK_OP_MEM;
     bs->relu = qp->lower;
     if (p->rq.fused) {
@@ -188,7 +185,7 @@ static npk_status choose_tiles(npk_rk_lplan *p, const geo *g, uint32_t *ct, uint
     /* Largest channel tile whose weights and one output row's input fit. */
     uint32_t best = 0;
     for (uint32_t c = cap_c; c >= G; c -= G) {
-        uint64_t wbytes = (uint64_t)g->kb * (p->depthwise ? c : c);
+        uint64_t wbytes = (uint64_t)g->kb * c; /* kernels, or depthwise channels */
         uint64_t dbytes = g->min_rows * row_bytes(p, p->depthwise ? c : p->cin);
         uint64_t wb = ceil_div(wbytes, BANK), db = ceil_div(dbytes, BANK);
         if (wb < 1) wb = 1;
@@ -263,7 +260,9 @@ static void fill_desc(const npk_rk_lplan *p, const geo *g, const npk_rk_ltask *t
     d->line_stride = 4 * l->in_w;
     d->surf_stride = (int32_t)((int64_t)l->in_w * l->in_h - 4 * (int64_t)l->in_w);
     d->dma_width = l->in_w;
-    uint64_t woff = p->depthwise ? (uint64_t)t->oc0 * g->kb : (uint64_t)t->oc0 * g->kb;
+    /* kb is the bytes per kernel (conv) or per channel (depthwise): a tile
+     * of either starts at oc0 * kb in the packed weights. */
+    uint64_t woff = (uint64_t)t->oc0 * g->kb;
     d->wt_addr = o->weight_addr + (uint32_t)woff;
     d->weight_bytes_per_kernel = p->depthwise ? g->kb * t->ocn : g->kb;
     d->weight_bytes = d->weight_bytes_per_kernel * d->kernels;
@@ -426,10 +425,8 @@ npk_status npk_rk_lplan_make(const npk_rk_layer *l, const npk_rk_lplan_opts *o, 
     }
     if ((st = build_blob(l, p, &g, &qp, &bs, &bn, err))) goto out;
 
-    uint64_t ob = g.b;
     p->input_bytes = (uint64_t)ceil_div(p->cin, g.c2) * l->in_h * l->in_w * 16;
     p->output_bytes = (uint64_t)ceil_div(p->cout, g.c2o) * l->out_h * l->out_w * 16;
-    (void)ob;
     if ((st = check_span("input", o->input_addr, p->input_bytes, err)) ||
         (st = check_span("weight", o->weight_addr, p->weight_bytes, err)) ||
         (st = check_span("output", o->output_addr, p->output_bytes, err)) ||
