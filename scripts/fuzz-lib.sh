@@ -61,6 +61,7 @@ seeds_for() {
     mgk_replace) ls $s/mgk_replace/* ;;
     rknpu_stream | rknpu_plan) ls "$fx"/rknpu/golden/*x*.txt $gen/mm.* 2>/dev/null ;;
     rknpu_emu) ls $gen/mm.emu ;; # plus fuzz/regressions/rknpu_emu
+    rknpu_layer) true ;;         # fuzz/regressions/rknpu_layer only
     edgetpu_usb) ls $s/edgetpu_usb/* ;;
     flatbuf | edgetpu | tflite) ls "$fx"/edgetpu/*.tflite $gen/*.tflite 2>/dev/null ;;
     darwinn) ls $s/darwinn/* ;;
