@@ -221,7 +221,7 @@ static void decode(const det *d, const npk_tfl_node *n, float *boxes)
     for (int32_t i = 0; i < d->nbox; i++) {
         float b[4], a[4];
         const size_t bo = (size_t)i * (size_t)d->box_len, ao = (size_t)i * 4;
-        for (int k = 0; k < 4; k++) {
+        for (size_t k = 0; k < 4; k++) {
             if (d->box_u8) {
                 b[k] = ((float)bq[bo + k] - (float)d->box_z) * d->box_s;
                 a[k] = ((float)aq[ao + k] - (float)d->anc_z) * d->anc_s;
@@ -278,6 +278,23 @@ static int32_t nms(const run *r, const float *scores, int32_t max_out, int32_t *
     return nsel;
 }
 
+/* The largest value of a row as TFLite's ArgMaxVector finds it (a NaN
+ * never replaces the maximum; a NaN first value stays), in 8 lanes the
+ * compiler can vectorise. */
+static float row_max(const float *v, size_t n)
+{
+    if (v[0] != v[0]) return v[0];
+    float m[8];
+    for (int l = 0; l < 8; l++) m[l] = v[0];
+    size_t i = 0;
+    for (; i + 8 <= n; i += 8)
+        for (int l = 0; l < 8; l++) m[l] = v[i + (size_t)l] > m[l] ? v[i + (size_t)l] : m[l];
+    for (; i < n; i++) m[0] = v[i] > m[0] ? v[i] : m[0];
+    float r = m[0];
+    for (int l = 1; l < 8; l++) r = m[l] > r ? m[l] : r;
+    return r;
+}
+
 /* NonMaxSuppressionMultiClassFastHelper: NMS over each box's best class
  * score; each kept box reports its ncat best classes. */
 static void fast_nms(const run *r, const float *scores, float *ob, float *oc, float *os,
@@ -290,11 +307,16 @@ static void fast_nms(const run *r, const float *scores, float *ob, float *oc, fl
     for (int32_t row = 0; row < d->nbox; row++) {
         const float *bs = scores + (size_t)row * (size_t)d->ncls_bg + (size_t)d->label_off;
         int32_t *ci = cidx + (size_t)row * k;
-        if (k == 1)
-            ci[0] = (int32_t)npk_tfl_argmax_first(bs, nc);
-        else
+        if (k == 1) {
+            /* Only boxes at or above the threshold take part: their class
+             * is the first with the largest score (ArgMaxVector). */
+            const float m = row_max(bs, nc);
+            ci[0] = m >= d->score_thr ? (int32_t)npk_tfl_argmax_first(bs, nc) : 0;
+            max_s[row] = m >= d->score_thr ? bs[ci[0]] : m;
+        } else {
             npk_tfl_topk_desc(bs, nc, ci, k);
-        max_s[row] = bs[ci[0]];
+            max_s[row] = bs[ci[0]];
+        }
     }
     const int32_t nsel = nms(r, max_s, d->max_det, sel);
     for (int32_t i = 0; i < nsel; i++) {
