@@ -8,6 +8,8 @@ extern const npk_tfl_kernel npk_tfl_k_add, npk_tfl_k_average_pool_2d, npk_tfl_k_
     npk_tfl_k_conv_2d, npk_tfl_k_depthwise_conv_2d, npk_tfl_k_dequantize, npk_tfl_k_fully_connected,
     npk_tfl_k_max_pool_2d, npk_tfl_k_mean, npk_tfl_k_quantize, npk_tfl_k_reshape, npk_tfl_k_softmax,
     npk_tfl_k_squeeze;
+/* custom ops (op_detection.c, op_posenet.c) */
+extern const npk_tfl_kernel npk_tfl_k_detection_postprocess, npk_tfl_k_posenet_decoder;
 
 static const npk_tfl_kernel *const kernels[] = {
     &npk_tfl_k_add,
@@ -23,6 +25,9 @@ static const npk_tfl_kernel *const kernels[] = {
     &npk_tfl_k_reshape,
     &npk_tfl_k_softmax,
     &npk_tfl_k_squeeze,
+    /* custom ops */
+    &npk_tfl_k_detection_postprocess,
+    &npk_tfl_k_posenet_decoder,
 };
 
 const npk_tfl_kernel *npk_tfl_kernel_find(int32_t builtin, const char *custom)

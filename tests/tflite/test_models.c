@@ -302,12 +302,18 @@ static void test_supported(void **state)
     load("models/posenet_mobilenet_v1_075_481_641_16_quant_decoder.tflite", &l);
     char why[128];
     const uint32_t last = l.m.subgraphs[0].noperators - 1;
-    assert_false(npk_tfl_op_supported(&l.m, 0, last, why, sizeof why));
-    assert_string_equal(why, "no kernel for PosenetDecoderOp (custom op: needs a handler)");
+    assert_true(npk_tfl_op_supported(&l.m, 0, last, why, sizeof why)); /* PosenetDecoderOp */
     npk_tfl_interp *it = NULL;
     npk_error err = {0};
     assert_int_equal(npk_tfl_interp_new(&l.m, NULL, &it, &err), NPK_E_UNSUPPORTED);
     assert_non_null(strstr(err.msg, "(PAD): no kernel"));
+    unload(&l);
+    /* A custom op without a kernel: the Edge TPU's, before the SSD tail. */
+    load("models/ssd_mobilenet_v1_coco_quant_postprocess_segment_1_of_2_edgetpu.tflite", &l);
+    assert_false(npk_tfl_op_supported(&l.m, 0, 0, why, sizeof why));
+    assert_string_equal(why, "no kernel for edgetpu-custom-op (custom op: needs a handler)");
+    assert_true(
+        npk_tfl_op_supported(&l.m, 0, 3, why, sizeof why)); /* TFLite_Detection_PostProcess */
     unload(&l);
 }
 
