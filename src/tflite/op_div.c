@@ -62,7 +62,7 @@ static npk_status div_common(npk_tfl_plan *p, npk_tfl_node *n, bool floor_div, d
 
 static npk_status div_prepare(npk_tfl_plan *p, npk_tfl_node *n)
 {
-    divide *q;
+    divide *q = NULL;
     npk_status st;
     if ((st = div_common(p, n, false, &q))) return st;
     int act;
@@ -92,7 +92,7 @@ static npk_status div_prepare(npk_tfl_plan *p, npk_tfl_node *n)
 
 static npk_status floor_div_prepare(npk_tfl_plan *p, npk_tfl_node *n)
 {
-    divide *q;
+    divide *q = NULL;
     return div_common(p, n, true, &q);
 }
 
