@@ -96,7 +96,10 @@ static npk_status integer_axis(npk_tfl_plan *p, npk_tfl_node *n, int32_t in, int
         const int32_t u = clampi((pos + (1 << 10) - 1) / (1 << 10), 0, in - 1);
         lo[v] = l;
         hi[v] = u;
-        w[v] = pos - (1 << 10) * l;
+        /* pos - 1024 l is in [-512, 1024) except where TFLite would read past
+         * the input (l clamped): there it is capped at 1024 (the last row). */
+        const int32_t f = pos - (1 << 10) * l;
+        w[v] = f > (1 << 10) ? (1 << 10) : f;
     }
     return NPK_OK;
 }
@@ -157,49 +160,43 @@ static npk_status bilinear_prepare(npk_tfl_plan *p, npk_tfl_node *n)
     return NPK_OK;
 }
 
-static inline int32_t ld(const uint8_t *p, size_t i, int8_t type)
-{
-    if (type == NPK_TFL_UINT8) return p[i];
-    if (type == NPK_TFL_INT8) return (int8_t)p[i];
-    int16_t v;
-    memcpy(&v, p + 2 * i, 2);
-    return v;
-}
-
-static inline void st(uint8_t *p, size_t i, int8_t type, int32_t v)
-{
-    if (type == NPK_TFL_UINT8 || type == NPK_TFL_INT8) {
-        p[i] = (uint8_t)v;
-    } else {
-        const int16_t h = (int16_t)v;
-        memcpy(p + 2 * i, &h, 2);
+/* ResizeBilinearInteger for one element type T with sums in ACC (the loops
+ * are generated per type so the loads are not switched per element). */
+#define BILINEAR_INTEGER(NAME, T, ACC)                                                             \
+    static void NAME(const resize *r, const uint8_t *in_bytes, uint8_t *out_bytes)                 \
+    {                                                                                              \
+        const T *in = (const T *)(const void *)in_bytes;                                           \
+        T *out = (T *)(void *)out_bytes;                                                           \
+        const size_t row = (size_t)r->iw * (size_t)r->depth;                                       \
+        size_t o = 0;                                                                              \
+        for (int32_t b = 0; b < r->batch; b++) {                                                   \
+            const size_t base = (size_t)b * (size_t)r->ih * row;                                   \
+            for (int32_t y = 0; y < r->oh; y++) {                                                  \
+                const ACC fy = r->wy[y], gy = (1 << 10) - fy;                                      \
+                const T *r0 = in + base + (size_t)r->y0[y] * row;                                  \
+                const T *r1 = in + base + (size_t)r->y1[y] * row;                                  \
+                for (int32_t x = 0; x < r->ow; x++) {                                              \
+                    const ACC fx = r->wx[x], gx = (1 << 10) - fx;                                  \
+                    const ACC w00 = gy * gx, w10 = fy * gx, w01 = gy * fx, w11 = fy * fx;          \
+                    const size_t c0 = (size_t)r->x0[x] * (size_t)r->depth;                         \
+                    const size_t c1 = (size_t)r->x1[x] * (size_t)r->depth;                         \
+                    for (int32_t c = 0; c < r->depth; c++) {                                       \
+                        const ACC v = r0[c0 + c] * w00 + r1[c0 + c] * w10 + r0[c1 + c] * w01 +     \
+                                      r1[c1 + c] * w11;                                            \
+                        const ACC round = v > 0 ? (1 << 19) : -(1 << 19);                          \
+                        out[o++] = (T)((v + round) / (1 << 20));                                   \
+                    }                                                                              \
+                }                                                                                  \
+            }                                                                                      \
+        }                                                                                          \
     }
-}
 
-static void bilinear_integer(const resize *r, int8_t type, const uint8_t *in, uint8_t *out)
-{
-    const size_t row = (size_t)r->iw * (size_t)r->depth;
-    size_t o = 0;
-    for (int32_t b = 0; b < r->batch; b++) {
-        const size_t base = (size_t)b * (size_t)r->ih * row;
-        for (int32_t y = 0; y < r->oh; y++) {
-            const int64_t fy = r->wy[y], gy = (1 << 10) - fy;
-            const size_t r0 = base + (size_t)r->y0[y] * row, r1 = base + (size_t)r->y1[y] * row;
-            for (int32_t x = 0; x < r->ow; x++) {
-                const int64_t fx = r->wx[x], gx = (1 << 10) - fx;
-                const size_t c0 = (size_t)r->x0[x] * (size_t)r->depth;
-                const size_t c1 = (size_t)r->x1[x] * (size_t)r->depth;
-                for (int32_t c = 0; c < r->depth; c++) {
-                    const int64_t v =
-                        ld(in, r0 + c0 + c, type) * gy * gx + ld(in, r1 + c0 + c, type) * fy * gx +
-                        ld(in, r0 + c1 + c, type) * gy * fx + ld(in, r1 + c1 + c, type) * fy * fx;
-                    const int64_t round = v > 0 ? (1 << 19) : -(1 << 19);
-                    st(out, o++, type, (int32_t)((v + round) / (1 << 20)));
-                }
-            }
-        }
-    }
-}
+/* 8-bit values: f is in [-512, 1024], so the weights' magnitudes sum to at
+ * most (1536 + 512)^2 and |v| <= 255 * 2048^2 < 2^31: int32 holds the sums
+ * exactly; 16-bit values need int64. */
+BILINEAR_INTEGER(bilinear_u8, uint8_t, int32_t)
+BILINEAR_INTEGER(bilinear_i8, int8_t, int32_t)
+BILINEAR_INTEGER(bilinear_i16, int16_t, int64_t)
 
 static void bilinear_float(const resize *r, const uint8_t *in, uint8_t *out)
 {
@@ -244,10 +241,14 @@ static npk_status bilinear_eval(npk_tfl_exec *x, const npk_tfl_node *n)
 {
     (void)x;
     const resize *r = n->params;
-    if (r->integer)
-        bilinear_integer(r, n->in[0]->type, n->in[0]->data, n->out[0]->data);
-    else
-        bilinear_float(r, n->in[0]->data, n->out[0]->data);
+    const uint8_t *in = n->in[0]->data;
+    uint8_t *out = n->out[0]->data;
+    switch (r->integer ? n->in[0]->type : NPK_TFL_FLOAT32) {
+    case NPK_TFL_UINT8: bilinear_u8(r, in, out); break;
+    case NPK_TFL_INT8: bilinear_i8(r, in, out); break;
+    case NPK_TFL_INT16: bilinear_i16(r, in, out); break;
+    default: bilinear_float(r, in, out);
+    }
     return NPK_OK;
 }
 
