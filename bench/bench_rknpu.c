@@ -154,8 +154,9 @@ static void conv_plan(void *p)
 {
     struct conv_arg *a = p;
     npk_rk_lplan q;
-    npk_rk_lplan_opts o = {
-        1, NPK_RK_FORM_VENDOR, 0x10000000, 0x20000000, 0x30000000, 0x40000000, 0, 0, 0};
+    npk_rk_lplan_opts o = {1,          NPK_RK_FORM_VENDOR, 0x10000000, 0x20000000,
+                           0x30000000, 0x40000000,         0,          0,
+                           0,          NPK_RK_RQ_EXACT};
     if (npk_rk_lplan_make(&a->l, &o, &q, NULL) == NPK_OK) a->sink += q.regcmd_entries;
     npk_rk_lplan_free(&q);
 }
@@ -262,8 +263,9 @@ static void bench_conv(npk_bench *b)
     for (int i = 0; i < 1280; i++) bias[i] = (int32_t)(npk_rand_bench(&r) % 20000) - 10000;
     l->weights = w;
     l->bias_i32 = bias;
-    npk_rk_lplan_opts o = {
-        1, NPK_RK_FORM_VENDOR, 0x10000000, 0x20000000, 0x30000000, 0x40000000, 0, 0, 0};
+    npk_rk_lplan_opts o = {1,          NPK_RK_FORM_VENDOR, 0x10000000, 0x20000000,
+                           0x30000000, 0x40000000,         0,          0,
+                           0,          NPK_RK_RQ_EXACT};
     npk_rk_emu_opts eo = {3, 0, false};
     if (npk_rk_lplan_make(l, &o, &a.p, NULL) || npk_rk_emu_create(&eo, &a.e, NULL)) {
         npk_bench_note(b, "rknpu conv: setup failed");

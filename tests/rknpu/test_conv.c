@@ -287,9 +287,16 @@ static void run_case(const lcase *lc, uint64_t seed, fstats *fs)
     l.bias_i32 = bias;
     rk_ref_conv_ties(&l, x, ref, tie);
 
-    npk_rk_lplan_opts o = {
-        lc->cores ? lc->cores : 1, lc->form, IN_ADDR, WT_ADDR, OUT_ADDR, REG_ADDR, lc->max_rows,
-        lc->max_channels,          0};
+    npk_rk_lplan_opts o = {lc->cores ? lc->cores : 1,
+                           lc->form,
+                           IN_ADDR,
+                           WT_ADDR,
+                           OUT_ADDR,
+                           REG_ADDR,
+                           lc->max_rows,
+                           lc->max_channels,
+                           0,
+                           NPK_RK_RQ_EXACT};
     npk_rk_lplan p;
     npk_error err = {0};
     if (npk_rk_lplan_make(&l, &o, &p, &err))
@@ -473,7 +480,8 @@ static void run_fp16(npk_rk_layer_kind kind, uint32_t h, uint32_t wd, uint32_t c
     for (uint32_t c = 0; c < l.out_c; c++) bias[c] = (float)(npk_randf(&r) - 0.5);
     l.weights = w;
     l.bias_f32 = bias;
-    npk_rk_lplan_opts o = {cores, V, IN_ADDR, WT_ADDR, OUT_ADDR, REG_ADDR, max_rows, 0, 0};
+    npk_rk_lplan_opts o = {cores,    V,        IN_ADDR, WT_ADDR, OUT_ADDR,
+                           REG_ADDR, max_rows, 0,       0,       NPK_RK_RQ_EXACT};
     npk_rk_lplan p;
     npk_error err = {0};
     if (npk_rk_lplan_make(&l, &o, &p, &err)) fail_msg("fp16: %s", err.msg);
@@ -562,7 +570,8 @@ static void run_pool(npk_rk_layer_kind kind, npk_rk_ltype type, uint32_t h, uint
         else
             x[i] = (uint8_t)rnd_range(&r, u8 ? 0 : -128, u8 ? 255 : 127);
     }
-    npk_rk_lplan_opts o = {cores, V, IN_ADDR, WT_ADDR, OUT_ADDR, REG_ADDR, 0, 0, 0};
+    npk_rk_lplan_opts o = {cores,    V, IN_ADDR, WT_ADDR, OUT_ADDR,
+                           REG_ADDR, 0, 0,       0,       NPK_RK_RQ_EXACT};
     npk_rk_lplan p;
     npk_error err = {0};
     if (npk_rk_lplan_make(&l, &o, &p, &err)) fail_msg("%s: %s", fs->name, err.msg);
@@ -680,7 +689,8 @@ static void run_add(npk_rk_ltype type, uint32_t h, uint32_t wd, uint32_t c, int 
         x1[i] = (uint8_t)rnd_range(&r, u8 ? 0 : -128, u8 ? 255 : 127);
         x2[i] = (uint8_t)rnd_range(&r, u8 ? 0 : -128, u8 ? 255 : 127);
     }
-    npk_rk_lplan_opts o = {cores, V, IN_ADDR, WT_ADDR, OUT_ADDR, REG_ADDR, 0, 0, BS_ADDR};
+    npk_rk_lplan_opts o = {cores,    V, IN_ADDR, WT_ADDR, OUT_ADDR,
+                           REG_ADDR, 0, 0,       BS_ADDR, NPK_RK_RQ_EXACT};
     npk_rk_lplan p;
     npk_error err = {0};
     if (npk_rk_lplan_make(&l, &o, &p, &err)) fail_msg("add: %s", err.msg);
@@ -791,9 +801,9 @@ static void run_fused(const lcase *lc, uint64_t seed, fstats *fs)
     rk_ref_quantize_multiplier(l.in2.scale / twice, &q2, &s2);
     rk_ref_quantize_multiplier(twice / ((double)(1 << 20) * l.add_out.scale), &qo, &so);
 
-    npk_rk_lplan_opts o = {lc->cores, V,        IN_ADDR,      WT_ADDR,
-                           OUT_ADDR,  REG_ADDR, lc->max_rows, lc->max_channels,
-                           BS_ADDR};
+    npk_rk_lplan_opts o = {
+        lc->cores,        V,       IN_ADDR,        WT_ADDR, OUT_ADDR, REG_ADDR, lc->max_rows,
+        lc->max_channels, BS_ADDR, NPK_RK_RQ_EXACT};
     npk_rk_lplan p;
     npk_error err = {0};
     if (npk_rk_lplan_make(&l, &o, &p, &err)) fail_msg("fused add: %s", err.msg);
@@ -908,7 +918,7 @@ static void test_refusals(void **state)
     l.in.scale = l.w.scale = l.out.scale = 1;
     l.act_min = -128, l.act_max = 127;
     l.weights = w;
-    npk_rk_lplan_opts o = {1, V, IN_ADDR, WT_ADDR, OUT_ADDR, REG_ADDR, 0, 0, 0};
+    npk_rk_lplan_opts o = {1, V, IN_ADDR, WT_ADDR, OUT_ADDR, REG_ADDR, 0, 0, 0, NPK_RK_RQ_EXACT};
     npk_rk_lplan p;
     npk_error err = {0};
     assert_int_equal(npk_rk_lplan_make(&l, &o, &p, &err), NPK_OK);

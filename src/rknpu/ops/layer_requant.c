@@ -7,9 +7,11 @@
  * uint8 tensor is stored as u - 128 with zero point zp - 128 (Mesa's
  * convention), an int8 tensor as it is. */
 #include <math.h>
+#include <stdlib.h>
 #include <string.h>
 
 #include "layer_internal.h"
+#include "npukit/tflite_quant.h"
 
 /* (v + 2^(s-1)) >> s with floor, as OUT_CVT rounds (capture: round, not
  * truncate; ties up as modelled). */
@@ -114,7 +116,8 @@ static npk_status requant_fused(const npk_rk_layer *l, rk_qparams *qp, npk_rk_re
     double mmax = 0;
     for (uint32_t c = 0; c < n; c++) {
         double ws = l->w_scales ? l->w_scales[c] : l->w.scale;
-        qp->m[c] = l->in.scale * ws / l->out.scale; /* to the intermediate's steps */
+        qp->m[c] = l->mults ? l->mults[c]
+                            : l->in.scale * ws / l->out.scale; /* to the intermediate's steps */
         if (qp->m[c] > mmax) mmax = qp->m[c];
     }
     if (!(mmax > 0) || mmax >= 16384.0)
@@ -173,8 +176,156 @@ static npk_status requant_fused(const npk_rk_layer *l, rk_qparams *qp, npk_rk_re
     return NPK_OK;
 }
 
-npk_status rk_requant_make(const npk_rk_layer *l, rk_qparams *qp, npk_rk_requant *rq,
-                           npk_error *err)
+/* Fractional bits of the output the exact mode keeps until OUT_CVT. */
+#define EXACT_F 8
+/* In-range values (|output - zero point| <= 257) keep |X| below 2^EXACT_X. */
+#define EXACT_X 28
+/* Multiplier pairs tried per channel. */
+#define EXACT_SEARCH 256
+
+/* The largest |sum + bias| of channel c over every input the type allows:
+ * the sum runs over (x - zx)(w - zw) with x - zx at most max(|-128 - zx|,
+ * |127 - zx|) in the stored domain. */
+static double sum_bound(const npk_rk_layer *l, const rk_qparams *qp, uint32_t c)
+{
+    bool dw = l->kind == NPK_RK_LAYER_DEPTHWISE;
+    int32_t off = l->type == NPK_RK_LT_UINT8 ? 128 : 0;
+    double dx = fmax(fabs(-128.0 - qp->zx), fabs(127.0 - qp->zx));
+    double s = 0;
+    uint32_t taps = l->k_h * l->k_w;
+    for (uint32_t t = 0; t < taps; t++)
+        for (uint32_t i = 0; i < (dw ? 1 : l->in_c); i++) {
+            size_t wi = dw ? (size_t)t * l->in_c + c : ((size_t)c * taps + t) * l->in_c + i;
+            int32_t w = l->type == NPK_RK_LT_UINT8 ? ((const uint8_t *)l->weights)[wi]
+                                                   : ((const int8_t *)l->weights)[wi];
+            s += fabs((double)(w - off) - qp->zw);
+        }
+    return s * dx + fabs(l->bias_i32 ? (double)l->bias_i32[c] : 0.0);
+}
+
+/* TFLite's requantisation of a sum x: MultiplyByQuantizedMultiplier, which
+ * rounds twice (a rounding doubling high multiply, then a rounding shift
+ * right by r). Exactly: out = floor(u + sign(u) * 2^(-r-1) + 0.5) with u = x *
+ * q * 2^(shift - 31) (docs/rknpu.md, "Requantisation"). The exact mode
+ * computes u + sigma * delta in fixed point with ~30-bit multipliers:
+ * X = (x) * b[c] (BS), y = (X + k[c]) * a[c] >> s1 (BN) with EXACT_F
+ * fractional bits, so that floor(y / 2^F + 0.5) is TFLite's result for
+ * values of the chosen sign sigma. */
+static npk_status requant_exact(const npk_rk_layer *l, rk_qparams *qp, npk_rk_requant *rq,
+                                npk_error *err)
+{
+    uint32_t n = l->out_c;
+    double *mq = malloc(n * sizeof *mq), *xmax = malloc(n * sizeof *xmax);
+    double *delta = malloc(n * sizeof *delta);
+    npk_status st = NPK_OK;
+    if (!mq || !xmax || !delta) {
+        st = npk_fail(err, NPK_E_NOMEM, "out of memory");
+        goto out;
+    }
+    rq->exact = true;
+    rq->per_channel = l->w_scales != NULL;
+    rq->frac_bits = EXACT_F;
+    /* S = s1 + F: the largest that keeps every channel's a[c] within int16
+     * at its largest b[c]. */
+    int S = 40;
+    for (uint32_t c = 0; c < n; c++) {
+        int32_t q;
+        int sh;
+        npk_q_quantize_multiplier(qp->m[c], &q, &sh);
+        if (q <= 0 || sh > 14) {
+            st = npk_fail(err, NPK_E_LIMIT,
+                          "channel %u: requantisation multiplier %g is outside what the DPU "
+                          "scales by (2^-31 .. 2^15)",
+                          c, qp->m[c]);
+            goto out;
+        }
+        mq[c] = ldexp((double)q, sh - 31);
+        delta[c] = sh < 0 ? ldexp(1.0, sh - 1) : 0.0; /* r = -shift >= 1 */
+        xmax[c] = fmin(sum_bound(l, qp, c), 257.0 / mq[c]);
+        if (xmax[c] < 1) xmax[c] = 1;
+        double bh = fmin(32767.0, floor(ldexp(1.0, EXACT_X) / xmax[c]));
+        if (bh < 1) bh = 1;
+        qp->b[c] = (int32_t)bh;
+        int s = (int)floor(log2(32767.0 * bh / mq[c]));
+        if (s < S) S = s;
+    }
+    if (S < EXACT_F + 1 || S - EXACT_F > 63) {
+        st = npk_fail(err, NPK_E_LIMIT,
+                      "requantisation multipliers need DPU_BN_MUL_CFG shift %d: outside 1..63",
+                      S - EXACT_F);
+        goto out;
+    }
+    rq->mul_shift = (uint32_t)(S - EXACT_F);
+    rq->scale = 1u << 14;
+    rq->shift = 14 + EXACT_F;
+    /* Clips in EW, in the output's fixed point (multiples of 2^F round to
+     * exactly the bounds). */
+    rq->clip_lower = qp->lo > -128;
+    rq->clip_upper = qp->hi < 127;
+    rq->clip_lo = rq->clip_lower ? (qp->lo - qp->zo) * (1 << EXACT_F) : 0;
+    rq->clip_hi = (qp->hi - qp->zo) * (1 << EXACT_F);
+    rq->offset = rq->clip_lower ? qp->lo : qp->zo;
+    double worst_rel = 0, worst_abs = 0;
+    /* Per tensor, one search serves every channel: it can afford more pairs. */
+    int32_t window = rq->per_channel ? EXACT_SEARCH : 16 * EXACT_SEARCH, bh_prev = 0;
+    for (uint32_t c = 0; c < n; c++) {
+        double T = ldexp(mq[c], S), best = INFINITY;
+        int32_t bb = qp->b[c], ba = 0;
+        if (c && mq[c] == mq[c - 1] && qp->b[c] == bh_prev) {
+            bb = qp->b[c - 1];
+            ba = qp->a[c - 1];
+            window = 0;
+        }
+        bh_prev = qp->b[c];
+        for (int32_t b = qp->b[c]; b >= 1 && b > qp->b[c] - window; b--) {
+            double a = nearbyint(T / b);
+            if (a < 1 || a > 32767) continue;
+            double e = fabs(a * b - T);
+            if (e < best) best = e, bb = b, ba = (int32_t)a;
+            if (e == 0) break;
+        }
+        if (!ba) {
+            st = npk_fail(err, NPK_E_LIMIT,
+                          "channel %u: no 16-bit multiplier pair gives %g with shift %d", c, mq[c],
+                          S);
+            goto out;
+        }
+        qp->b[c] = bb;
+        qp->a[c] = ba;
+        window = rq->per_channel ? EXACT_SEARCH : 16 * EXACT_SEARCH;
+        /* Which sign TFLite's second rounding is followed for: the other
+         * sign cannot be told apart by the DPU (docs/rknpu.md). */
+        int sigma = 1;
+        if (l->tie_sign && l->tie_sign[c])
+            sigma = l->tie_sign[c] > 0 ? 1 : -1;
+        else if (qp->lo >= qp->zo)
+            sigma = 1; /* negative values clip to the bound either way */
+        else if (qp->hi <= qp->zo)
+            sigma = -1;
+        else
+            sigma = qp->hi - qp->zo >= qp->zo - qp->lo ? 1 : -1;
+        if (sigma < 0 && delta[c] > 0) rq->ties_negative++;
+        /* k rounded up: the DPU's value is never below TFLite's, so exact
+         * half-way cases (power-of-two multipliers) round as TFLite's do. */
+        double k = ceil(sigma * delta[c] * ldexp(1.0, S) / ba);
+        qp->k[c] = (int32_t)k;
+        double rel = fabs((double)ba * bb - T) / T;
+        if (rel > worst_rel) worst_rel = rel;
+        double ab = xmax[c] * fabs((double)ba * bb - T) / ldexp(1.0, S) + ba / ldexp(1.0, S);
+        if (ab > worst_abs) worst_abs = ab;
+        if (delta[c] > rq->tie_offset_max) rq->tie_offset_max = delta[c];
+    }
+    rq->worst_rel = worst_rel;
+    rq->worst_abs = worst_abs;
+out:
+    free(mq);
+    free(xmax);
+    free(delta);
+    return st;
+}
+
+npk_status rk_requant_make(const npk_rk_layer *l, npk_rk_rq_mode mode, rk_qparams *qp,
+                           npk_rk_requant *rq, npk_error *err)
 {
     memset(rq, 0, sizeof *rq);
     uint32_t n = l->out_c;
@@ -191,7 +342,7 @@ npk_status rk_requant_make(const npk_rk_layer *l, rk_qparams *qp, npk_rk_requant
     double mmax = 0;
     for (uint32_t c = 0; c < n; c++) {
         double ws = l->w_scales ? l->w_scales[c] : l->w.scale;
-        qp->m[c] = l->in.scale * ws / outq->scale;
+        qp->m[c] = l->mults ? l->mults[c] : l->in.scale * ws / outq->scale;
         if (qp->m[c] > mmax) mmax = qp->m[c];
     }
     if (!(mmax > 0) || mmax >= 32768.0)
@@ -199,6 +350,7 @@ npk_status rk_requant_make(const npk_rk_layer *l, rk_qparams *qp, npk_rk_requant
                         "requantisation multiplier %g (input scale x weight scale / output scale) "
                         "is outside what OUT_CVT can scale by (below 2^15)",
                         mmax);
+    if (mode == NPK_RK_RQ_EXACT) return requant_exact(l, qp, rq, err);
     if (!rq->per_channel) {
         int s;
         split_mult(qp->m[0], &rq->scale, &s);
