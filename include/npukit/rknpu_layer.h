@@ -138,6 +138,7 @@ typedef struct npk_rk_requant {
     int32_t clip_lo, clip_hi;
     uint32_t ties_negative; /* channels whose offset follows TFLite for negative values */
     double tie_offset_max;  /* largest offset (output steps) TFLite's double rounding adds */
+    double tie_open_max;    /* ... of those not followed for values the clip leaves in range */
     double worst_abs;       /* bound on |NPU value - TFLite value| before rounding (steps) */
 } npk_rk_requant;
 
@@ -209,6 +210,12 @@ typedef struct npk_rk_lplan {
 npk_status npk_rk_lplan_make(const npk_rk_layer *l, const npk_rk_lplan_opts *o, npk_rk_lplan *p,
                              npk_error *err);
 void npk_rk_lplan_free(npk_rk_lplan *p);
+
+/* A bound on how far the plan's value before the final rounding can be from
+ * TFLite's (integer layers, in output steps): the outputs differ from
+ * TFLite's by at most ceil(bound) steps. 0 for the layers that are exact by
+ * construction (pools), -1 for fp16 layers. */
+double npk_rk_lplan_tflite_bound(const npk_rk_lplan *p);
 
 /* Host tensors <-> the plan's buffers. The input is NHWC (h, w, c) of the
  * layer's type (fp16 as bits); the output likewise. */

@@ -589,6 +589,24 @@ void npk_rk_lplan_free(npk_rk_lplan *p)
     p->count = 0;
 }
 
+double npk_rk_lplan_tflite_bound(const npk_rk_lplan *p)
+{
+    const npk_rk_requant *rq = &p->rq;
+    switch (p->layer.kind) {
+    case NPK_RK_LAYER_MAXPOOL:
+    case NPK_RK_LAYER_AVGPOOL: return p->fp ? -1.0 : 0.0;
+    case NPK_RK_LAYER_ADD: return 2 * 257 * rq->worst_rel + ldexp(1.0, -12);
+    default: break;
+    }
+    if (p->fp) return -1.0;
+    if (rq->fused) return 3 * 257 * rq->worst_rel + 0.5 + ldexp(1.0, -12);
+    /* Exact mode: the multiplier and offset error, plus TFLite's offset for
+     * the sign not followed (it moves TFLite's value, not ours: 2 delta
+     * between the two). */
+    if (rq->exact) return rq->worst_abs + 2 * rq->tie_open_max;
+    return 257 * rq->worst_rel + rq->tie_offset_max + (rq->per_channel ? ldexp(1.0, -12) : 0);
+}
+
 /* ---- host tensors ---- */
 
 void npk_rk_lplan_pack_input(const npk_rk_lplan *p, const void *x, uint8_t *input)

@@ -305,6 +305,10 @@ static npk_status requant_exact(const npk_rk_layer *l, rk_qparams *qp, npk_rk_re
         else
             sigma = qp->hi - qp->zo >= qp->zo - qp->lo ? 1 : -1;
         if (sigma < 0 && delta[c] > 0) rq->ties_negative++;
+        /* Values of the other sign the clip does not decide: TFLite's offset
+         * is not followed for them. */
+        bool open = sigma > 0 ? qp->lo < qp->zo : qp->hi > qp->zo;
+        if (open && delta[c] > rq->tie_open_max) rq->tie_open_max = delta[c];
         /* k rounded up: the DPU's value is never below TFLite's, so exact
          * half-way cases (power-of-two multipliers) round as TFLite's do. */
         double k = ceil(sigma * delta[c] * ldexp(1.0, S) / ba);
@@ -389,6 +393,15 @@ npk_status rk_requant_make(const npk_rk_layer *l, npk_rk_rq_mode mode, rk_qparam
             if (rel > worst) worst = rel;
         }
         rq->worst_rel = worst;
+    }
+    /* TFLite's second rounding moves values by up to 2^(-r-1) steps, which
+     * the single rounding here does not follow (either sign). */
+    for (uint32_t c = 0; c < n; c++) {
+        int32_t q;
+        int sh;
+        npk_q_quantize_multiplier(qp->m[c], &q, &sh);
+        double d = sh < 0 ? ldexp(1.0, sh - 1) : 0.0;
+        if (d > rq->tie_offset_max) rq->tie_offset_max = rq->tie_open_max = d;
     }
     /* Clip thresholds: the clamp is applied to the sum (per tensor) or to
      * y (per channel) where the output is monotonic in it, at a value whose
