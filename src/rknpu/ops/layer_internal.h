@@ -15,7 +15,11 @@ typedef struct rk_qparams {
     int32_t *t_lo, *t_hi;       /* per channel: clamp thresholds of the sum */
     int32_t y_hi;               /* per-channel path: upper clamp of y */
     int32_t *b, *k;             /* exact mode: BS multiplier, BN offset per channel */
+    int64_t *wsum;              /* per output channel: sum of (w - zw) over its weights */
 } rk_qparams;
+
+/* qp->wsum from the layer's weights (stored domain). */
+void rk_weight_stats(const npk_rk_layer *l, rk_qparams *qp);
 
 /* mode: NPK_RK_RQ_EXACT or _SIMPLE (fused adds have their own scheme). */
 npk_status rk_requant_make(const npk_rk_layer *l, npk_rk_rq_mode mode, rk_qparams *qp,

@@ -109,26 +109,43 @@ static npk_status build_blob(const npk_rk_layer *l, npk_rk_lplan *p, const geo *
         return NPK_OK;
     }
 
-    /* Weights (stored domain) and the bias the hardware adds:
-     * bias' = bias - zx * sum over programmed taps and channels of (w - zw),
-     * padding channels counting as w = 0 (docs/rknpu.md, "Zero points"). */
-    for (uint32_t n = 0; n < l->out_c; n++) {
-        int64_t sum = 0;
-        uint32_t chans = p->depthwise ? 1 : p->cin;
-        for (uint32_t ky = 0; ky < l->k_h; ky++)
-            for (uint32_t kx = 0; kx < l->k_w; kx++)
-                for (uint32_t c = 0; c < chans; c++) {
-                    int32_t v = 0;
-                    uint32_t cc = p->depthwise ? n : c;
-                    if (p->depthwise || c < l->in_c) {
-                        size_t si = p->depthwise
-                                        ? ((size_t)ky * l->k_w + kx) * l->in_c + n
-                                        : (((size_t)n * l->k_h + ky) * l->k_w + kx) * l->in_c + c;
-                        v = stored(l, l->weights, si);
-                        w[wt_index(p, n, ky, kx, cc)] = (uint8_t)(int8_t)v;
+    /* Weights in the stored domain (uint8: u - 128, the top bit flipped),
+     * in the layouts of wt_index: conv [Cout/G][Cin/32][taps][G][32],
+     * depthwise [C/G][taps][G]. */
+    const uint8_t *src = l->weights;
+    uint8_t flip = l->type == NPK_RK_LT_UINT8 ? 0x80 : 0;
+    uint64_t flip8 = flip * 0x0101010101010101ull;
+    size_t taps = (size_t)l->k_h * l->k_w;
+    uint32_t G = p->group;
+    if (p->depthwise) {
+        for (size_t t = 0; t < taps; t++)
+            for (uint32_t c = 0; c < l->in_c; c++)
+                w[(size_t)(c / G) * taps * G + t * G + c % G] = src[t * l->in_c + c] ^ flip;
+    } else {
+        for (uint32_t n = 0; n < l->out_c; n++) {
+            uint8_t *dn = w + (size_t)(n / G) * G * p->cin * taps + (size_t)(n % G) * 32;
+            for (size_t t = 0; t < taps; t++) {
+                const uint8_t *sp = src + ((size_t)n * taps + t) * l->in_c;
+                for (uint32_t c0 = 0; c0 < l->in_c; c0 += 32) {
+                    uint8_t *d = dn + ((size_t)(c0 / 32) * taps + t) * G * 32;
+                    uint32_t m = l->in_c - c0 < 32 ? l->in_c - c0 : 32, j = 0;
+                    for (; j + 8 <= m; j += 8) { /* 8 bytes at a time */
+                        uint64_t v;
+                        memcpy(&v, sp + c0 + j, 8);
+                        v ^= flip8;
+                        memcpy(d + j, &v, 8);
                     }
-                    sum += v - qp->zw;
+                    for (; j < m; j++) d[j] = sp[c0 + j] ^ flip;
                 }
+            }
+        }
+    }
+    /* The bias the hardware adds: bias' = bias - zx * sum over programmed
+     * taps and channels of (w - zw), padding channels counting as w = 0
+     * (docs/rknpu.md, "Zero points"). */
+    int64_t pad_terms = p->depthwise ? 0 : (int64_t)(p->cin - l->in_c) * (int64_t)taps;
+    for (uint32_t n = 0; n < l->out_c; n++) {
+        int64_t sum = qp->wsum[n] - pad_terms * qp->zw;
         int64_t b = (l->bias_i32 ? l->bias_i32[n] : 0) - (int64_t)qp->zx * sum;
         if (qp->lower) b -= qp->t_lo[n];
         if (p->rq.fused) b += qp->t_hi[n]; /* the intermediate's rounding constant */
@@ -438,12 +455,14 @@ npk_status npk_rk_lplan_make(const npk_rk_layer *l, const npk_rk_lplan_opts *o, 
     qp.t_hi = calloc(nq, sizeof *qp.t_hi);
     qp.b = calloc(nq, sizeof *qp.b);
     qp.k = calloc(nq, sizeof *qp.k);
+    qp.wsum = calloc(nq, sizeof *qp.wsum);
     npk_rk_dpu_stage bs = {0}, bn = {0};
-    if (!qp.m || !qp.a || !qp.t_lo || !qp.t_hi || !qp.b || !qp.k) {
+    if (!qp.m || !qp.a || !qp.t_lo || !qp.t_hi || !qp.b || !qp.k || !qp.wsum) {
         st = npk_fail(err, NPK_E_NOMEM, "out of memory");
         goto out;
     }
     if (!p->fp) {
+        rk_weight_stats(l, &qp);
         /* Average pooling's single rounding is exact on the simple path. */
         npk_rk_rq_mode mode = orig->kind == NPK_RK_LAYER_AVGPOOL ? NPK_RK_RQ_SIMPLE : o->requant;
         if ((st = rk_requant_make(l, mode, &qp, &p->rq, err))) goto out;
@@ -572,6 +591,7 @@ out:
     free(qp.t_hi);
     free(qp.b);
     free(qp.k);
+    free(qp.wsum);
     if (st) npk_rk_lplan_free(p);
     return st;
 }

@@ -181,26 +181,88 @@ static npk_status requant_fused(const npk_rk_layer *l, rk_qparams *qp, npk_rk_re
 /* In-range values (|output - zero point| <= 257) keep |X| below 2^EXACT_X. */
 #define EXACT_X 28
 /* Multiplier pairs tried per channel. */
-#define EXACT_SEARCH 256
+#define EXACT_SEARCH 512
 
-/* The largest |sum + bias| of channel c over every input the type allows:
- * the sum runs over (x - zx)(w - zw) with x - zx at most max(|-128 - zx|,
- * |127 - zx|) in the stored domain. */
-static double sum_bound(const npk_rk_layer *l, const rk_qparams *qp, uint32_t c)
+/* The sum of n stored weights (b ^ flip read as int8): the unsigned sum
+ * of b ^ flip ^ 0x80 less 128 n, eight bytes per step in 16-bit lanes
+ * (each lane takes at most 2 x 255 per step, 128 steps before a flush). */
+static int64_t stored_sum(const uint8_t *p, size_t n, uint8_t flip)
 {
-    bool dw = l->kind == NPK_RK_LAYER_DEPTHWISE;
-    int32_t off = l->type == NPK_RK_LT_UINT8 ? 128 : 0;
-    double dx = fmax(fabs(-128.0 - qp->zx), fabs(127.0 - qp->zx));
-    double s = 0;
-    uint32_t taps = l->k_h * l->k_w;
-    for (uint32_t t = 0; t < taps; t++)
-        for (uint32_t i = 0; i < (dw ? 1 : l->in_c); i++) {
-            size_t wi = dw ? (size_t)t * l->in_c + c : ((size_t)c * taps + t) * l->in_c + i;
-            int32_t w = l->type == NPK_RK_LT_UINT8 ? ((const uint8_t *)l->weights)[wi]
-                                                   : ((const int8_t *)l->weights)[wi];
-            s += fabs((double)(w - off) - qp->zw);
+    const uint64_t m = (uint64_t)(uint8_t)(flip ^ 0x80) * 0x0101010101010101ull,
+                   lo = 0x00FF00FF00FF00FFull;
+    int64_t s = 0;
+    size_t i = 0;
+    while (i + 8 <= n) {
+        uint64_t acc = 0;
+        for (int k = 0; k < 128 && i + 8 <= n; k++, i += 8) {
+            uint64_t v;
+            memcpy(&v, p + i, 8);
+            v ^= m;
+            acc += (v & lo) + ((v >> 8) & lo);
         }
-    return s * dx + fabs(l->bias_i32 ? (double)l->bias_i32[c] : 0.0);
+        s += (int64_t)((acc & 0xFFFF) + ((acc >> 16) & 0xFFFF) + ((acc >> 32) & 0xFFFF) +
+                       (acc >> 48));
+    }
+    for (; i < n; i++) s += (uint8_t)(p[i] ^ flip ^ 0x80);
+    return s - 128 * (int64_t)n;
+}
+
+void rk_weight_stats(const npk_rk_layer *l, rk_qparams *qp)
+{
+    uint8_t flip = l->type == NPK_RK_LT_UINT8 ? 0x80 : 0;
+    int32_t zw = l->w.zero_point - (l->type == NPK_RK_LT_UINT8 ? 128 : 0);
+    const uint8_t *w = l->weights;
+    size_t taps = (size_t)l->k_h * l->k_w;
+    if (l->kind == NPK_RK_LAYER_DEPTHWISE) {
+        memset(qp->wsum, 0, l->out_c * sizeof *qp->wsum);
+        for (size_t t = 0; t < taps; t++)
+            for (uint32_t c = 0; c < l->in_c; c++)
+                qp->wsum[c] += (int8_t)(w[t * l->in_c + c] ^ flip) - zw;
+        return;
+    }
+    size_t k = taps * l->in_c;
+    for (uint32_t n = 0; n < l->out_c; n++)
+        qp->wsum[n] = stored_sum(w + n * k, k, flip) - (int64_t)k * zw;
+}
+
+/* The pair a, b <= 32767 (b <= bh) whose product is nearest T: b steps
+ * down from bh through at most `window` values, a = T / b rounded. Where a
+ * <= b, T = q b + r is carried from one b to the next without dividing (T
+ * and the errors in units of 2^-16: T need not be an integer). Stops early
+ * at an error <= target. */
+#define PAIR_FRAC 16
+static void best_pair(double T, int64_t bh, int32_t window, double target, int32_t *ob, int32_t *oa)
+{
+    const int64_t Tf = llround(ldexp(T, PAIR_FRAC)), one = (int64_t)1 << PAIR_FRAC;
+    int64_t best = INT64_MAX;
+    target = ldexp(target, PAIR_FRAC);
+    *ob = *oa = 0;
+    if (T / (double)bh <= (double)bh) { /* b from bh down, a = round(T / b) */
+        int64_t b = bh, B = b * one, q = Tf / B, r = Tf % B;
+        for (int32_t k = 0; k < window; k++) {
+            int64_t a = q + (2 * r >= B), e = r < B - r ? r : B - r;
+            if (a > 32767) break;
+            if (a >= 1 && e < best) {
+                best = e, *ob = (int32_t)b, *oa = (int32_t)a;
+                if ((double)e <= target) break;
+            }
+            if (b == 1) break;
+            r += q * one;
+            b--;
+            B -= one;
+            while (r >= B) r -= B, q++;
+        }
+    } else { /* a > b: still b from bh down (each b its nearest a), dividing */
+        for (int64_t b = bh; b >= 1 && b > bh - window; b--) {
+            double a = (double)(int64_t)(T / (double)b + 0.5); /* T / b > 0 */
+            double e = fabs(a * (double)b - T) * (double)one;
+            if (a > 32767) break;
+            if (a >= 1 && e < (double)best) {
+                best = (int64_t)e, *ob = (int32_t)b, *oa = (int32_t)a;
+                if (e <= target) break;
+            }
+        }
+    }
 }
 
 /* TFLite's requantisation of a sum x: MultiplyByQuantizedMultiplier, which
@@ -241,7 +303,9 @@ static npk_status requant_exact(const npk_rk_layer *l, rk_qparams *qp, npk_rk_re
         }
         mq[c] = ldexp((double)q, sh - 31);
         delta[c] = sh < 0 ? ldexp(1.0, sh - 1) : 0.0; /* r = -shift >= 1 */
-        xmax[c] = fmin(sum_bound(l, qp, c), 257.0 / mq[c]);
+        /* The largest |sum| whose output is not clipped: precision matters
+         * up to there. */
+        xmax[c] = 257.0 / mq[c];
         if (xmax[c] < 1) xmax[c] = 1;
         double bh = fmin(32767.0, floor(ldexp(1.0, EXACT_X) / xmax[c]));
         if (bh < 1) bh = 1;
@@ -267,23 +331,17 @@ static npk_status requant_exact(const npk_rk_layer *l, rk_qparams *qp, npk_rk_re
     rq->offset = rq->clip_lower ? qp->lo : qp->zo;
     double worst_rel = 0, worst_abs = 0;
     /* Per tensor, one search serves every channel: it can afford more pairs. */
-    int32_t window = rq->per_channel ? EXACT_SEARCH : 16 * EXACT_SEARCH, bh_prev = 0;
+    int32_t window = rq->per_channel ? EXACT_SEARCH : 8 * EXACT_SEARCH, bh_prev = 0;
     for (uint32_t c = 0; c < n; c++) {
-        double T = ldexp(mq[c], S), best = INFINITY;
+        double T = ldexp(mq[c], S);
         int32_t bb = qp->b[c], ba = 0;
         if (c && mq[c] == mq[c - 1] && qp->b[c] == bh_prev) {
             bb = qp->b[c - 1];
             ba = qp->a[c - 1];
-            window = 0;
+        } else {
+            best_pair(T, qp->b[c], window, ldexp(1.0, S - 22) / xmax[c], &bb, &ba);
         }
         bh_prev = qp->b[c];
-        for (int32_t b = qp->b[c]; b >= 1 && b > qp->b[c] - window; b--) {
-            double a = nearbyint(T / b);
-            if (a < 1 || a > 32767) continue;
-            double e = fabs(a * b - T);
-            if (e < best) best = e, bb = b, ba = (int32_t)a;
-            if (e == 0) break;
-        }
         if (!ba) {
             st = npk_fail(err, NPK_E_LIMIT,
                           "channel %u: no 16-bit multiplier pair gives %g with shift %d", c, mq[c],
