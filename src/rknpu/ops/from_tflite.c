@@ -534,7 +534,8 @@ npk_status npk_rk_tfl_lower(const npk_tfl_model *m, uint32_t subgraph, uint32_t 
     const char *name = npk_tfl_op_name(m, op, nb, sizeof nb);
     snprintf(out->name, sizeof out->name, "operator %u (%s)", op_index, name);
     out->offset = op->offset;
-    out->builtin = npk_tfl_op_code(m, op)->builtin;
+    const npk_tfl_opcode *oc = npk_tfl_op_code(m, op);
+    out->builtin = oc ? oc->builtin : -1;
     ctx c = {m, sg, op, out, err};
     npk_status st;
     switch (out->builtin) {
