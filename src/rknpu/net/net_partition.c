@@ -1,0 +1,188 @@
+/* Whole networks, step 1: which operator runs where. Operators in stored
+ * (topological) order; an operator the layer front end lowers, whose tensors
+ * have the layer's NPU geometry and no constant input, goes to the NPU; a
+ * RESHAPE/SQUEEZE of a device tensor that keeps the innermost dimension is
+ * free (the output shares the buffer); everything else goes to the
+ * interpreter, and what neither runs is refused naming the operator. */
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "net_internal.h"
+
+static uint64_t numel(const npk_tfl_tensor *t)
+{
+    uint64_t n = 1;
+    for (uint32_t i = 0; i < t->ndim; i++) n *= t->shape[i] > 0 ? (uint64_t)t->shape[i] : 0;
+    return n;
+}
+
+bool net_is_const(const npk_tfl_model *m, const npk_tfl_tensor *t)
+{
+    return t->buffer && t->buffer < m->nbuffers && m->buffers[t->buffer].data;
+}
+
+/* c the innermost dimension, w the one before, h the product of the rest
+ * (the layers' view: [1, H, W, C], FC [1, C]); false for an empty tensor. */
+static bool geometry(const npk_tfl_tensor *t, npk_rk_net_tensor *g)
+{
+    uint32_t d = t->ndim;
+    uint64_t h = 1;
+    for (uint32_t i = 0; i + 2 < d; i++) h *= t->shape[i] > 0 ? (uint64_t)t->shape[i] : 0;
+    g->c = d ? (uint32_t)(t->shape[d - 1] > 0 ? t->shape[d - 1] : 0) : 1;
+    g->w = d > 1 ? (uint32_t)(t->shape[d - 2] > 0 ? t->shape[d - 2] : 0) : 1;
+    g->h = h <= UINT32_MAX ? (uint32_t)h : 0;
+    return g->c && g->w && g->h;
+}
+
+static bool geo_eq(const npk_rk_net_tensor *g, uint32_t h, uint32_t w, uint32_t c)
+{
+    return g->h == h && g->w == w && g->c == c;
+}
+
+/* Conv and FC read the programmed input channels (a multiple of 32) with
+ * Σ xp·(w − zw): padding channels of a tensor another layer wrote hold that
+ * layer's padding outputs, not the zero point the planner assumes. With the
+ * weights of those channels set to the weight zero point they contribute
+ * nothing whatever they hold. */
+static npk_status widen(npk_rk_net_op *o, npk_error *err)
+{
+    npk_rk_layer *L = &o->tl.layer;
+    if ((L->kind != NPK_RK_LAYER_CONV && L->kind != NPK_RK_LAYER_FC) || L->in_c % 32 == 0)
+        return NPK_OK;
+    uint32_t cin = (L->in_c + 31) / 32 * 32;
+    size_t taps = (size_t)L->out_c * L->k_h * L->k_w;
+    uint8_t *w = malloc(taps * cin);
+    if (!w) return npk_fail(err, NPK_E_NOMEM, "out of memory");
+    uint8_t pad = (uint8_t)L->w.zero_point; /* uint8: zw; int8: 0 */
+    const uint8_t *src = L->weights;
+    for (size_t t = 0; t < taps; t++) {
+        memcpy(w + t * cin, src + t * L->in_c, L->in_c);
+        memset(w + t * cin + L->in_c, pad, cin - L->in_c);
+    }
+    o->wide_w = w;
+    o->widened = true;
+    L->weights = w;
+    L->in_c = cin;
+    return NPK_OK;
+}
+
+/* Try operator i on the NPU: lowered and planned (sizes, address 0). */
+static bool try_npu(net_build *b, uint32_t i, npk_rk_net_op *o, char *why, size_t why_len)
+{
+    npk_rk_net *net = b->net;
+    npk_error e = {0};
+    memset(o, 0, sizeof *o);
+    o->op_index = i;
+    o->in[0] = o->in[1] = o->out = -1;
+    if (npk_rk_tfl_lower(net->m, 0, i, &o->tl, &e)) {
+        snprintf(why, why_len, "%s", e.msg);
+        return false;
+    }
+    const npk_rk_layer *L = &o->tl.layer;
+    bool ok = true;
+    for (int k = 0; k < 2 && ok; k++) {
+        if (o->tl.inputs[k] < 0) continue;
+        const npk_rk_net_tensor *g = &net->tensors[o->tl.inputs[k]];
+        if (o->tl.const_data[k]) {
+            snprintf(why, why_len, "%s: a constant input", o->tl.name);
+            ok = false;
+        } else if (!geo_eq(g, L->in_h, L->in_w, L->in_c)) {
+            snprintf(why, why_len, "%s: input %ux%ux%u is not the layer's %ux%ux%u", o->tl.name,
+                     g->h, g->w, g->c, L->in_h, L->in_w, L->in_c);
+            ok = false;
+        }
+    }
+    if (ok && !geo_eq(&net->tensors[o->tl.output], L->out_h, L->out_w, L->out_c)) {
+        snprintf(why, why_len, "%s: the output's geometry is not the layer's", o->tl.name);
+        ok = false;
+    }
+    npk_status st = ok ? widen(o, &e) : NPK_OK;
+    if (ok && st) {
+        snprintf(why, why_len, "%s", e.msg);
+        ok = false;
+    }
+    if (ok) {
+        npk_rk_lplan_opts po = {net->opts.cores,  net->opts.form, 0, 0, 0, 0, 0, 0, 0,
+                                net->opts.requant};
+        if (npk_rk_tfl_plan(&o->tl, &po, &o->plan, &e)) {
+            snprintf(why, why_len, "%s", e.msg);
+            ok = false;
+        }
+    }
+    if (!ok) {
+        npk_rk_tfl_layer_free(&o->tl);
+        free(o->wide_w);
+        o->wide_w = NULL;
+    }
+    return ok;
+}
+
+/* A RESHAPE/SQUEEZE of a device tensor keeping the innermost dimension. */
+static bool is_free(net_build *b, const npk_tfl_operator *op, int32_t builtin)
+{
+    npk_rk_net *net = b->net;
+    if (builtin != NPK_TFL_OP_RESHAPE && builtin != NPK_TFL_OP_SQUEEZE) return false;
+    if (op->ninputs < 1 || op->noutputs != 1 || op->inputs[0] < 0 || op->outputs[0] < 0)
+        return false;
+    int32_t in = op->inputs[0], out = op->outputs[0];
+    if ((uint32_t)in >= net->ntensors || (uint32_t)out >= net->ntensors) return false;
+    if (!b->dev_made[in]) return false;
+    const npk_tfl_subgraph *sg = &net->m->subgraphs[0];
+    const npk_tfl_tensor *ti = &sg->tensors[in], *to = &sg->tensors[out];
+    if (ti->type != to->type || numel(ti) != numel(to) || !numel(ti)) return false;
+    const npk_rk_net_tensor *gi = &net->tensors[in], *go = &net->tensors[out];
+    return gi->c == go->c && gi->c && (uint64_t)gi->h * gi->w == (uint64_t)go->h * go->w;
+}
+
+npk_status net_partition(net_build *b, npk_error *err)
+{
+    npk_rk_net *net = b->net;
+    const npk_tfl_model *m = net->m;
+    const npk_tfl_subgraph *sg = &m->subgraphs[0];
+    for (uint32_t t = 0; t < net->ntensors; t++) {
+        npk_rk_net_tensor *g = &net->tensors[t];
+        g->root = (int32_t)t;
+        g->first = g->last = -1;
+        const npk_tfl_tensor *tt = &sg->tensors[t];
+        if (!geometry(tt, g)) g->h = g->w = g->c = 0;
+        size_t es = npk_tfl_type_size(tt->type);
+        g->host_bytes = (size_t)numel(tt) * es;
+        g->ndim = tt->ndim < NPK_TFL_VIEW_MAX_DIMS ? tt->ndim : NPK_TFL_VIEW_MAX_DIMS;
+        for (uint32_t d = 0; d < g->ndim; d++) g->dims[d] = tt->shape[d];
+    }
+    char why[NPK_ERROR_MSG_MAX];
+    for (uint32_t i = 0; i < sg->noperators; i++) {
+        const npk_tfl_operator *op = &sg->operators[i];
+        const npk_tfl_opcode *oc = npk_tfl_op_code(m, op);
+        int32_t builtin = oc ? oc->builtin : -1;
+        why[0] = 0;
+        if (npk_rk_tfl_op_kind(builtin) && try_npu(b, i, &net->ops[net->nops], why, sizeof why)) {
+            npk_rk_net_op *o = &net->ops[net->nops++];
+            b->side[i] = SIDE_NPU;
+            b->npu_of[i] = (int32_t)(net->nops - 1);
+            b->dev_made[o->tl.output] = true;
+            net->npu_ops++;
+            continue;
+        }
+        if (is_free(b, op, builtin)) {
+            b->side[i] = SIDE_FREE;
+            net->tensors[op->outputs[0]].root = net->tensors[op->inputs[0]].root;
+            b->dev_made[op->outputs[0]] = true;
+            net->free_ops++;
+            continue;
+        }
+        char iwhy[256] = "";
+        if (!npk_tfl_op_supported(m, 0, i, iwhy, sizeof iwhy)) {
+            char nb[32];
+            const char *name = npk_tfl_op_name(m, op, nb, sizeof nb);
+            return npk_fail_at(err, NPK_E_UNSUPPORTED, op->offset,
+                               "operator %u (%s): neither the NPU nor the interpreter runs it "
+                               "(interpreter: %s%s%s)",
+                               i, name, iwhy, why[0] ? "; NPU: " : "", why);
+        }
+        b->side[i] = SIDE_CPU;
+        net->cpu_ops++;
+    }
+    return NPK_OK;
+}

@@ -1,0 +1,295 @@
+/* Whole networks on the emulator (npukit/rknpu_net.h): every real model
+ * compiled once, run on the emulator device with its CPU segments on the
+ * interpreter, and compared with the interpreter running the whole model on
+ * the same input: cat.bmp and seeded random inputs. Classifiers must agree
+ * on the top-1 class every time, DeepLab's arg-max maps on >= 99.9% of the
+ * pixels; the share of exact output elements and the largest difference are
+ * printed per model (docs/rknpu.md, "Whole networks").
+ *
+ * Light runs (ASan, qemu: NPK_TEST_LIGHT) take cat.bmp and one random input
+ * and leave out the two largest models (DeepLab 513x513, PoseNet 481x641). */
+#include <math.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "npk_test.h"
+#include "npukit/file.h"
+#include "npukit/image.h"
+#include "npukit/rknpu_device.h"
+#include "npukit/rknpu_net.h"
+#include "npukit/tensor.h"
+#include "npukit/tflite.h"
+#include "npukit/tflite_interp.h"
+
+typedef enum kind { CLASSIFY, SEGMENT, OTHER } kind;
+
+typedef struct stats {
+    uint64_t total, exact, off1, worse;
+    double maxd;
+    int top1_same, top1_runs;
+    uint64_t px_same, px_total;
+} stats;
+
+static int elem_int(const npk_tfl_view *v, size_t i, double *out)
+{
+    const uint8_t *d = v->data;
+    switch (v->type) {
+    case NPK_TFL_UINT8: *out = d[i]; return 1;
+    case NPK_TFL_INT8: *out = (int8_t)d[i]; return 1;
+    case NPK_TFL_INT32: {
+        int32_t x;
+        memcpy(&x, d + 4 * i, 4);
+        *out = x;
+        return 1;
+    }
+    case NPK_TFL_INT64: {
+        int64_t x;
+        memcpy(&x, d + 8 * i, 8);
+        *out = (double)x;
+        return 1;
+    }
+    case NPK_TFL_FLOAT32: {
+        float f;
+        memcpy(&f, d + 4 * i, 4);
+        *out = f;
+        return 0;
+    }
+    default: fail_msg("output type %d not compared", v->type);
+    }
+    return 0;
+}
+
+static size_t count_of(const npk_tfl_view *v)
+{
+    size_t es = npk_tfl_type_size(v->type);
+    return es ? v->bytes / es : 0;
+}
+
+static size_t argmax(const npk_tfl_view *v, size_t from, size_t n)
+{
+    size_t best = from;
+    double bv = -INFINITY, x;
+    for (size_t i = from; i < from + n; i++) {
+        elem_int(v, i, &x);
+        if (x > bv) bv = x, best = i;
+    }
+    return best - from;
+}
+
+static void compare(const npk_tfl_view *got, const npk_tfl_view *want, kind k, stats *s)
+{
+    assert_int_equal(got->bytes, want->bytes);
+    assert_int_equal(got->type, want->type);
+    size_t n = count_of(want);
+    for (size_t i = 0; i < n; i++) {
+        double a, b;
+        int is_int = elem_int(got, i, &a);
+        elem_int(want, i, &b);
+        double d = fabs(a - b);
+        if (!is_int && b != 0) d = fabs(a - b); /* floats: absolute */
+        s->total++;
+        s->exact += d == 0;
+        s->off1 += d > 0 && d <= 1 && is_int;
+        s->worse += is_int ? d > 1 : 0;
+        if (d > s->maxd) s->maxd = d;
+    }
+    if (k == CLASSIFY) {
+        s->top1_runs++;
+        s->top1_same += argmax(got, 0, n) == argmax(want, 0, n);
+    }
+    if (k == SEGMENT) {
+        s->px_total += n;
+        for (size_t i = 0; i < n; i++) {
+            double a, b;
+            elem_int(got, i, &a);
+            elem_int(want, i, &b);
+            s->px_same += a == b;
+        }
+    }
+}
+
+static void fill_random(const npk_tfl_view *v, uint64_t *rng)
+{
+    uint8_t *d = v->data;
+    if (v->type == NPK_TFL_FLOAT32) {
+        for (size_t i = 0; i + 4 <= v->bytes; i += 4) {
+            float f = (float)(npk_randf(rng) * 2.0 - 1.0);
+            memcpy(d + i, &f, 4);
+        }
+        return;
+    }
+    for (size_t i = 0; i < v->bytes; i++) d[i] = (uint8_t)npk_rand(rng);
+}
+
+/* cat.bmp as the model's picture input. */
+static void fill_image(const npk_tfl_view *v, const npk_image *img)
+{
+    npk_image_input in = {0};
+    in.dtype = v->type == NPK_TFL_UINT8 ? NPK_U8 : v->type == NPK_TFL_INT8 ? NPK_I8 : NPK_F32;
+    in.ndim = (int)v->ndim;
+    for (uint32_t d = 0; d < v->ndim; d++) in.shape[d] = v->dims[d];
+    in.has_quant = v->scale > 0;
+    in.scale = v->scale;
+    in.zero_point = v->zero_point;
+    npk_tensor t;
+    npk_error err = {0};
+    if (npk_image_to_tensor(img, &in, NULL, &t, &err)) fail_msg("image: %s", err.msg);
+    assert_int_equal(t.nbytes, v->bytes);
+    memcpy(v->data, t.data, v->bytes);
+    npk_tensor_free(&t);
+}
+
+static void run_model(const char *file, kind k, int cores, bool heavy)
+{
+    if (heavy && npk_test_light()) {
+        printf("%s: left out of light runs\n", file);
+        skip();
+    }
+    char rel[256];
+    snprintf(rel, sizeof rel, "models/%s", file);
+    npk_mapped mp;
+    npk_fixture_map(rel, &mp);
+    npk_mapped ip;
+    npk_fixture_map("models/cat.bmp", &ip);
+    npk_image img;
+    npk_error err = {0};
+    if (npk_image_decode(ip.data, ip.size, &img, &err)) fail_msg("cat.bmp: %s", err.msg);
+    npk_tfl_model m;
+    if (npk_tfl_parse(mp.data, mp.size, &m, &err)) fail_msg("%s: %s", file, err.msg);
+
+    npk_rk_net_opts no = {cores, NPK_RK_FORM_VENDOR, NPK_RK_RQ_EXACT, 0, 0, 0, 2};
+    npk_rk_net net;
+    if (npk_rk_net_compile(&m, &no, &net, &err)) fail_msg("%s: compile: %s", file, err.msg);
+    assert_int_equal(npk_rk_net_check_memory(&net, &err), NPK_OK);
+    assert_true(net.npu_ops > 0);
+    assert_true(net.act_bytes >= net.peak_live);
+
+    npk_rk_device *dev;
+    npk_rk_open_opts oo = {0};
+    oo.emu_cores = 3;
+    assert_int_equal(npk_rk_device_open(NPK_RK_DEV_EMU, &oo, &dev, &err), NPK_OK);
+    npk_rk_net_exec *x;
+    if (npk_rk_net_exec_new(&net, dev, &x, &err)) fail_msg("%s: bind: %s", file, err.msg);
+    assert_int_equal(npk_rk_net_check_memory(&net, &err), NPK_OK); /* after relocation too */
+
+    npk_tfl_interp *it;
+    npk_tfl_interp_opts io = {0};
+    io.threads = 2;
+    if (npk_tfl_interp_new(&m, &io, &it, &err)) fail_msg("%s: interpreter: %s", file, err.msg);
+    assert_int_equal(npk_rk_net_ninputs(x), npk_tfl_interp_ninputs(it));
+    assert_int_equal(npk_rk_net_noutputs(x), npk_tfl_interp_noutputs(it));
+
+    int runs = npk_test_light() ? 2 : 21;
+    if (heavy) runs = 3;
+    stats s;
+    memset(&s, 0, sizeof s);
+    uint64_t rng = 0x5eed0000u + (uint64_t)strlen(file);
+    size_t submits = 0;
+    for (int r = 0; r < runs; r++) {
+        for (uint32_t i = 0; i < npk_tfl_interp_ninputs(it); i++) {
+            npk_tfl_view a, b;
+            assert_int_equal(npk_rk_net_input(x, i, &a, &err), NPK_OK);
+            assert_int_equal(npk_tfl_interp_input(it, i, &b, &err), NPK_OK);
+            assert_int_equal(a.bytes, b.bytes);
+            if (r == 0 && b.ndim >= 3 && b.dims[b.ndim - 1] == 3)
+                fill_image(&b, &img);
+            else
+                fill_random(&b, &rng);
+            memcpy(a.data, b.data, b.bytes);
+        }
+        npk_rk_net_timing tm;
+        if (npk_rk_net_run(x, &tm, &err)) fail_msg("%s: run %d: %s", file, r, err.msg);
+        submits = tm.submits;
+        if (npk_tfl_interp_invoke(it, &err)) fail_msg("%s: invoke: %s", file, err.msg);
+        for (uint32_t i = 0; i < npk_tfl_interp_noutputs(it); i++) {
+            npk_tfl_view a, b;
+            assert_int_equal(npk_rk_net_output(x, i, &a, &err), NPK_OK);
+            assert_int_equal(npk_tfl_interp_output(it, i, &b, &err), NPK_OK);
+            stats before = s;
+            compare(&a, &b, k, &s);
+            if (r == 0 && k == CLASSIFY)
+                printf("  %s: cat.bmp: top-1 %zu (interpreter %zu)\n", file,
+                       argmax(&a, 0, count_of(&a)), argmax(&b, 0, count_of(&b)));
+            (void)before;
+        }
+    }
+    printf("%s: %u ops on the NPU (%zu tasks, %zu submits), %u free, %u on the CPU, %zu "
+           "segments; %d runs: %llu elements, %.4f%% exact, %llu off by one, %llu worse, max "
+           "difference %g",
+           file, net.npu_ops, net.ntasks, submits, net.free_ops, net.cpu_ops, net.nsegs, runs,
+           (unsigned long long)s.total, 100.0 * (double)s.exact / (double)s.total,
+           (unsigned long long)s.off1, (unsigned long long)s.worse, s.maxd);
+    if (k == CLASSIFY) printf("; top-1 equal %d/%d", s.top1_same, s.top1_runs);
+    if (k == SEGMENT)
+        printf("; arg-max equal on %.4f%% of pixels",
+               100.0 * (double)s.px_same / (double)s.px_total);
+    printf("; activations %llu bytes (largest live set %llu)\n", (unsigned long long)net.act_bytes,
+           (unsigned long long)net.peak_live);
+    if (k == CLASSIFY) assert_int_equal(s.top1_same, s.top1_runs);
+    if (k == SEGMENT) assert_true((double)s.px_same >= 0.999 * (double)s.px_total);
+    npk_tfl_interp_free(it);
+    npk_rk_net_exec_free(x);
+    npk_rk_device_close(dev);
+    npk_rk_net_free(&net);
+    npk_tfl_free(&m);
+    npk_image_free(&img);
+    npk_unmap_file(&ip);
+    npk_unmap_file(&mp);
+}
+
+static void test_mobilenet_v1_050_160(void **state)
+{
+    (void)state;
+    run_model("mobilenet_v1_0.5_160_quant.tflite", CLASSIFY, 1, false);
+}
+
+static void test_mobilenet_v1_embedding(void **state)
+{
+    (void)state;
+    run_model("mobilenet_v1_1.0_224_quant_embedding_extractor.tflite", OTHER, 2, false);
+}
+
+static void test_mobilenet_v2(void **state)
+{
+    (void)state;
+    run_model("mobilenet_v2_1.0_224_quant.tflite", CLASSIFY, 3, false);
+}
+
+static void test_tf2_mobilenet_v2_ptq(void **state)
+{
+    (void)state;
+    run_model("tf2_mobilenet_v2_1.0_224_ptq.tflite", CLASSIFY, 3, false);
+}
+
+static void test_deeplabv3(void **state)
+{
+    (void)state;
+    run_model("deeplabv3_mnv2_pascal_quant.tflite", SEGMENT, 3, true);
+}
+
+static void test_posenet(void **state)
+{
+    (void)state;
+    run_model("posenet_mobilenet_v1_075_481_641_16_quant_decoder.tflite", OTHER, 3, true);
+}
+
+static void test_movenet(void **state)
+{
+    (void)state;
+    run_model("movenet_single_pose_lightning_ptq.tflite", OTHER, 2, false);
+}
+
+int main(void)
+{
+    const struct CMUnitTest tests[] = {
+        cmocka_unit_test(test_mobilenet_v1_050_160),
+        cmocka_unit_test(test_mobilenet_v1_embedding),
+        cmocka_unit_test(test_mobilenet_v2),
+        cmocka_unit_test(test_tf2_mobilenet_v2_ptq),
+        cmocka_unit_test(test_deeplabv3),
+        cmocka_unit_test(test_posenet),
+        cmocka_unit_test(test_movenet),
+    };
+    return cmocka_run_group_tests(tests, NULL, NULL);
+}
