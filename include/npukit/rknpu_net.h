@@ -40,6 +40,9 @@ typedef struct npk_rk_net_opts {
      * 0x20000000 weights, 0x40000000 regcmd). */
     uint32_t act_addr, weight_addr, regcmd_addr;
     int threads; /* interpreter threads of the CPU segments (<= 1: one) */
+    /* Every device tensor keeps its own bytes (no reuse): all stay readable
+     * after a run (npk_rk_net_read), for checking layer by layer. */
+    bool keep_all;
 } npk_rk_net_opts;
 
 /* Where a tensor of the subgraph lives. */
@@ -162,6 +165,11 @@ typedef struct npk_rk_net_timing {
 } npk_rk_net_timing;
 
 npk_status npk_rk_net_run(npk_rk_net_exec *x, npk_rk_net_timing *t, npk_error *err);
+
+/* A tensor the last run wrote on the device, as NHWC into y (host_bytes):
+ * valid for every device tensor when compiled with keep_all, else only
+ * while its buffer was not reused. */
+npk_status npk_rk_net_read(npk_rk_net_exec *x, int32_t tensor, void *y, npk_error *err);
 
 /* ---- layout at the boundaries ---- */
 

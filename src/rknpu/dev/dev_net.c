@@ -247,3 +247,20 @@ npk_status npk_rk_net_run(npk_rk_net_exec *x, npk_rk_net_timing *tm, npk_error *
     }
     return NPK_OK;
 }
+
+npk_status npk_rk_net_read(npk_rk_net_exec *x, int32_t t, void *y, npk_error *err)
+{
+    npk_rk_net *net = x->net;
+    if (t < 0 || (uint32_t)t >= net->ntensors)
+        return npk_fail(err, NPK_E_NOTFOUND, "tensor %d of %u", t, net->ntensors);
+    const npk_rk_net_tensor *g = &net->tensors[t];
+    const npk_rk_net_tensor *r = &net->tensors[g->root];
+    if (!(r->where & NPK_RK_NET_DEV))
+        return npk_fail(err, NPK_E_NOTFOUND, "tensor %d is not on the device", t);
+    dev_buf *act = &x->bufs[BUF_OUTPUT];
+    npk_status st = x->d->ops->cpu_begin(x->d, act, err);
+    if (st) return st;
+    npk_rk_net_unpack(act->host + r->dev_off, sg0(x)->tensors[t].type == NPK_TFL_UINT8, g->h, g->w,
+                      g->c, y);
+    return x->d->ops->cpu_end(x->d, act, err);
+}

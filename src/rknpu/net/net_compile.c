@@ -202,7 +202,7 @@ static npk_status plan_memory(npk_rk_net *net, npk_error *err)
             moved = false;
             for (uint32_t j = 0; j < i; j++) {
                 const npk_rk_net_tensor *h = &net->tensors[roots[j]];
-                if (!alive_together(g, h)) continue;
+                if (!net->opts.keep_all && !alive_together(g, h)) continue;
                 if (off < h->dev_off + h->dev_bytes && h->dev_off < off + g->dev_bytes) {
                     off = h->dev_off + h->dev_bytes;
                     moved = true;
