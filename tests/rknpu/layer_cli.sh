@@ -104,7 +104,7 @@ grep -q "operator 64 (RESHAPE): not an NPU layer" "$tmp/err" || fail "refusal: $
 [ ! -e "$tmp/bad" ] || fail "a refused compile wrote $tmp/bad"
 expect 2 "$npk" rknpu compile "$model" --op 999 -o "$tmp/bad"
 [ ! -e "$tmp/bad" ] || fail "compile of a missing operator wrote $tmp/bad"
-expect 2 "$npk" rknpu compile "$model" -o "$tmp/bad"
+expect 2 "$npk" rknpu compile "$model" --op 0 --cores 4 -o "$tmp/bad"
 
 # Run on the emulator, checked against the interpreter.
 expect 0 "$npk" tensor random --shape 1,112,112,32 --dtype u8 --min 0 --max 255 --seed 3 -o "$tmp/x.npy"
