@@ -400,7 +400,7 @@ static bool parse_form(const char *s, npk_rk_form *f)
 int rknpu_net_compile(int argc, char **argv)
 {
     const char *cmd = "rknpu compile", *dir = NULL;
-    npk_rk_net_opts no = {1, NPK_RK_FORM_VENDOR, NPK_RK_RQ_EXACT, 0, 0, 0, 1, false};
+    npk_rk_net_opts no = {1, NPK_RK_FORM_VENDOR, NPK_RK_RQ_EXACT, 0, 0, 0, 1, false, false};
     bool tasks = false;
     static const struct option opts[] = {{"output", required_argument, NULL, 'o'},
                                          {"cores", required_argument, NULL, OPT_CORES},
@@ -711,7 +711,7 @@ int rknpu_net_run(int argc, char **argv)
     uint64_t repeat = 1, v;
     bool do_check = false;
     npk_rk_devkind kind = NPK_RK_DEV_EMU;
-    npk_rk_net_opts no = {1, NPK_RK_FORM_VENDOR, NPK_RK_RQ_EXACT, 0, 0, 0, 1, false};
+    npk_rk_net_opts no = {1, NPK_RK_FORM_VENDOR, NPK_RK_RQ_EXACT, 0, 0, 0, 1, false, false};
     static const struct option opts[] = {{"input", required_argument, NULL, OPT_INPUT},
                                          {"image", required_argument, NULL, OPT_IMAGE},
                                          {"output", required_argument, NULL, 'o'},

@@ -43,6 +43,9 @@ typedef struct npk_rk_net_opts {
     /* Every device tensor keeps its own bytes (no reuse): all stay readable
      * after a run (npk_rk_net_read), for checking layer by layer. */
     bool keep_all;
+    /* Plan every layer again at its addresses instead of moving the first
+     * plan's streams there (slower; the tests compare the two). */
+    bool replan;
 } npk_rk_net_opts;
 
 /* Where a tensor of the subgraph lives. */
@@ -72,6 +75,7 @@ typedef struct npk_rk_net_op {
     bool widened; /* input channels padded to the programmed count (weights at zw) */
     void *wide_w; /* the widened weights */
     npk_rk_lplan plan;
+    uint32_t addr[5];  /* where the plan's buffers are: input, input2, output, weights, streams */
     size_t task_first; /* its first record in the shared array */
     uint64_t weight_off, regcmd_off;
     int32_t in[2], out; /* root tensors (in[1] -1 unless ADD) */

@@ -59,7 +59,7 @@ static void run_on(npk_rk_device *d, const npk_tfl_model *m, int cores, uint8_t 
                    npk_rk_net *net, npk_rk_net_exec **xo)
 {
     npk_error err = {0};
-    npk_rk_net_opts no = {cores, npk_rk_device_form(d), NPK_RK_RQ_EXACT, 0, 0, 0, 1, false};
+    npk_rk_net_opts no = {cores, npk_rk_device_form(d), NPK_RK_RQ_EXACT, 0, 0, 0, 1, false, false};
     if (npk_rk_net_compile(m, &no, net, &err)) fail_msg("compile: %s", err.msg);
     npk_rk_net_exec *x;
     if (npk_rk_net_exec_new(net, d, &x, &err)) fail_msg("bind: %s", err.msg);
@@ -141,7 +141,7 @@ static void test_form_mismatch(void **state)
     npk_rk_device *emu;
     npk_rk_open_opts eo = {0};
     assert_int_equal(npk_rk_device_open(NPK_RK_DEV_EMU, &eo, &emu, &err), NPK_OK);
-    npk_rk_net_opts no = {1, NPK_RK_FORM_ROCKET, NPK_RK_RQ_EXACT, 0, 0, 0, 1, false};
+    npk_rk_net_opts no = {1, NPK_RK_FORM_ROCKET, NPK_RK_RQ_EXACT, 0, 0, 0, 1, false, false};
     npk_rk_net net;
     assert_int_equal(npk_rk_net_compile(&md.m, &no, &net, &err), NPK_OK);
     npk_rk_net_exec *x;

@@ -27,7 +27,8 @@ typedef enum kind { CLASSIFY, SEGMENT, OTHER } kind;
 typedef struct stats {
     uint64_t total, exact, off1, worse;
     double maxd;
-    int top1_same, top1_runs, top1_near; /* near: the interpreter's score of our class within 2 steps of its best */
+    int top1_same, top1_runs,
+        top1_near; /* near: the interpreter's score of our class within 4 steps of its best */
     bool cat_top1;
     uint64_t px_same, px_total;
     double cat_px; /* share of equal pixels on cat.bmp */
@@ -105,7 +106,7 @@ static void compare(const npk_tfl_view *got, const npk_tfl_view *want, kind k, s
             double g1, g2, w1, w2;
             elem_int(got, ga, &g1), elem_int(got, wa, &g2);
             elem_int(want, ga, &w1), elem_int(want, wa, &w2);
-            s->top1_near += w2 - w1 <= 2;
+            s->top1_near += w2 - w1 <= 4;
             printf("  top-1 %zu (%g; interpreter %g) against the interpreter's %zu (%g; %g)\n", ga,
                    g1, w1, wa, w2, g2);
         }
@@ -173,7 +174,7 @@ static void run_model(const char *file, kind k, int cores, bool heavy)
     npk_tfl_model m;
     if (npk_tfl_parse(mp.data, mp.size, &m, &err)) fail_msg("%s: %s", file, err.msg);
 
-    npk_rk_net_opts no = {cores, NPK_RK_FORM_VENDOR, NPK_RK_RQ_EXACT, 0, 0, 0, 2, false};
+    npk_rk_net_opts no = {cores, NPK_RK_FORM_VENDOR, NPK_RK_RQ_EXACT, 0, 0, 0, 2, false, false};
     npk_rk_net net;
     if (npk_rk_net_compile(&m, &no, &net, &err)) fail_msg("%s: compile: %s", file, err.msg);
     assert_int_equal(npk_rk_net_check_memory(&net, &err), NPK_OK);
@@ -226,8 +227,7 @@ static void run_model(const char *file, kind k, int cores, bool heavy)
             if (r == 0 && k == CLASSIFY)
                 printf("  %s: cat.bmp: top-1 %zu (interpreter %zu)\n", file,
                        argmax(&a, 0, count_of(&a)), argmax(&b, 0, count_of(&b)));
-            if (k == OTHER)
-                printf("  run %d output %u: max difference %g so far\n", r, i, s.maxd);
+            if (k == OTHER) printf("  run %d output %u: max difference %g so far\n", r, i, s.maxd);
             (void)before;
         }
     }
@@ -246,7 +246,8 @@ static void run_model(const char *file, kind k, int cores, bool heavy)
     /* The layers are exact but for rare off-by-one roundings (test_layer_models);
      * through 30-65 layers those grow. Classes must agree on the picture; on
      * noise, where the scores are nearly flat, a different class must be a
-     * near tie (within 2 output steps in the interpreter's own scores). */
+     * near tie (within 4 output steps, 1.6% for a uint8 softmax, in the interpreter's own scores).
+     */
     if (k == CLASSIFY) {
         assert_true(s.cat_top1);
         assert_int_equal(s.top1_same + s.top1_near, s.top1_runs);
@@ -256,7 +257,7 @@ static void run_model(const char *file, kind k, int cores, bool heavy)
         assert_true(s.cat_px >= 0.995);
         assert_true((double)s.px_same >= 0.985 * (double)s.px_total);
     }
-    if (k == OTHER) assert_true(s.worse == 0 || s.maxd <= 2);
+    if (k == OTHER) assert_true(s.worse == 0 && s.maxd < 1.0);
     npk_tfl_interp_free(it);
     npk_rk_net_exec_free(x);
     npk_rk_device_close(dev);
@@ -281,7 +282,7 @@ static void chain_check(const char *file, int cores)
     npk_tfl_model m;
     npk_error err = {0};
     if (npk_tfl_parse(mp.data, mp.size, &m, &err)) fail_msg("%s: %s", file, err.msg);
-    npk_rk_net_opts no = {cores, NPK_RK_FORM_VENDOR, NPK_RK_RQ_EXACT, 0, 0, 0, 2, true};
+    npk_rk_net_opts no = {cores, NPK_RK_FORM_VENDOR, NPK_RK_RQ_EXACT, 0, 0, 0, 2, true, false};
     npk_rk_net net;
     if (npk_rk_net_compile(&m, &no, &net, &err)) fail_msg("%s: compile: %s", file, err.msg);
     npk_rk_device *dev;
@@ -303,8 +304,8 @@ static void chain_check(const char *file, int cores)
         int32_t ins[2];
         uint32_t nin = 0;
         for (uint32_t j = 0; j < op->ninputs; j++)
-            if (op->inputs[j] >= 0 && (op->inputs[j] == o->tl.inputs[0] ||
-                                       op->inputs[j] == o->tl.inputs[1]))
+            if (op->inputs[j] >= 0 &&
+                (op->inputs[j] == o->tl.inputs[0] || op->inputs[j] == o->tl.inputs[1]))
                 ins[nin++] = op->inputs[j];
         int32_t outs[1] = {o->tl.output};
         npk_tfl_interp_opts io = {0};
@@ -340,8 +341,8 @@ static void chain_check(const char *file, int cores)
         bool u8 = want.type == NPK_TFL_UINT8;
         uint64_t bad = 0;
         for (size_t j = 0; j < want.bytes; j++) {
-            int a = u8 ? y[j] : (int8_t)y[j], b = u8 ? ((uint8_t *)want.data)[j]
-                                                     : ((int8_t *)want.data)[j];
+            int a = u8 ? y[j] : (int8_t)y[j],
+                b = u8 ? ((uint8_t *)want.data)[j] : ((int8_t *)want.data)[j];
             total++;
             exact += a == b;
             if (abs(a - b) > 1 && bad++ < 3)
@@ -374,6 +375,70 @@ static void chain_check(const char *file, int cores)
     npk_rk_net_free(&net);
     npk_tfl_free(&m);
     npk_unmap_file(&mp);
+}
+
+/* Moving the streams to the buffers' addresses (the default) gives the same
+ * bytes as planning every layer again there, at the compile addresses and
+ * after a relocation to others. */
+static void same_map(const npk_rk_net *a, const npk_rk_net *b)
+{
+    assert_int_equal(a->regcmd_entries, b->regcmd_entries);
+    assert_memory_equal(a->regcmd, b->regcmd, a->regcmd_entries * 8);
+    assert_int_equal(a->ntasks, b->ntasks);
+    assert_memory_equal(a->records, b->records, a->ntasks * sizeof *a->records);
+    assert_int_equal(a->weight_bytes, b->weight_bytes);
+    assert_memory_equal(a->weights, b->weights, (size_t)a->weight_bytes);
+    for (size_t i = 0; i < a->nops; i++)
+        assert_memory_equal(&a->ops[i].plan.submit, &b->ops[i].plan.submit,
+                            sizeof a->ops[i].plan.submit);
+}
+
+static void test_relocation_equals_replanning(void **state)
+{
+    (void)state;
+    static const char *const models[] = {"mobilenet_v1_0.5_160_quant.tflite",
+                                         "mobilenet_v2_1.0_224_quant.tflite",
+                                         "tf2_mobilenet_v2_1.0_224_ptq.tflite",
+                                         "deeplabv3_mnv2_pascal_quant.tflite",
+                                         "posenet_mobilenet_v1_075_481_641_16_quant_decoder.tflite",
+                                         "movenet_single_pose_lightning_ptq.tflite"};
+    size_t n = npk_test_light() ? 2 : sizeof models / sizeof *models;
+    for (size_t k = 0; k < n; k++) {
+        char rel[256];
+        snprintf(rel, sizeof rel, "models/%s", models[k]);
+        npk_mapped mp;
+        npk_fixture_map(rel, &mp);
+        npk_tfl_model m;
+        npk_error err = {0};
+        if (npk_tfl_parse(mp.data, mp.size, &m, &err)) fail_msg("%s: %s", rel, err.msg);
+        for (int form = 0; form < 2; form++) {
+            npk_rk_net_opts no = {1 + (int)k % 3,
+                                  form ? NPK_RK_FORM_ROCKET : NPK_RK_FORM_VENDOR,
+                                  NPK_RK_RQ_EXACT,
+                                  0,
+                                  0,
+                                  0,
+                                  1,
+                                  false,
+                                  false};
+            npk_rk_net a, b;
+            if (npk_rk_net_compile(&m, &no, &a, &err)) fail_msg("%s: %s", rel, err.msg);
+            no.replan = true;
+            if (npk_rk_net_compile(&m, &no, &b, &err)) fail_msg("%s: %s", rel, err.msg);
+            same_map(&a, &b);
+            assert_int_equal(npk_rk_net_relocate(&a, 0x00101000, 0x08000040, 0x7fff0000, &err),
+                             NPK_OK);
+            assert_int_equal(npk_rk_net_relocate(&b, 0x00101000, 0x08000040, 0x7fff0000, &err),
+                             NPK_OK);
+            same_map(&a, &b);
+            npk_rk_net_free(&a);
+            npk_rk_net_free(&b);
+        }
+        printf("%s: relocated streams equal to planning again (vendor and rocket forms)\n",
+               models[k]);
+        npk_tfl_free(&m);
+        npk_unmap_file(&mp);
+    }
 }
 
 static void test_chain_mobilenet_v2(void **state)
@@ -439,8 +504,10 @@ int main(void)
         cmocka_unit_test(test_tf2_mobilenet_v2_ptq),
         cmocka_unit_test(test_deeplabv3),
         cmocka_unit_test(test_posenet),
-        cmocka_unit_test(test_movenet),              cmocka_unit_test(test_chain_mobilenet_v2),
+        cmocka_unit_test(test_movenet),
+        cmocka_unit_test(test_chain_mobilenet_v2),
         cmocka_unit_test(test_chain_movenet),
+        cmocka_unit_test(test_relocation_equals_replanning),
     };
     /* NPK_TEST_FILTER=pattern: one model while working on it. */
     if (getenv("NPK_TEST_FILTER")) cmocka_set_test_filter(getenv("NPK_TEST_FILTER"));

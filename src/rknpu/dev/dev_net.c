@@ -193,6 +193,7 @@ static npk_status run_npu(npk_rk_net_exec *x, const npk_rk_net_seg *s, npk_rk_ne
                        p->core_first, p->core_count, x->entries[i], x->bufs};
         if ((st = d->ops->run(d, &job, err))) {
             npk_error e = *err;
+            npk_error_clear(err);
             return npk_fail_at(err, st, net->ops[i].tl.offset, "%s: %s", net->ops[i].tl.name,
                                e.msg);
         }

@@ -281,16 +281,26 @@ static npk_status place(npk_rk_net *net, npk_error *err)
         return npk_fail(err, NPK_E_LIMIT, "the buffers pass the NPU's 32-bit address space");
     for (size_t i = 0; i < net->nops; i++) {
         npk_rk_net_op *o = &net->ops[i];
-        npk_rk_lplan_opts po = {no->cores, no->form, 0, 0, 0, 0, 0, 0, 0, no->requant};
-        po.input_addr = no->act_addr + (uint32_t)net->tensors[o->in[0]].dev_off;
-        po.input2_addr =
-            o->in[1] >= 0 ? no->act_addr + (uint32_t)net->tensors[o->in[1]].dev_off : 0;
-        po.output_addr = no->act_addr + (uint32_t)net->tensors[o->out].dev_off;
-        po.weight_addr = no->weight_addr + (uint32_t)o->weight_off;
-        po.regcmd_addr = no->regcmd_addr + (uint32_t)o->regcmd_off;
+        uint32_t to[NET_BUFS];
+        to[NET_IN] = no->act_addr + (uint32_t)net->tensors[o->in[0]].dev_off;
+        to[NET_IN2] = o->in[1] >= 0 ? no->act_addr + (uint32_t)net->tensors[o->in[1]].dev_off : 0;
+        to[NET_OUT] = no->act_addr + (uint32_t)net->tensors[o->out].dev_off;
+        to[NET_WT] = no->weight_addr + (uint32_t)o->weight_off;
+        to[NET_REG] = no->regcmd_addr + (uint32_t)o->regcmd_off;
+        npk_status st;
+        if (!no->replan) {
+            if ((st = net_relocate_plan(&o->plan, o->addr, to, err))) {
+                npk_error e = *err;
+                npk_error_clear(err);
+                return npk_fail_at(err, st, o->tl.offset, "%s: %s", o->tl.name, e.msg);
+            }
+            memcpy(o->addr, to, sizeof to);
+            continue;
+        }
+        npk_rk_lplan_opts po = {no->cores,   no->form, to[NET_IN], to[NET_WT],  to[NET_OUT],
+                                to[NET_REG], 0,        0,          to[NET_IN2], no->requant};
         npk_rk_lplan p;
-        npk_status st = npk_rk_tfl_plan(&o->tl, &po, &p, err);
-        if (st) return st;
+        if ((st = npk_rk_tfl_plan(&o->tl, &po, &p, err))) return st;
         if (p.count != o->plan.count || p.regcmd_entries != o->plan.regcmd_entries ||
             p.weight_bytes != o->plan.weight_bytes) {
             npk_rk_lplan_free(&p);
@@ -299,6 +309,7 @@ static npk_status place(npk_rk_net *net, npk_error *err)
         }
         npk_rk_lplan_free(&o->plan);
         o->plan = p;
+        memcpy(o->addr, to, sizeof to);
     }
     free(net->records);
     free(net->weights);

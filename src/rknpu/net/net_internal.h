@@ -17,6 +17,21 @@ typedef struct net_build {
     bool *dev_made;  /* per tensor: written on the device (by a layer or a free reshape) */
 } net_build;
 
+/* A layer's buffers, in the order of net_relocate_plan's address arrays. */
+enum { NET_IN, NET_IN2, NET_OUT, NET_WT, NET_REG, NET_BUFS };
+/* Where the first plan of every layer puts its buffers (disjoint ranges of
+ * 512 MiB, so every address in a stream names its buffer). */
+#define NET_MARK_IN  0x10000000u
+#define NET_MARK_IN2 0x30000000u
+#define NET_MARK_OUT 0x50000000u
+#define NET_MARK_WT  0x70000000u
+#define NET_MARK_REG 0x90000000u
+
+/* Move a plan's addresses from the buffers at `from` to `to` (streams and
+ * task records patched in place). */
+npk_status net_relocate_plan(npk_rk_lplan *p, const uint32_t from[NET_BUFS],
+                             const uint32_t to[NET_BUFS], npk_error *err);
+
 bool net_is_const(const npk_tfl_model *m, const npk_tfl_tensor *t);
 npk_status net_partition(net_build *b, npk_error *err);
 

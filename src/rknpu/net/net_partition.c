@@ -103,11 +103,17 @@ static bool try_npu(net_build *b, uint32_t i, npk_rk_net_op *o, char *why, size_
         ok = false;
     }
     if (ok) {
-        npk_rk_lplan_opts po = {net->opts.cores,  net->opts.form, 0, 0, 0, 0, 0, 0, 0,
-                                net->opts.requant};
+        /* Marker addresses: every address in the streams names its buffer. */
+        npk_rk_lplan_opts po = {net->opts.cores, net->opts.form, NET_MARK_IN, NET_MARK_WT,
+                                NET_MARK_OUT,    NET_MARK_REG,   0,           0,
+                                NET_MARK_IN2,    net->opts.requant};
         if (npk_rk_tfl_plan(&o->tl, &po, &o->plan, &e)) {
             snprintf(why, why_len, "%s", e.msg);
             ok = false;
+        } else {
+            uint32_t mark[NET_BUFS] = {NET_MARK_IN, NET_MARK_IN2, NET_MARK_OUT, NET_MARK_WT,
+                                       NET_MARK_REG};
+            memcpy(o->addr, mark, sizeof mark);
         }
     }
     if (!ok) {
