@@ -112,10 +112,11 @@ static void print_summary(const loaded *l, const char *dir, bool tasks)
     human(net->act_bytes, a, sizeof a);
     human(net->peak_live, pk, sizeof pk);
     human((uint64_t)net->regcmd_entries * 8, r, sizeof r);
-    printf("%s: %u operators: %u on the NPU (%zu tasks, %d core%s), %u free reshapes, %u on the "
-           "CPU; %zu segments\n",
-           l->path, m->subgraphs[0].noperators, net->npu_ops, net->ntasks, net->opts.cores,
-           net->opts.cores == 1 ? "" : "s", net->free_ops, net->cpu_ops, net->nsegs);
+    printf("%s: %u operators: %u on the NPU (%zu tasks, %zu submits, %d core%s), %u free "
+           "reshapes, %u on the CPU; %zu segments\n",
+           l->path, m->subgraphs[0].noperators, net->npu_ops, net->ntasks, npk_rk_net_submits(net),
+           net->opts.cores, net->opts.cores == 1 ? "" : "s", net->free_ops, net->cpu_ops,
+           net->nsegs);
     if (net->cpu_ops) {
         printf("  CPU:");
         int shown = 0;
@@ -242,9 +243,16 @@ static cJSON *json_plan(const loaded *l)
         for (uint32_t t = 0; t < s->nout; t++) cJSON_AddItemToArray(out, json_tensor(l, s->out[t]));
         cJSON_AddItemToArray(segs, o);
     }
+    cli_json_u64(j, "submits", npk_rk_net_submits(net));
     cJSON *layers = cJSON_AddArrayToObject(j, "npu_ops");
+    size_t submit = 0, seg = 0;
     for (size_t i = 0; i < net->nops; i++) {
         const npk_rk_net_op *op = &net->ops[i];
+        while (seg < net->nsegs &&
+               (!net->segs[seg].npu || i >= net->segs[seg].npu_first + net->segs[seg].npu_count))
+            seg++;
+        const npk_rk_net_seg *sg = &net->segs[seg];
+        if (i > 0 && !(sg->merged && i != sg->npu_first)) submit++;
         const npk_rk_lplan *p = &op->plan;
         cJSON *o = cJSON_CreateObject();
         cli_json_u64(o, "op", op->op_index);
@@ -258,7 +266,7 @@ static cJSON *json_plan(const loaded *l)
         cJSON *wt = cJSON_AddObjectToObject(o, "weights");
         cli_json_hex(wt, "addr", net->opts.weight_addr + op->weight_off);
         cli_json_u64(wt, "bytes", p->weight_bytes);
-        cli_json_u64(o, "submit", i);
+        cli_json_u64(o, "submit", submit);
         cli_json_u64(o, "cores", (uint64_t)p->cores);
         cJSON *ts = cJSON_AddArrayToObject(o, "tasks");
         for (size_t t = 0; t < p->count; t++) {
@@ -340,15 +348,22 @@ static int write_compiled(const char *dir, const loaded *l)
     npk_rk_stream_to_bin(net->regcmd, net->regcmd_entries, reg);
     for (size_t i = 0; i < net->ntasks; i++)
         npk_rknpu_task_to_bytes(&net->records[i], tasks + i * NPK_RKNPU_TASK_SIZE);
-    /* One submit per layer, its task ranges counted in the shared array. */
-    for (size_t i = 0; i < net->nops; i++) {
-        npk_rknpu_submit s = net->ops[i].plan.submit;
-        uint32_t t = (uint32_t)net->ops[i].task_first;
-        s.task_start += t;
-        for (int c = 0; c < NPK_RKNPU_SUBCORE_SLOTS; c++)
-            if (s.subcore_task[c].task_number) s.subcore_task[c].task_start += t;
-        npk_rknpu_submit_to_bytes(&s, subs + i * NPK_RKNPU_SUBMIT_SIZE);
+    /* One submit per merged segment or per layer, its task ranges counted
+     * in the shared array. */
+    size_t ns = 0;
+    for (size_t k = 0; k < net->nsegs; k++) {
+        const npk_rk_net_seg *g = &net->segs[k];
+        for (size_t i = g->npu_first; g->npu && i < g->npu_first + g->npu_count; i++) {
+            if (g->merged && i != g->npu_first) break;
+            npk_rknpu_submit s = g->merged ? g->submit : net->ops[i].plan.submit;
+            uint32_t t = (uint32_t)(g->merged ? g->task_first : net->ops[i].task_first);
+            s.task_start += t;
+            for (int c = 0; c < NPK_RKNPU_SUBCORE_SLOTS; c++)
+                if (s.subcore_task[c].task_number) s.subcore_task[c].task_start += t;
+            npk_rknpu_submit_to_bytes(&s, subs + ns++ * NPK_RKNPU_SUBMIT_SIZE);
+        }
     }
+    sb = ns * NPK_RKNPU_SUBMIT_SIZE;
     out_file f[5] = {{"regcmd.bin", reg, rb},
                      {"tasks.bin", tasks, tb},
                      {"submit.bin", subs, sb},

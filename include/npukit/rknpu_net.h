@@ -91,6 +91,14 @@ typedef struct npk_rk_net_seg {
     int32_t *in, *out;
     uint32_t nin, nout;
     npk_tfl_interp *it; /* CPU segments: the interpreter of the cut (made at compile time) */
+    /* One core: the segment's layers chained into one submit (vendor form:
+     * each layer's last stream continues with the next layer's first; rocket:
+     * one job), records task_first .. + task_count of the shared array; the
+     * submit counts them from 0. With more cores a layer's tasks run on
+     * several cores and the next layer must wait for all: a submit per layer. */
+    bool merged;
+    size_t task_first, task_count;
+    npk_rknpu_submit submit;
 } npk_rk_net_seg;
 
 typedef struct npk_rk_net {
@@ -167,6 +175,9 @@ typedef struct npk_rk_net_timing {
     double npu_ms, cpu_ms, convert_ms; /* wall time of the last run by part */
     size_t submits;
 } npk_rk_net_timing;
+
+/* Submits per run (one per merged segment, else one per layer). */
+size_t npk_rk_net_submits(const npk_rk_net *net);
 
 npk_status npk_rk_net_run(npk_rk_net_exec *x, npk_rk_net_timing *t, npk_error *err);
 

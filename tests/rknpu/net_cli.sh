@@ -89,6 +89,13 @@ for i, (t, (a, la, (f, l))) in enumerate(items):
 EOF
 fi
 
+# One core: the NPU segment's 29 layers chained into one submit.
+expect 0 "$npk" rknpu compile "$model" -o "$tmp/one"
+grep -q "34 tasks, 1 submits, 1 core" "$tmp/out" || fail "one core: $(cat "$tmp/out")"
+[ "$(wc -c <"$tmp/one/submit.bin")" = 104 ] || fail "one core: submit.bin"
+expect 0 "$npk" rknpu disasm "$tmp/one/regcmd.bin"
+if grep -q '!!' "$tmp/out"; then fail "disasm flags an entry of the chained regcmd.bin"; fi
+
 # Refusals: an operator neither side runs, a bad input: exit 2, one line, nothing written.
 edgetpu="$fix/models/mobilenet_v1_0.5_160_quant_edgetpu.tflite"
 if [ -f "$edgetpu" ]; then

@@ -19,6 +19,7 @@ struct npk_rk_net_exec {
     dev_buf bufs[BUF_MAX]; /* BUF_OUTPUT: activations, BUF_WEIGHTS, BUF_REGCMD */
     uint8_t **host;        /* per tensor: NHWC bytes, or NULL */
     size_t **entries;      /* per layer: stream entries per task */
+    size_t **seg_entries;  /* per merged segment: the same for its tasks */
 };
 
 static double now_ms(void)
@@ -35,8 +36,10 @@ void npk_rk_net_exec_free(npk_rk_net_exec *x)
         if (x->bufs[i].live) x->d->ops->release(x->d, &x->bufs[i]);
     for (uint32_t t = 0; x->host && t < x->net->ntensors; t++) free(x->host[t]);
     for (size_t i = 0; x->entries && i < x->net->nops; i++) free(x->entries[i]);
+    for (size_t k = 0; x->seg_entries && k < x->net->nsegs; k++) free(x->seg_entries[k]);
     free(x->host);
     free(x->entries);
+    free(x->seg_entries);
     free(x);
 }
 
@@ -70,8 +73,10 @@ npk_status npk_rk_net_exec_new(npk_rk_net *net, npk_rk_device *d, npk_rk_net_exe
     x->d = d;
     x->host = calloc(net->ntensors + 1, sizeof *x->host);
     x->entries = calloc(net->nops + 1, sizeof *x->entries);
+    x->seg_entries = calloc(net->nsegs + 1, sizeof *x->seg_entries);
     npk_status st = NPK_OK;
-    if (!x->host || !x->entries) st = npk_fail(err, NPK_E_NOMEM, "out of memory");
+    if (!x->host || !x->entries || !x->seg_entries)
+        st = npk_fail(err, NPK_E_NOMEM, "out of memory");
     uint64_t sizes[3] = {net->act_bytes, net->weight_bytes, (uint64_t)net->regcmd_entries * 8};
     static const int slot[3] = {BUF_OUTPUT, BUF_WEIGHTS, BUF_REGCMD};
     for (int i = 0; i < 3 && !st; i++)
@@ -99,6 +104,18 @@ npk_status npk_rk_net_exec_new(npk_rk_net *net, npk_rk_device *d, npk_rk_net_exe
             break;
         }
         for (size_t k = 0; k < p->count; k++) x->entries[i][k] = p->tasks[k].entries;
+    }
+    for (size_t k = 0; k < net->nsegs && !st; k++) {
+        const npk_rk_net_seg *s = &net->segs[k];
+        if (!s->merged) continue;
+        size_t *e = x->seg_entries[k] = malloc(s->task_count * sizeof *e);
+        if (!e) {
+            st = npk_fail(err, NPK_E_NOMEM, "out of memory");
+            break;
+        }
+        for (size_t i = s->npu_first, n = 0; i < s->npu_first + s->npu_count; i++)
+            for (size_t t = 0; t < net->ops[i].plan.count; t++)
+                e[n++] = net->ops[i].plan.tasks[t].entries;
     }
     if (!st) st = load(x, err);
     if (st) {
@@ -187,7 +204,27 @@ static npk_status run_npu(npk_rk_net_exec *x, const npk_rk_net_seg *s, npk_rk_ne
         if ((st = d->ops->cpu_end(d, act, err))) return st;
     }
     double t1 = now_ms();
-    for (size_t i = s->npu_first; i < s->npu_first + s->npu_count; i++) {
+    if (s->merged) {
+        size_t k = (size_t)(s - net->segs);
+        uint32_t first = 0, count = (uint32_t)s->task_count;
+        dev_job job = {s->task_count,
+                       net->records + s->task_first,
+                       &s->submit,
+                       1,
+                       &first,
+                       &count,
+                       x->seg_entries[k],
+                       x->bufs};
+        if ((st = d->ops->run(d, &job, err))) {
+            npk_error e = *err;
+            npk_error_clear(err);
+            const npk_rk_net_op *o = &net->ops[s->npu_first];
+            return npk_fail_at(err, st, o->tl.offset, "the layers from %s on: %s", o->tl.name,
+                               e.msg);
+        }
+        if (tm) tm->submits++;
+    }
+    for (size_t i = s->npu_first; !s->merged && i < s->npu_first + s->npu_count; i++) {
         const npk_rk_lplan *p = &net->ops[i].plan;
         dev_job job = {p->count,      p->records,    &p->submit,    p->cores,
                        p->core_first, p->core_count, x->entries[i], x->bufs};

@@ -6,6 +6,7 @@
 #include <string.h>
 
 #include "net_internal.h"
+#include "npukit/rknpu_uapi.h"
 
 #define ALIGN 64
 
@@ -259,6 +260,8 @@ npk_status npk_rk_net_check_memory(const npk_rk_net *net, npk_error *err)
     return NPK_OK;
 }
 
+static npk_status merge_segments(npk_rk_net *net, npk_error *err);
+
 /* Plan every layer at its place; the address map's arrays rebuilt. */
 static npk_status place(npk_rk_net *net, npk_error *err)
 {
@@ -331,7 +334,53 @@ static npk_status place(npk_rk_net *net, npk_error *err)
         memcpy(net->regcmd + o->regcmd_off / 8, p->regcmd, p->regcmd_entries * 8);
         for (size_t t = 0; t < p->count; t++) net->macs += p->tasks[t].macs;
     }
+    return merge_segments(net, err);
+}
+
+/* One core: each NPU segment's layers in one submit (see npk_rk_net_seg). */
+static npk_status merge_segments(npk_rk_net *net, npk_error *err)
+{
+    for (size_t k = 0; k < net->nsegs; k++) {
+        npk_rk_net_seg *s = &net->segs[k];
+        s->merged = false;
+        if (!s->npu || !s->npu_count || net->opts.cores != 1) continue;
+        const npk_rk_net_op *first = &net->ops[s->npu_first];
+        s->task_first = first->task_first;
+        s->task_count = 0;
+        for (size_t i = s->npu_first; i < s->npu_first + s->npu_count; i++) {
+            const npk_rk_net_op *o = &net->ops[i];
+            s->task_count += o->plan.count;
+            if (i + 1 == s->npu_first + s->npu_count || net->opts.form != NPK_RK_FORM_VENDOR)
+                continue;
+            const npk_rk_net_op *n = &net->ops[i + 1];
+            const npk_rk_ltask *last = &o->plan.tasks[o->plan.count - 1], *next = &n->plan.tasks[0];
+            npk_status st = npk_rk_stream_chain(
+                net->regcmd + (o->regcmd_off + last->regcmd_off) / 8, last->entries,
+                net->opts.regcmd_addr + (uint32_t)(n->regcmd_off + next->regcmd_off), next->entries,
+                err);
+            if (st) return st;
+        }
+        if (s->task_count > NPK_RKNPU_MAX_SUBMIT_TASKS) continue; /* a submit per layer */
+        npk_rknpu_submit sub = first->plan.submit;
+        memset(sub.subcore_task, 0, sizeof sub.subcore_task);
+        sub.task_start = 0;
+        sub.task_number = (uint32_t)s->task_count;
+        sub.core_mask = 1;
+        int sl = npk_rknpu_subcore_slot(1, 0);
+        sub.subcore_task[sl].task_start = 0;
+        sub.subcore_task[sl].task_number = (uint32_t)s->task_count;
+        s->submit = sub;
+        s->merged = true;
+    }
     return NPK_OK;
+}
+
+size_t npk_rk_net_submits(const npk_rk_net *net)
+{
+    size_t n = 0;
+    for (size_t k = 0; k < net->nsegs; k++)
+        if (net->segs[k].npu) n += net->segs[k].merged ? 1 : net->segs[k].npu_count;
+    return n;
 }
 
 npk_status npk_rk_net_relocate(npk_rk_net *net, uint32_t act_addr, uint32_t weight_addr,

@@ -104,8 +104,8 @@ static bool try_npu(net_build *b, uint32_t i, npk_rk_net_op *o, char *why, size_
     }
     if (ok) {
         /* Marker addresses: every address in the streams names its buffer. */
-        npk_rk_lplan_opts po = {net->opts.cores, net->opts.form, NET_MARK_IN, NET_MARK_WT,
-                                NET_MARK_OUT,    NET_MARK_REG,   0,           0,
+        npk_rk_lplan_opts po = {net->opts.cores, net->opts.form,   NET_MARK_IN, NET_MARK_WT,
+                                NET_MARK_OUT,    NET_MARK_REG,     0,           0,
                                 NET_MARK_IN2,    net->opts.requant};
         if (npk_rk_tfl_plan(&o->tl, &po, &o->plan, &e)) {
             snprintf(why, why_len, "%s", e.msg);
