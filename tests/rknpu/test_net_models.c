@@ -6,8 +6,9 @@
  * pixels; the share of exact output elements and the largest difference are
  * printed per model (docs/rknpu.md, "Whole networks").
  *
- * Light runs (ASan, qemu: NPK_TEST_LIGHT) take cat.bmp and one random input
- * and leave out the two largest models (DeepLab 513x513, PoseNet 481x641). */
+ * Light runs (sanitizer builds, qemu: NPK_TEST_LIGHT) take cat.bmp and one
+ * random input and leave out the two largest models (DeepLab 513x513,
+ * PoseNet 481x641). */
 #include <math.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -21,6 +22,23 @@
 #include "npukit/tensor.h"
 #include "npukit/tflite.h"
 #include "npukit/tflite_interp.h"
+
+/* Sanitizer builds (Debug, ASan) run the emulator ~20x slower: light there too. */
+#if defined(__SANITIZE_ADDRESS__)
+#define SANITIZED 1
+#elif defined(__has_feature)
+#if __has_feature(address_sanitizer)
+#define SANITIZED 1
+#endif
+#endif
+#ifndef SANITIZED
+#define SANITIZED 0
+#endif
+
+static int light(void)
+{
+    return npk_test_light() || SANITIZED;
+}
 
 typedef enum kind { CLASSIFY, SEGMENT, OTHER } kind;
 
@@ -158,7 +176,7 @@ static void fill_image(const npk_tfl_view *v, const npk_image *img)
 
 static void run_model(const char *file, kind k, int cores, bool heavy)
 {
-    if (heavy && npk_test_light()) {
+    if (heavy && light()) {
         printf("%s: left out of light runs\n", file);
         skip();
     }
@@ -196,7 +214,7 @@ static void run_model(const char *file, kind k, int cores, bool heavy)
     assert_int_equal(npk_rk_net_ninputs(x), npk_tfl_interp_ninputs(it));
     assert_int_equal(npk_rk_net_noutputs(x), npk_tfl_interp_noutputs(it));
 
-    int runs = npk_test_light() ? 2 : 21;
+    int runs = light() ? 2 : 21;
     if (heavy) runs = 3;
     stats s;
     memset(&s, 0, sizeof s);
@@ -402,7 +420,7 @@ static void test_relocation_equals_replanning(void **state)
                                          "deeplabv3_mnv2_pascal_quant.tflite",
                                          "posenet_mobilenet_v1_075_481_641_16_quant_decoder.tflite",
                                          "movenet_single_pose_lightning_ptq.tflite"};
-    size_t n = npk_test_light() ? 2 : sizeof models / sizeof *models;
+    size_t n = light() ? 2 : sizeof models / sizeof *models;
     for (size_t k = 0; k < n; k++) {
         char rel[256];
         snprintf(rel, sizeof rel, "models/%s", models[k]);
