@@ -119,10 +119,9 @@ static void bench_net_compile(npk_bench *b)
     double peer = npk_bench_time(b, infer, &a);
     double t = npk_bench_time(b, compile_net, &a);
     npk_bench_note(b,
-                   "rknpu net compile: the whole mobilenet_v2_1.0_224_quant 
-                   "each layer planned once and its streams relocated, memory plan, CPU "
-                   "interpreter); peer = one "
-                   "interpreter inference, 1 thread%s",
+                   "rknpu net compile: the whole mobilenet_v2_1.0_224_quant (partition, each "
+                   "layer planned once and its streams relocated, memory plan, CPU "
+                   "interpreter); peer = one interpreter inference, 1 thread%s",
                    a.failed ? "; FAILED" : "");
     npk_bench_report_rate(b, "rknpu: compile the whole mobilenet_v2_1.0_224_quant", 1, "models/s",
                           t, "one interpreter inference", peer, 10.0);
