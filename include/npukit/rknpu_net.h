@@ -159,7 +159,10 @@ typedef struct npk_rk_net_exec npk_rk_net_exec;
 /* Bind a compiled net to a device: allocate its three buffers once, plan the
  * layers at their addresses, load weights and streams, create the CPU
  * segments' interpreters and host buffers. After this a run allocates
- * nothing. The net must outlive the executor. */
+ * nothing. The net must outlive the executor. Binding relocates the net's
+ * streams to the device's buffers; an earlier executor keeps its own copy.
+ * The CPU segments' interpreters belong to the net: executors of one net
+ * must not run at the same time. */
 npk_status npk_rk_net_exec_new(npk_rk_net *net, npk_rk_device *d, npk_rk_net_exec **out,
                                npk_error *err);
 void npk_rk_net_exec_free(npk_rk_net_exec *x);

@@ -136,6 +136,59 @@ static void test_backends_match_emulator(void **state)
     npk_unmap_file(&md.mp);
 }
 
+/* One compiled net bound to two devices at different addresses: binding the
+ * second relocates the net's streams, and the first executor still runs
+ * its own (its records and streams were copied at binding). */
+static void test_two_executors(void **state)
+{
+    (void)state;
+    model md;
+    load(&md);
+    npk_error err = {0};
+    npk_rk_device *emu;
+    npk_rk_open_opts eo = {0};
+    assert_int_equal(npk_rk_device_open(NPK_RK_DEV_EMU, &eo, &emu, &err), NPK_OK);
+    npk_rk_net_opts no = {2, NPK_RK_FORM_VENDOR, NPK_RK_RQ_EXACT, 0, 0, 0, 1, false, false};
+    npk_rk_net net;
+    assert_int_equal(npk_rk_net_compile(&md.m, &no, &net, &err), NPK_OK);
+    npk_rk_net_exec *a, *b;
+    assert_int_equal(npk_rk_net_exec_new(&net, emu, &a, &err), NPK_OK);
+    uint32_t act_a = net.opts.act_addr;
+    fake_kernel k;
+    fk_init(&k, 3);
+    char p[1024];
+    snprintf(p, sizeof p, "%s/card1", dri);
+    fk_add_node(&k, p, FK_RKNPU);
+    npk_rk_sys sys = fk_sys(&k);
+    npk_rk_open_opts o = {&sys, NULL, dirs, 0};
+    npk_rk_device *d;
+    if (npk_rk_device_open(NPK_RK_DEV_RKNPU, &o, &d, &err)) fail_msg("%s", err.msg);
+    assert_int_equal(npk_rk_net_exec_new(&net, d, &b, &err), NPK_OK);
+    assert_int_not_equal(net.opts.act_addr, act_a); /* relocated */
+    uint8_t ya[1001], yb[1001];
+    npk_rk_net_exec *xs[2] = {b, a};
+    uint8_t *ys[2] = {yb, ya};
+    for (int i = 0; i < 2; i++) {
+        npk_tfl_view v;
+        assert_int_equal(npk_rk_net_input(xs[i], 0, &v, &err), NPK_OK);
+        uint64_t rng = 0x5eed99;
+        for (size_t j = 0; j < v.bytes; j++) ((uint8_t *)v.data)[j] = (uint8_t)npk_rand(&rng);
+        if (npk_rk_net_run(xs[i], NULL, &err)) fail_msg("run %d: %s", i, err.msg);
+        assert_int_equal(npk_rk_net_output(xs[i], 0, &v, &err), NPK_OK);
+        memcpy(ys[i], v.data, sizeof ya);
+    }
+    assert_memory_equal(ya, yb, sizeof ya);
+    npk_rk_net_exec_free(a);
+    npk_rk_net_exec_free(b);
+    npk_rk_device_close(d);
+    npk_rk_device_close(emu);
+    assert_int_equal(fk_live_bos(&k), 0);
+    fk_free(&k);
+    npk_rk_net_free(&net);
+    npk_tfl_free(&md.m);
+    npk_unmap_file(&md.mp);
+}
+
 /* A net compiled for one stream form is refused by a device of the other. */
 static void test_form_mismatch(void **state)
 {
@@ -164,6 +217,7 @@ int main(void)
 {
     const struct CMUnitTest tests[] = {
         cmocka_unit_test(test_backends_match_emulator),
+        cmocka_unit_test(test_two_executors),
         cmocka_unit_test(test_form_mismatch),
     };
     return cmocka_run_group_tests(tests, setup_dirs, NULL);

@@ -16,10 +16,12 @@
 struct npk_rk_net_exec {
     npk_rk_net *net;
     npk_rk_device *d;
-    dev_buf bufs[BUF_MAX]; /* BUF_OUTPUT: activations, BUF_WEIGHTS, BUF_REGCMD */
-    uint8_t **host;        /* per tensor: NHWC bytes, or NULL */
-    size_t **entries;      /* per layer: stream entries per task */
-    size_t **seg_entries;  /* per merged segment: the same for its tasks */
+    dev_buf bufs[BUF_MAX];   /* BUF_OUTPUT: activations, BUF_WEIGHTS, BUF_REGCMD */
+    uint8_t **host;          /* per tensor: NHWC bytes, or NULL */
+    size_t **entries;        /* per layer: stream entries per task */
+    size_t **seg_entries;    /* per merged segment: the same for its tasks */
+    npk_rknpu_task *records; /* the task records at this device's addresses (the net may be
+                                relocated for another executor later) */
 };
 
 static double now_ms(void)
@@ -40,6 +42,7 @@ void npk_rk_net_exec_free(npk_rk_net_exec *x)
     free(x->host);
     free(x->entries);
     free(x->seg_entries);
+    free(x->records);
     free(x);
 }
 
@@ -117,6 +120,9 @@ npk_status npk_rk_net_exec_new(npk_rk_net *net, npk_rk_device *d, npk_rk_net_exe
             for (size_t t = 0; t < net->ops[i].plan.count; t++)
                 e[n++] = net->ops[i].plan.tasks[t].entries;
     }
+    if (!st && !(x->records = malloc((net->ntasks ? net->ntasks : 1) * sizeof *x->records)))
+        st = npk_fail(err, NPK_E_NOMEM, "out of memory");
+    if (!st) memcpy(x->records, net->records, net->ntasks * sizeof *x->records);
     if (!st) st = load(x, err);
     if (st) {
         npk_rk_net_exec_free(x);
@@ -207,14 +213,8 @@ static npk_status run_npu(npk_rk_net_exec *x, const npk_rk_net_seg *s, npk_rk_ne
     if (s->merged) {
         size_t k = (size_t)(s - net->segs);
         uint32_t first = 0, count = (uint32_t)s->task_count;
-        dev_job job = {s->task_count,
-                       net->records + s->task_first,
-                       &s->submit,
-                       1,
-                       &first,
-                       &count,
-                       x->seg_entries[k],
-                       x->bufs};
+        dev_job job = {s->task_count, x->records + s->task_first, &s->submit, 1, &first,
+                       &count,        x->seg_entries[k],          x->bufs};
         if ((st = d->ops->run(d, &job, err))) {
             npk_error e = *err;
             npk_error_clear(err);
@@ -226,8 +226,10 @@ static npk_status run_npu(npk_rk_net_exec *x, const npk_rk_net_seg *s, npk_rk_ne
     }
     for (size_t i = s->npu_first; !s->merged && i < s->npu_first + s->npu_count; i++) {
         const npk_rk_lplan *p = &net->ops[i].plan;
-        dev_job job = {p->count,      p->records,    &p->submit,    p->cores,
-                       p->core_first, p->core_count, x->entries[i], x->bufs};
+        dev_job job = {p->count,      x->records + net->ops[i].task_first,
+                       &p->submit,    p->cores,
+                       p->core_first, p->core_count,
+                       x->entries[i], x->bufs};
         if ((st = d->ops->run(d, &job, err))) {
             npk_error e = *err;
             npk_error_clear(err);
