@@ -113,7 +113,7 @@ static void print_summary(const loaded *l, const char *dir, bool tasks)
     human(net->peak_live, pk, sizeof pk);
     human((uint64_t)net->regcmd_entries * 8, r, sizeof r);
     printf("%s: %u operators: %u on the NPU (%zu tasks, %zu submits, %d core%s), %u free "
-           "reshapes, %u on the CPU; %zu segments\n",
+           "(reshape, quantize), %u on the CPU; %zu segments\n",
            l->path, m->subgraphs[0].noperators, net->npu_ops, net->ntasks, npk_rk_net_submits(net),
            net->opts.cores, net->opts.cores == 1 ? "" : "s", net->free_ops, net->cpu_ops,
            net->nsegs);

@@ -63,8 +63,13 @@ typedef struct npk_rk_net_tensor {
     uint64_t dev_off; /* root tensors: offset in the activation buffer */
     uint64_t dev_bytes;
     int32_t first, last; /* root tensors: the operators where its device buffer is alive */
-    size_t host_bytes;   /* NHWC bytes */
-    uint32_t ndim;       /* the host shape (an interpreter's output shape for CPU results) */
+    /* A QUANTIZE between uint8 and int8 of one scale, zero points 128 apart,
+     * is free: the stored bytes are the same. Of a device tensor its output
+     * shares the buffer; of a host tensor it is packed from that tensor's
+     * host bytes (pack_from), else -1. */
+    int32_t pack_from;
+    size_t host_bytes; /* NHWC bytes */
+    uint32_t ndim;     /* the host shape (an interpreter's output shape for CPU results) */
     int32_t dims[NPK_TFL_VIEW_MAX_DIMS];
 } npk_rk_net_tensor;
 

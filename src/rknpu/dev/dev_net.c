@@ -202,10 +202,11 @@ static npk_status run_npu(npk_rk_net_exec *x, const npk_rk_net_seg *s, npk_rk_ne
         for (uint32_t j = 0; j < s->nin; j++) {
             int32_t t = s->in[j];
             const npk_rk_net_tensor *g = &net->tensors[t];
-            const npk_tfl_tensor *tt = &sg->tensors[t];
+            int32_t src = g->pack_from >= 0 ? g->pack_from : t; /* a free QUANTIZE's input */
+            const npk_tfl_tensor *tt = &sg->tensors[src];
             uint32_t planes = (uint32_t)(g->dev_bytes / ((uint64_t)g->h * g->w * 16));
-            npk_rk_net_pack(x->host[t], tt->type == NPK_TFL_UINT8, zero_point(tt), g->h, g->w, g->c,
-                            planes, act->host + g->dev_off);
+            npk_rk_net_pack(x->host[src], tt->type == NPK_TFL_UINT8, zero_point(tt), g->h, g->w,
+                            g->c, planes, act->host + g->dev_off);
         }
         if ((st = d->ops->cpu_end(d, act, err))) return st;
     }

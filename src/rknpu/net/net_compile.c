@@ -79,6 +79,10 @@ static npk_status make_segments(net_build *b, npk_error *err)
                     if (!b->dev_made[r] && !in_list(s->in, s->nin, r)) s->in[s->nin++] = r;
                 }
             }
+            /* A free QUANTIZE of a host tensor: its output is packed here. */
+            if (b->side[i] == SIDE_FREE && net->tensors[op->outputs[0]].pack_from >= 0 &&
+                !in_list(s->in, s->nin, op->outputs[0]))
+                s->in[s->nin++] = op->outputs[0];
             for (uint32_t j = 0; j < op->noutputs; j++) {
                 int32_t t = op->outputs[j];
                 if (t < 0 || (uint32_t)t >= net->ntensors) continue;
@@ -125,6 +129,7 @@ static void lifetimes(net_build *b)
         }
         for (uint32_t j = 0; j < s->nin; j++) {
             npk_rk_net_tensor *g = &net->tensors[s->in[j]];
+            if (g->pack_from >= 0) net->tensors[g->pack_from].where |= NPK_RK_NET_HOST;
             g->where |= NPK_RK_NET_DEV;
             touch(g, (int32_t)s->op_first);
             grow(g, (uint64_t)(g->c + 15) / 16 * g->h * g->w * 16);
@@ -137,7 +142,9 @@ static void lifetimes(net_build *b)
         for (uint32_t i = s->op_first; i <= (uint32_t)last; i++) {
             const npk_tfl_operator *op = &sg->operators[i];
             if (b->side[i] == SIDE_FREE) {
-                touch(&net->tensors[net->tensors[op->outputs[0]].root], (int32_t)i);
+                npk_rk_net_tensor *g = &net->tensors[net->tensors[op->outputs[0]].root];
+                g->where |= NPK_RK_NET_DEV;
+                touch(g, (int32_t)i);
                 continue;
             }
             npk_rk_net_op *o = &net->ops[b->npu_of[i]];

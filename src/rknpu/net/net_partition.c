@@ -124,18 +124,49 @@ static bool try_npu(net_build *b, uint32_t i, npk_rk_net_op *o, char *why, size_
     return ok;
 }
 
-/* A RESHAPE/SQUEEZE of a device tensor keeping the innermost dimension. */
+/* QUANTIZE uint8 <-> int8 that only moves the zero point by 128: the
+ * stored domain (uint8 as u - 128) holds the same bytes for both. */
+static bool same_bytes_quantize(const npk_tfl_tensor *ti, const npk_tfl_tensor *to)
+{
+    bool u2i = ti->type == NPK_TFL_UINT8 && to->type == NPK_TFL_INT8;
+    bool i2u = ti->type == NPK_TFL_INT8 && to->type == NPK_TFL_UINT8;
+    if (!(u2i || i2u) || !ti->has_quant || !to->has_quant || ti->q.nscale != 1 ||
+        to->q.nscale != 1 || ti->q.nzero != 1 || to->q.nzero != 1)
+        return false;
+    if (memcmp(&ti->q.scale[0], &to->q.scale[0], sizeof(float))) return false;
+    return to->q.zero_point[0] - ti->q.zero_point[0] == (u2i ? -128 : 128);
+}
+
+/* A RESHAPE/SQUEEZE of a device tensor keeping the innermost dimension, or
+ * a QUANTIZE that keeps the stored bytes (of a device or a host tensor). */
 static bool is_free(net_build *b, const npk_tfl_operator *op, int32_t builtin)
 {
     npk_rk_net *net = b->net;
-    if (builtin != NPK_TFL_OP_RESHAPE && builtin != NPK_TFL_OP_SQUEEZE) return false;
+    bool quantize = builtin == NPK_TFL_OP_QUANTIZE;
+    if (builtin != NPK_TFL_OP_RESHAPE && builtin != NPK_TFL_OP_SQUEEZE && !quantize) return false;
     if (op->ninputs < 1 || op->noutputs != 1 || op->inputs[0] < 0 || op->outputs[0] < 0)
         return false;
     int32_t in = op->inputs[0], out = op->outputs[0];
     if ((uint32_t)in >= net->ntensors || (uint32_t)out >= net->ntensors) return false;
-    if (!b->dev_made[in]) return false;
     const npk_tfl_subgraph *sg = &net->m->subgraphs[0];
     const npk_tfl_tensor *ti = &sg->tensors[in], *to = &sg->tensors[out];
+    if (quantize) {
+        if (!same_bytes_quantize(ti, to) || ti->ndim != to->ndim || net_is_const(net->m, ti))
+            return false;
+        for (uint32_t d = 0; d < ti->ndim; d++)
+            if (ti->shape[d] != to->shape[d]) return false;
+        if (!net->tensors[in].c) return false;
+        if (b->dev_made[in]) return true;
+        /* Of a host tensor: worth it only when an NPU layer may read the result. */
+        for (uint32_t q = 0; q < sg->noperators; q++) {
+            const npk_tfl_operator *c = &sg->operators[q];
+            const npk_tfl_opcode *oc = npk_tfl_op_code(net->m, c);
+            for (uint32_t j = 0; oc && j < c->ninputs; j++)
+                if (c->inputs[j] == out && npk_rk_tfl_op_kind(oc->builtin)) return true;
+        }
+        return false;
+    }
+    if (!b->dev_made[in]) return false;
     if (ti->type != to->type || numel(ti) != numel(to) || !numel(ti)) return false;
     const npk_rk_net_tensor *gi = &net->tensors[in], *go = &net->tensors[out];
     return gi->c == go->c && gi->c && (uint64_t)gi->h * gi->w == (uint64_t)go->h * go->w;
@@ -150,6 +181,7 @@ npk_status net_partition(net_build *b, npk_error *err)
         npk_rk_net_tensor *g = &net->tensors[t];
         g->root = (int32_t)t;
         g->first = g->last = -1;
+        g->pack_from = -1;
         const npk_tfl_tensor *tt = &sg->tensors[t];
         if (!geometry(tt, g)) g->h = g->w = g->c = 0;
         size_t es = npk_tfl_type_size(tt->type);
@@ -172,9 +204,14 @@ npk_status net_partition(net_build *b, npk_error *err)
             continue;
         }
         if (is_free(b, op, builtin)) {
+            int32_t in = op->inputs[0], out = op->outputs[0];
             b->side[i] = SIDE_FREE;
-            net->tensors[op->outputs[0]].root = net->tensors[op->inputs[0]].root;
-            b->dev_made[op->outputs[0]] = true;
+            if (b->dev_made[in]) {
+                net->tensors[out].root = net->tensors[in].root;
+                b->dev_made[out] = true;
+            } else {
+                net->tensors[out].pack_from = in; /* packed at its segment's start */
+            }
             net->free_ops++;
             continue;
         }
