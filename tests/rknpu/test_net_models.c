@@ -459,6 +459,69 @@ static void test_relocation_equals_replanning(void **state)
     }
 }
 
+/* PoseNet's input: QUANTIZE uint8 -> int8 (free: same stored bytes, packed
+ * straight from the picture), then PAD (folded into the first convolution's
+ * padding). The convolution's output (tensor 66) against the interpreter's
+ * on the same input. */
+static void test_folded_pad(void **state)
+{
+    (void)state;
+    if (light()) skip();
+    npk_mapped mp;
+    npk_fixture_map("models/posenet_mobilenet_v1_075_481_641_16_quant_decoder.tflite", &mp);
+    npk_tfl_model m;
+    npk_error err = {0};
+    if (npk_tfl_parse(mp.data, mp.size, &m, &err)) fail_msg("%s", err.msg);
+    npk_rk_net_opts no = {3, NPK_RK_FORM_VENDOR, NPK_RK_RQ_EXACT, 0, 0, 0, 2, true, false};
+    npk_rk_net net;
+    if (npk_rk_net_compile(&m, &no, &net, &err)) fail_msg("compile: %s", err.msg);
+    const npk_rk_net_seg *s0 = &net.segs[0];
+    assert_true(s0->npu && s0->op_first == 0); /* QUANTIZE, PAD and the layers */
+    assert_int_equal(net.ops[0].op_index, 2);
+    assert_int_equal(net.ops[0].tl.inputs[0], 64); /* the PAD's input */
+    assert_int_equal(net.ops[0].tl.layer.pad_bottom, 2);
+    assert_int_equal(net.tensors[64].pack_from, 0);
+    npk_rk_device *dev;
+    npk_rk_open_opts oo = {0};
+    assert_int_equal(npk_rk_device_open(NPK_RK_DEV_EMU, &oo, &dev, &err), NPK_OK);
+    npk_rk_net_exec *x;
+    if (npk_rk_net_exec_new(&net, dev, &x, &err)) fail_msg("bind: %s", err.msg);
+    npk_tfl_interp *it;
+    npk_tfl_interp_opts io = {0};
+    io.keep_all = true;
+    io.threads = 2;
+    assert_int_equal(npk_tfl_interp_new(&m, &io, &it, &err), NPK_OK);
+    npk_tfl_view a, b;
+    assert_int_equal(npk_rk_net_input(x, 0, &a, &err), NPK_OK);
+    assert_int_equal(npk_tfl_interp_input(it, 0, &b, &err), NPK_OK);
+    uint64_t rng = 0x5eed66;
+    fill_random(&b, &rng);
+    memcpy(a.data, b.data, a.bytes);
+    assert_int_equal(npk_rk_net_run(x, NULL, &err), NPK_OK);
+    assert_int_equal(npk_tfl_interp_invoke(it, &err), NPK_OK);
+    npk_tfl_view w;
+    assert_int_equal(npk_tfl_interp_tensor(it, 66, &w, &err), NPK_OK);
+    uint8_t *y = malloc(w.bytes);
+    assert_int_equal(npk_rk_net_read(x, 66, y, &err), NPK_OK);
+    size_t exact = 0, worse = 0;
+    for (size_t i = 0; i < w.bytes; i++) {
+        int d = abs((int8_t)y[i] - (int8_t)((uint8_t *)w.data)[i]);
+        exact += d == 0;
+        worse += d > 1;
+    }
+    printf("posenet: first convolution with the PAD folded: %zu elements, %zu exact, %zu worse\n",
+           w.bytes, exact, worse);
+    assert_int_equal(worse, 0);
+    assert_true((double)exact >= 0.999 * (double)w.bytes);
+    free(y);
+    npk_tfl_interp_free(it);
+    npk_rk_net_exec_free(x);
+    npk_rk_device_close(dev);
+    npk_rk_net_free(&net);
+    npk_tfl_free(&m);
+    npk_unmap_file(&mp);
+}
+
 static void test_chain_mobilenet_v2(void **state)
 {
     (void)state;
@@ -525,6 +588,7 @@ int main(void)
         cmocka_unit_test(test_movenet),
         cmocka_unit_test(test_chain_mobilenet_v2),
         cmocka_unit_test(test_chain_movenet),
+        cmocka_unit_test(test_folded_pad),
         cmocka_unit_test(test_relocation_equals_replanning),
     };
     /* NPK_TEST_FILTER=pattern: one model while working on it. */

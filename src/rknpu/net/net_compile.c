@@ -141,6 +141,7 @@ static void lifetimes(net_build *b)
         }
         for (uint32_t i = s->op_first; i <= (uint32_t)last; i++) {
             const npk_tfl_operator *op = &sg->operators[i];
+            if (b->side[i] == SIDE_FOLDED) continue;
             if (b->side[i] == SIDE_FREE) {
                 npk_rk_net_tensor *g = &net->tensors[net->tensors[op->outputs[0]].root];
                 g->where |= NPK_RK_NET_DEV;
@@ -459,17 +460,18 @@ npk_status npk_rk_net_compile(const npk_tfl_model *m, const npk_rk_net_opts *o, 
     net->m = m;
     const npk_tfl_subgraph *sg = &m->subgraphs[0];
     net->ntensors = sg->ntensors;
-    net_build b = {net, NULL, NULL, NULL};
+    net_build b = {net, NULL, NULL, NULL, NULL};
     net->tensors = calloc(sg->ntensors + 1, sizeof *net->tensors);
     net->ops = calloc(sg->noperators + 1, sizeof *net->ops);
     net->segs = calloc(sg->noperators + 1, sizeof *net->segs);
     b.side = calloc(sg->noperators + 1, 1);
     b.npu_of = calloc(sg->noperators + 1, sizeof *b.npu_of);
     b.dev_made = calloc(sg->ntensors + 1, sizeof *b.dev_made);
+    b.fold = calloc(sg->noperators + 1, sizeof *b.fold);
     npk_status st = NPK_OK;
-    if (!net->tensors || !net->ops || !net->segs || !b.side || !b.npu_of || !b.dev_made)
+    if (!net->tensors || !net->ops || !net->segs || !b.side || !b.npu_of || !b.dev_made || !b.fold)
         st = npk_fail(err, NPK_E_NOMEM, "out of memory");
-    for (uint32_t i = 0; !st && i < sg->noperators; i++) b.npu_of[i] = -1;
+    for (uint32_t i = 0; !st && i < sg->noperators; i++) b.npu_of[i] = b.fold[i] = -1;
     if (!st) st = net_partition(&b, err);
     if (!st) st = make_segments(&b, err);
     if (!st) {
@@ -482,6 +484,7 @@ npk_status npk_rk_net_compile(const npk_tfl_model *m, const npk_rk_net_opts *o, 
     free(b.side);
     free(b.npu_of);
     free(b.dev_made);
+    free(b.fold);
     if (st) npk_rk_net_free(net);
     return st;
 }

@@ -7,7 +7,8 @@
 
 #include "npukit/rknpu_net.h"
 
-enum { SIDE_CPU = 0, SIDE_NPU = 1, SIDE_FREE = 2 };
+/* SIDE_FOLDED: a PAD folded into the convolution that reads its output. */
+enum { SIDE_CPU = 0, SIDE_NPU = 1, SIDE_FREE = 2, SIDE_FOLDED = 3 };
 
 /* State while compiling. */
 typedef struct net_build {
@@ -15,6 +16,7 @@ typedef struct net_build {
     uint8_t *side;   /* per operator */
     int32_t *npu_of; /* per operator: its index in net->ops, or -1 */
     bool *dev_made;  /* per tensor: written on the device (by a layer or a free reshape) */
+    int32_t *fold;   /* per operator: the PAD folded into this convolution, or -1 */
 } net_build;
 
 /* A layer's buffers, in the order of net_relocate_plan's address arrays. */

@@ -9,6 +9,7 @@
 #include <string.h>
 
 #include "net_internal.h"
+#include "npukit/bytes.h"
 
 static uint64_t numel(const npk_tfl_tensor *t)
 {
@@ -67,6 +68,68 @@ static npk_status widen(npk_rk_net_op *o, npk_error *err)
     return NPK_OK;
 }
 
+/* A PAD of H and W only, by constant int32 amounts, whose one reader is a
+ * convolution or depthwise convolution: its amounts move into the
+ * convolution's padding (the CNA pads with the input zero point, which is
+ * what PAD writes: the output zero point). Widths in pads[4]: top, bottom,
+ * left, right. */
+static int32_t pad_reader(const npk_tfl_model *m, uint32_t i, uint32_t pads[4])
+{
+    const npk_tfl_subgraph *sg = &m->subgraphs[0];
+    const npk_tfl_operator *op = &sg->operators[i];
+    const npk_tfl_opcode *oc = npk_tfl_op_code(m, op);
+    if (!oc || oc->builtin != NPK_TFL_OP_PAD || op->ninputs != 2 || op->noutputs != 1) return -1;
+    int32_t in = op->inputs[0], pt = op->inputs[1], out = op->outputs[0];
+    if (in < 0 || pt < 0 || out < 0 || (uint32_t)in >= sg->ntensors ||
+        (uint32_t)pt >= sg->ntensors || (uint32_t)out >= sg->ntensors)
+        return -1;
+    const npk_tfl_tensor *tp = &sg->tensors[pt];
+    if (tp->type != NPK_TFL_INT32 || tp->ndim != 2 || tp->shape[0] != 4 || tp->shape[1] != 2 ||
+        !net_is_const(m, tp) || m->buffers[tp->buffer].size != 32 || sg->tensors[in].ndim != 4)
+        return -1;
+    const uint8_t *d = m->buffers[tp->buffer].data;
+    int32_t v[8];
+    for (int k = 0; k < 8; k++) v[k] = (int32_t)npk_ld32le(d + 4 * k);
+    if (v[0] || v[1] || v[6] || v[7]) return -1;
+    for (int k = 2; k < 6; k++)
+        if (v[k] < 0 || v[k] > 15) return -1;
+    pads[0] = (uint32_t)v[2], pads[1] = (uint32_t)v[3], pads[2] = (uint32_t)v[4],
+    pads[3] = (uint32_t)v[5];
+    for (uint32_t j = 0; j < sg->noutputs; j++)
+        if (sg->outputs[j] == out) return -1;
+    int32_t reader = -1;
+    for (uint32_t q = 0; q < sg->noperators; q++) {
+        const npk_tfl_operator *c = &sg->operators[q];
+        for (uint32_t j = 0; j < c->ninputs; j++)
+            if (c->inputs[j] == out) {
+                if (reader >= 0 || j != 0) return -1;
+                reader = (int32_t)q;
+            }
+    }
+    if (reader <= (int32_t)i) return -1;
+    const npk_tfl_opcode *rc = npk_tfl_op_code(m, &sg->operators[reader]);
+    if (!rc || (rc->builtin != NPK_TFL_OP_CONV_2D && rc->builtin != NPK_TFL_OP_DEPTHWISE_CONV_2D))
+        return -1;
+    return reader;
+}
+
+/* The lowered convolution reading PAD `pad`'s input with the amounts added
+ * to its own padding; false when the result is past the CNA's limits. */
+static bool fold_pad(const npk_tfl_model *m, uint32_t pad, npk_rk_tfl_layer *tl)
+{
+    uint32_t p[4];
+    if (pad_reader(m, pad, p) != (int32_t)tl->op_index) return false;
+    npk_rk_layer L = tl->layer;
+    if (L.in_h <= p[0] + p[1] || L.in_w <= p[2] + p[3]) return false;
+    L.in_h -= p[0] + p[1];
+    L.in_w -= p[2] + p[3];
+    L.pad_top += p[0], L.pad_bottom += p[1], L.pad_left += p[2], L.pad_right += p[3];
+    if (npk_rk_layer_check(&L, NULL) != NPK_OK) return false;
+    tl->layer = L;
+    tl->inputs[0] = m->subgraphs[0].operators[pad].inputs[0];
+    return true;
+}
+
 /* Try operator i on the NPU: lowered and planned (sizes, address 0). */
 static bool try_npu(net_build *b, uint32_t i, npk_rk_net_op *o, char *why, size_t why_len)
 {
@@ -81,6 +144,10 @@ static bool try_npu(net_build *b, uint32_t i, npk_rk_net_op *o, char *why, size_
     }
     const npk_rk_layer *L = &o->tl.layer;
     bool ok = true;
+    if (b->fold[i] >= 0 && !fold_pad(net->m, (uint32_t)b->fold[i], &o->tl)) {
+        snprintf(why, why_len, "%s: the PAD before it does not fold", o->tl.name);
+        ok = false;
+    }
     for (int k = 0; k < 2 && ok; k++) {
         if (o->tl.inputs[k] < 0) continue;
         const npk_rk_net_tensor *g = &net->tensors[o->tl.inputs[k]];
@@ -162,7 +229,9 @@ static bool is_free(net_build *b, const npk_tfl_operator *op, int32_t builtin)
             const npk_tfl_operator *c = &sg->operators[q];
             const npk_tfl_opcode *oc = npk_tfl_op_code(net->m, c);
             for (uint32_t j = 0; oc && j < c->ninputs; j++)
-                if (c->inputs[j] == out && npk_rk_tfl_op_kind(oc->builtin)) return true;
+                if (c->inputs[j] == out && (npk_rk_tfl_op_kind(oc->builtin) ||
+                                            pad_reader(net->m, q, (uint32_t[4]){0}) >= 0))
+                    return true;
         }
         return false;
     }
@@ -203,6 +272,31 @@ npk_status net_partition(net_build *b, npk_error *err)
             net->npu_ops++;
             continue;
         }
+        if (builtin == NPK_TFL_OP_PAD) {
+            /* Folded when its reader lowers with the amounts in its padding. */
+            int32_t q = pad_reader(m, i, (uint32_t[4]){0});
+            npk_rk_tfl_layer tl;
+            if (q >= 0 && !net_is_const(m, &sg->tensors[op->inputs[0]]) &&
+                npk_rk_tfl_lower(m, 0, (uint32_t)q, &tl, NULL) == NPK_OK) {
+                /* ... and plans (so the reader surely goes to the NPU). */
+                npk_rk_lplan_opts po = {net->opts.cores, net->opts.form,   NET_MARK_IN, NET_MARK_WT,
+                                        NET_MARK_OUT,    NET_MARK_REG,     0,           0,
+                                        NET_MARK_IN2,    net->opts.requant};
+                npk_rk_lplan plan;
+                bool ok = fold_pad(m, i, &tl) && npk_rk_tfl_plan(&tl, &po, &plan, NULL) == NPK_OK;
+                if (ok) npk_rk_lplan_free(&plan);
+                npk_rk_tfl_layer_free(&tl);
+                if (ok) {
+                    b->side[i] = SIDE_FOLDED;
+                    b->fold[q] = (int32_t)i;
+                    net->free_ops++;
+                    continue;
+                }
+            }
+        }
+        if (b->fold[i] >= 0)
+            return npk_fail_at(err, NPK_E_UNSUPPORTED, op->offset,
+                               "operator %u: the PAD folded into it no longer folds: %s", i, why);
         if (is_free(b, op, builtin)) {
             int32_t in = op->inputs[0], out = op->outputs[0];
             b->side[i] = SIDE_FREE;
