@@ -23,11 +23,12 @@ typedef struct net_build {
 enum { NET_IN, NET_IN2, NET_OUT, NET_WT, NET_REG, NET_BUFS };
 /* Where the first plan of every layer puts its buffers (disjoint ranges of
  * 512 MiB, so every address in a stream names its buffer). */
-#define NET_MARK_IN  0x10000000u
-#define NET_MARK_IN2 0x30000000u
-#define NET_MARK_OUT 0x50000000u
-#define NET_MARK_WT  0x70000000u
-#define NET_MARK_REG 0x90000000u
+#define NET_MARK_IN   0x10000000u
+#define NET_MARK_IN2  0x30000000u
+#define NET_MARK_OUT  0x50000000u
+#define NET_MARK_WT   0x70000000u
+#define NET_MARK_REG  0x90000000u
+#define NET_MARK_SPAN 0x20000000u /* a layer's buffer must be smaller */
 
 /* Move a plan's addresses from the buffers at `from` to `to` (streams and
  * task records patched in place). */

@@ -177,6 +177,12 @@ static bool try_npu(net_build *b, uint32_t i, npk_rk_net_op *o, char *why, size_
         if (npk_rk_tfl_plan(&o->tl, &po, &o->plan, &e)) {
             snprintf(why, why_len, "%s", e.msg);
             ok = false;
+        } else if (o->plan.input_bytes >= NET_MARK_SPAN || o->plan.output_bytes >= NET_MARK_SPAN ||
+                   o->plan.weight_bytes >= NET_MARK_SPAN ||
+                   (uint64_t)o->plan.regcmd_entries * 8 >= NET_MARK_SPAN) {
+            snprintf(why, why_len, "%s: a buffer of 512 MiB or more", o->tl.name);
+            npk_rk_lplan_free(&o->plan);
+            ok = false;
         } else {
             uint32_t mark[NET_BUFS] = {NET_MARK_IN, NET_MARK_IN2, NET_MARK_OUT, NET_MARK_WT,
                                        NET_MARK_REG};
