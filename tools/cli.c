@@ -1,12 +1,114 @@
 #include <errno.h>
+#include <fcntl.h>
 #include <getopt.h>
 #include <inttypes.h>
 #include <math.h>
+#include <signal.h>
 #include <stdarg.h>
 #include <stdlib.h>
 #include <string.h>
+#include <unistd.h>
 
 #include "cli.h"
+
+/* ---- signals: no temporary file survives, a truncated input is an error ---- */
+
+static void on_terminate(int sig)
+{
+    npk_remove_temporaries();
+    signal(sig, SIG_DFL);
+    raise(sig); /* delivered when the handler returns: the usual exit status */
+}
+
+/* Async-signal-safe output helpers (no stdio in a handler). */
+static void put_str(const char *s)
+{
+    size_t n = strlen(s);
+    while (n) {
+        ssize_t w = write(STDERR_FILENO, s, n);
+        if (w <= 0) return;
+        s += w;
+        n -= (size_t)w;
+    }
+}
+
+static void put_hex(uint64_t v)
+{
+    char b[17];
+    int i = 16;
+    b[i] = 0;
+    do {
+        b[--i] = "0123456789abcdef"[v & 15];
+        v >>= 4;
+    } while (v);
+    put_str(b + i);
+}
+
+/* SIGBUS on a mapped input: another program cut the file short while it was
+ * being read. One error line, temporaries removed, exit 2. */
+static void on_bus(int sig, siginfo_t *si, void *uc)
+{
+    (void)uc;
+    const char *path;
+    uint64_t off;
+    if (!si || !npk_mapped_fault(si->si_addr, &path, &off)) {
+        npk_remove_temporaries();
+        signal(sig, SIG_DFL);
+        raise(sig); /* not an input mapping: a genuine fault */
+        return;
+    }
+    put_str("npukit: ");
+    put_str(path);
+    put_str(": offset 0x");
+    put_hex(off);
+    put_str(": the file was cut short while it was being read (changed by another program?)\n");
+    npk_remove_temporaries();
+    _exit(CLI_FAIL);
+}
+
+void cli_install_signal_handlers(void)
+{
+    static const int terminate[] = {SIGINT, SIGTERM, SIGHUP, SIGQUIT, SIGPIPE};
+    struct sigaction sa;
+    memset(&sa, 0, sizeof sa);
+    sigemptyset(&sa.sa_mask);
+    for (size_t i = 0; i < sizeof terminate / sizeof *terminate; i++)
+        sigaddset(&sa.sa_mask, terminate[i]); /* one cleanup at a time */
+    for (size_t i = 0; i < sizeof terminate / sizeof *terminate; i++) {
+        struct sigaction old;
+        /* A signal ignored by whoever started us (nohup) stays ignored. */
+        if (sigaction(terminate[i], NULL, &old) == 0 && old.sa_handler == SIG_IGN) continue;
+        sa.sa_handler = on_terminate;
+        sigaction(terminate[i], &sa, NULL);
+    }
+    struct sigaction bus;
+    memset(&bus, 0, sizeof bus);
+    sigemptyset(&bus.sa_mask);
+    bus.sa_sigaction = on_bus;
+    bus.sa_flags = SA_SIGINFO;
+    sigaction(SIGBUS, &bus, NULL);
+}
+
+/* Is `-o -` (or --output -) among the arguments? Then standard output
+ * carries the data, and everything the command would print there goes to
+ * standard error instead. */
+void cli_route_stdout(int argc, char **argv)
+{
+    bool data = false;
+    for (int i = 1; i < argc && !data; i++) {
+        const char *a = argv[i];
+        if (!strcmp(a, "--")) break;
+        if (!strcmp(a, "-o-") || !strcmp(a, "--output=-"))
+            data = true;
+        else if ((!strcmp(a, "-o") || !strcmp(a, "--output")) && i + 1 < argc)
+            data = !strcmp(argv[++i], "-");
+    }
+    if (!data) return;
+    fflush(stdout);
+    int fd = fcntl(STDOUT_FILENO, F_DUPFD_CLOEXEC, 3);
+    if (fd < 0 || dup2(STDERR_FILENO, STDOUT_FILENO) < 0) return; /* npk_out then writes fd 1 */
+    npk_set_stdout_fd(fd);
+}
 
 int cli_error(const char *file, const npk_error *err)
 {
@@ -137,9 +239,51 @@ bool cli_json_available(void)
     return true;
 }
 
+/* Replace every string (values and keys) that is not well-formed UTF-8 by
+ * its repaired copy (invalid bytes -> U+FFFD); returns the bytes replaced. */
+static size_t json_fix_utf8(cJSON *j)
+{
+    size_t total = 0;
+    for (; j; j = j->next) {
+        size_t bad;
+        char *fixed;
+        if (cJSON_IsString(j) && j->valuestring &&
+            !npk_utf8_valid(j->valuestring, strlen(j->valuestring)) &&
+            (fixed = npk_utf8_sanitize(j->valuestring, strlen(j->valuestring), &bad))) {
+            cJSON_free(j->valuestring);
+            j->valuestring = cJSON_malloc(strlen(fixed) + 1);
+            if (j->valuestring) strcpy(j->valuestring, fixed);
+            free(fixed);
+            total += bad;
+        }
+        if (j->string && !(j->type & cJSON_StringIsConst) &&
+            !npk_utf8_valid(j->string, strlen(j->string)) &&
+            (fixed = npk_utf8_sanitize(j->string, strlen(j->string), &bad))) {
+            cJSON_free(j->string);
+            j->string = cJSON_malloc(strlen(fixed) + 1);
+            if (j->string) strcpy(j->string, fixed);
+            free(fixed);
+            total += bad;
+        }
+        total += json_fix_utf8(j->child);
+    }
+    return total;
+}
+
+char *cli_json_text(cJSON *j, bool compact)
+{
+    size_t bad = json_fix_utf8(j);
+    if (bad)
+        fprintf(stderr,
+                "npukit: warning: %zu byte%s in strings of the input %s not UTF-8: replaced "
+                "by U+FFFD in the JSON output\n",
+                bad, bad == 1 ? "" : "s", bad == 1 ? "is" : "are");
+    return compact ? cJSON_PrintUnformatted(j) : cJSON_Print(j);
+}
+
 void cli_print_json(cJSON *j, bool compact)
 {
-    char *s = compact ? cJSON_PrintUnformatted(j) : cJSON_Print(j);
+    char *s = cli_json_text(j, compact);
     if (s) {
         fputs(s, stdout);
         fputc('\n', stdout);

@@ -397,46 +397,52 @@ static void plan_text(const npk_rk_plan *p)
                npk_rknpu_pc_data_amount(p->records[p->core_first[c]].regcfg_amount));
 }
 
+/* regcmd.bin, tasks.bin, submit.bin (and plan.json) in DIR, all or nothing. */
 static int write_plan_files(const npk_rk_plan *p, const char *dir)
 {
     npk_error err = {0};
-    if (npk_make_dir(dir, &err)) return cli_error(dir, &err);
-    char path[4096];
     size_t n = p->regcmd_entries * 8;
     if (p->count * NPK_RKNPU_TASK_SIZE > n) n = p->count * NPK_RKNPU_TASK_SIZE;
     uint8_t *buf = malloc(n < NPK_RKNPU_SUBMIT_SIZE ? NPK_RKNPU_SUBMIT_SIZE : n);
     if (!buf) return cli_fail("out of memory");
-    int rc = CLI_OK;
-    snprintf(path, sizeof path, "%s/regcmd.bin", dir);
+    npk_outdir *d;
+    if (npk_outdir_open(&d, dir, &err)) {
+        free(buf);
+        return cli_error(dir, &err);
+    }
+    npk_status st;
     npk_rk_stream_to_bin(p->regcmd, p->regcmd_entries, buf);
-    if (npk_write_file(path, buf, p->regcmd_entries * 8, &err)) rc = cli_error(path, &err);
-    snprintf(path, sizeof path, "%s/tasks.bin", dir);
-    for (size_t i = 0; i < p->count; i++)
+    st = npk_outdir_write(d, "regcmd.bin", buf, p->regcmd_entries * 8, &err);
+    for (size_t i = 0; !st && i < p->count; i++)
         npk_rknpu_task_to_bytes(&p->records[i], buf + i * NPK_RKNPU_TASK_SIZE);
-    if (!rc && npk_write_file(path, buf, p->count * NPK_RKNPU_TASK_SIZE, &err))
-        rc = cli_error(path, &err);
-    snprintf(path, sizeof path, "%s/submit.bin", dir);
-    npk_rknpu_submit_to_bytes(&p->submit, buf);
-    if (!rc && npk_write_file(path, buf, NPK_RKNPU_SUBMIT_SIZE, &err)) rc = cli_error(path, &err);
+    if (!st) st = npk_outdir_write(d, "tasks.bin", buf, p->count * NPK_RKNPU_TASK_SIZE, &err);
+    if (!st) {
+        npk_rknpu_submit_to_bytes(&p->submit, buf);
+        st = npk_outdir_write(d, "submit.bin", buf, NPK_RKNPU_SUBMIT_SIZE, &err);
+    }
     free(buf);
 #ifdef NPK_HAVE_CJSON
-    if (!rc) {
-        snprintf(path, sizeof path, "%s/plan.json", dir);
+    if (!st) {
         cJSON *j = plan_json(p);
-        char *s = cJSON_Print(j);
+        char *s = cli_json_text(j, false);
         cJSON_Delete(j);
         size_t len = s ? strlen(s) : 0;
         char *t = s ? realloc(s, len + 2) : NULL;
         if (!t) {
             free(s);
-            return cli_fail("out of memory");
+            st = npk_fail(&err, NPK_E_NOMEM, "out of memory");
+        } else {
+            t[len] = '\n';
+            st = npk_outdir_write(d, "plan.json", t, len + 1, &err);
+            free(t);
         }
-        t[len] = '\n';
-        if (npk_write_file(path, t, len + 1, &err)) rc = cli_error(path, &err);
-        free(t);
     }
 #endif
-    return rc;
+    if (st) {
+        npk_outdir_abort(d);
+        return cli_error(dir, &err);
+    }
+    return npk_outdir_commit(d, &err) ? cli_error(dir, &err) : CLI_OK;
 }
 
 static int r_plan(int argc, char **argv)

@@ -11,6 +11,7 @@
 #include <stdint.h>
 
 #include "npukit/error.h"
+#include "npukit/file.h"
 
 #ifdef __cplusplus
 extern "C" {
@@ -76,8 +77,13 @@ npk_status npk_npy_parse(const uint8_t *buf, size_t len, npk_tensor *t, npk_erro
 npk_status npk_npy_load(const char *path, npk_tensor *t, npk_error *err);
 /* Serialise t (version 1.0 header unless it needs 2.0) into a new buffer. */
 npk_status npk_npy_encode(const npk_tensor *t, uint8_t **out, size_t *len, npk_error *err);
+/* Write into an open output (a file, or a file of an output directory),
+ * without a copy of the data on little-endian hosts. */
+npk_status npk_npy_write(npk_out *o, const npk_tensor *t, npk_error *err);
 /* Write atomically. */
 npk_status npk_npy_save(const char *path, const npk_tensor *t, npk_error *err);
+/* Write as file `name` of an output directory (see npk_outdir_name()). */
+npk_status npk_npy_save_in(npk_outdir *d, const char *name, const npk_tensor *t, npk_error *err);
 
 /* ---- safetensors ---- */
 

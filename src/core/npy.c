@@ -249,7 +249,10 @@ static const char *npy_descr(npk_dtype dt)
     }
 }
 
-npk_status npk_npy_encode(const npk_tensor *t, uint8_t **out, size_t *len, npk_error *err)
+/* The header of t: magic, version 1.0, dict padded so the data starts on a
+ * 64-byte boundary as NumPy does. Returns its length (a multiple of 64). */
+static npk_status npy_header(const npk_tensor *t, uint8_t *b, size_t cap, size_t *hlen_out,
+                             npk_error *err)
 {
     const char *descr = npy_descr(t->dtype);
     if (!descr)
@@ -268,32 +271,78 @@ npk_status npk_npy_encode(const npk_tensor *t, uint8_t **out, size_t *len, npk_e
                       (t->ndim == 1 || i + 1 < t->ndim) ? ", " : "");
     if (t->ndim == 1) o -= 1; /* "(5,)" rather than "(5, )" */
     o += snprintf(dict + o, sizeof dict - (size_t)o, "), }");
-    /* Pad so the data starts on a 64-byte boundary, as NumPy does. */
     size_t pre = 10, total = pre + (size_t)o + 1;
     size_t padded = (total + 63) & ~(size_t)63;
     size_t hlen = padded - pre;
-    size_t outlen;
-    if (!npk_add_sz(padded, nbytes, &outlen)) return npk_fail(err, NPK_E_LIMIT, "npy too large");
-    uint8_t *b = malloc(outlen ? outlen : 1);
-    if (!b) return npk_fail(err, NPK_E_NOMEM, "out of memory");
+    if (padded > cap) return npk_fail(err, NPK_E_ARG, "npy header too long");
     memcpy(b, "\x93NUMPY\x01\x00", 8);
     npk_st16le(b + 8, (uint16_t)hlen);
     memcpy(b + pre, dict, (size_t)o);
     memset(b + pre + o, ' ', hlen - (size_t)o - 1);
     b[padded - 1] = '\n';
-    npk_swap_copy(b + padded, t->data, nbytes, npk_dtype_size(t->dtype), !npk_host_is_le());
+    *hlen_out = padded;
+    return NPK_OK;
+}
+
+#define NPY_HEADER_CAP 512
+
+npk_status npk_npy_encode(const npk_tensor *t, uint8_t **out, size_t *len, npk_error *err)
+{
+    uint8_t hdr[NPY_HEADER_CAP];
+    size_t padded, outlen;
+    npk_status st = npy_header(t, hdr, sizeof hdr, &padded, err);
+    if (st) return st;
+    if (!npk_add_sz(padded, t->nbytes, &outlen)) return npk_fail(err, NPK_E_LIMIT, "npy too large");
+    uint8_t *b = malloc(outlen ? outlen : 1);
+    if (!b) return npk_fail(err, NPK_E_NOMEM, "out of memory");
+    memcpy(b, hdr, padded);
+    npk_swap_copy(b + padded, t->data, t->nbytes, npk_dtype_size(t->dtype), !npk_host_is_le());
     *out = b;
     *len = outlen;
     return NPK_OK;
 }
 
+npk_status npk_npy_write(npk_out *o, const npk_tensor *t, npk_error *err)
+{
+    uint8_t hdr[NPY_HEADER_CAP];
+    size_t padded;
+    npk_status st = npy_header(t, hdr, sizeof hdr, &padded, err);
+    if (!st) st = npk_check_output_size((uint64_t)padded + t->nbytes, err);
+    if (!st) st = npk_out_write(o, hdr, padded, err);
+    size_t es = npk_dtype_size(t->dtype);
+    if (st || npk_host_is_le() || es == 1)
+        return st ? st : npk_out_write(o, t->data, t->nbytes, err);
+    /* Big-endian host: swap in chunks rather than copying the whole tensor. */
+    uint8_t chunk[1 << 14];
+    const uint8_t *p = t->data;
+    for (size_t at = 0; at < t->nbytes && !st; at += sizeof chunk) {
+        size_t n = t->nbytes - at < sizeof chunk ? t->nbytes - at : sizeof chunk;
+        npk_swap_copy(chunk, p + at, n, es, 1);
+        st = npk_out_write(o, chunk, n, err);
+    }
+    return st;
+}
+
 npk_status npk_npy_save(const char *path, const npk_tensor *t, npk_error *err)
 {
-    uint8_t *buf;
-    size_t len;
-    npk_status st = npk_npy_encode(t, &buf, &len, err);
+    npk_out *o;
+    npk_status st = npk_out_open(&o, path, err);
     if (st) return st;
-    st = npk_write_file(path, buf, len, err);
-    free(buf);
-    return st;
+    if ((st = npk_npy_write(o, t, err))) {
+        npk_out_abort(o);
+        return st;
+    }
+    return npk_out_commit(o, err);
+}
+
+npk_status npk_npy_save_in(npk_outdir *d, const char *name, const npk_tensor *t, npk_error *err)
+{
+    npk_out *o;
+    npk_status st = npk_outdir_file(d, name, &o, err);
+    if (st) return st;
+    if ((st = npk_npy_write(o, t, err))) {
+        npk_out_abort(o);
+        return st;
+    }
+    return npk_out_commit(o, err);
 }
