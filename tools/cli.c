@@ -120,6 +120,19 @@ int cli_error(const char *file, const npk_error *err)
     return CLI_FAIL;
 }
 
+int cli_tensor_fail(const char *file, const npk_tensor *t, const char *fmt, ...)
+{
+    npk_error err = {0};
+    va_list ap;
+    va_start(ap, fmt);
+    vsnprintf(err.msg, sizeof err.msg, fmt, ap);
+    va_end(ap);
+    err.status = NPK_E_ARG;
+    err.has_offset = t && t->src_shape_offset;
+    err.offset = t ? t->src_shape_offset : 0;
+    return cli_error(file, &err);
+}
+
 int cli_fail(const char *fmt, ...)
 {
     va_list ap;

@@ -47,6 +47,10 @@ void cli_group_help(FILE *out, const char *group, const char *about, const cli_s
 
 /* Print "npukit: FILE: offset 0x..: message" (file may be NULL); returns CLI_FAIL. */
 int cli_error(const char *file, const npk_error *err);
+/* An error about a tensor read from `file` (its shape, its values): the
+ * file and, when the reader recorded it, the offset of the tensor's shape
+ * in the file's header. Returns CLI_FAIL. */
+int cli_tensor_fail(const char *file, const npk_tensor *t, const char *fmt, ...) NPK_PRINTF(3, 4);
 /* Print "npukit: message"; returns CLI_FAIL. */
 int cli_fail(const char *fmt, ...) NPK_PRINTF(1, 2);
 /* A usage error for `cmd`: message plus a pointer to --help; returns CLI_FAIL. */

@@ -28,7 +28,11 @@ static bool parse_size(const char *s, uint32_t *w, uint32_t *h)
 /* A float32 [H, W, C] view of data (not owned) for npk_npy_write. */
 static npk_tensor hwc_view(const float *data, uint32_t w, uint32_t h, int c)
 {
-    npk_tensor t = {NULL, NPK_F32, 3, {h, w, c}, (void *)data, (size_t)h * w * (size_t)c * 4};
+    npk_tensor t = {.dtype = NPK_F32,
+                    .ndim = 3,
+                    .shape = {h, w, c},
+                    .data = (void *)data,
+                    .nbytes = (size_t)h * w * (size_t)c * 4};
     return t;
 }
 

@@ -47,10 +47,14 @@ static const cli_subcommand subs[] = {
     {"unpack", "--layout L --shape D0,D1,... IN.bin -o OUT.npy [--order ...] [--c2 4|8|16]",
      "convert an NPU-layout buffer back to a host array of the given (plain) shape", r_unpack},
     {"run-matmul",
-     "A.npy B.npy -o C.npy [--dtype fp16|fp16-fp16|int8] [--cores 1|2|3]\n"
+     "A.npy B.npy -o C.npy [--dtype fp16|fp16-fp16|int8] [--round] [--cores 1|2|3]\n"
      "      [--device emu|rknpu|rocket] [--device-path NODE] [--emu-cores 1|3] [--check]",
      "C = A.B on the emulator (default) or an NPU: plans the tasks, lays the operands out,\n"
-     "      runs, reads back; --check compares with a CPU reference (exit 1 if outside bounds)",
+     "      runs, reads back. Inputs of another type are converted: to fp16 rounded (a value\n"
+     "      beyond fp16's range is refused), to int8 only when exact (an inexact value is\n"
+     "      refused, named with its index; --round rounds half to even instead).\n"
+     "      --check compares with a CPU reference: exit 1 if an element is outside its bound\n"
+     "      or non-finite where the reference is finite; NaN/inf inputs are reported",
      rknpu_cmd_run_matmul},
     {"devices", "[--json]",
      "list the NPU device nodes (rknpu, rocket) that can be opened, with driver versions",

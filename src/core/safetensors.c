@@ -60,7 +60,9 @@ static bool json_uint(const cJSON *j, uint64_t *v)
     return true;
 }
 
-npk_status npk_st_parse(const uint8_t *buf, size_t len, npk_tensor_set *s, npk_error *err)
+/* header_only: the tensors get name, dtype, shape and nbytes, no data. */
+static npk_status st_parse(const uint8_t *buf, size_t len, npk_tensor_set *s, bool header_only,
+                           npk_error *err)
 {
     npk_set_init(s);
     if (len < 8) return npk_fail_at(err, NPK_E_FORMAT, 0, "safetensors: file shorter than 8 bytes");
@@ -186,8 +188,23 @@ npk_status npk_st_parse(const uint8_t *buf, size_t len, npk_tensor_set *s, npk_e
             goto fail;
         }
         npk_tensor t;
-        if ((st = npk_tensor_alloc(&t, name, dt, ndim, shape, err))) goto fail;
-        npk_swap_copy(t.data, buf + dstart + b, nbytes, npk_dtype_size(dt), !npk_host_is_le());
+        if (header_only) {
+            memset(&t, 0, sizeof t);
+            if (!(t.name = strdup(name))) {
+                st = npk_fail(err, NPK_E_NOMEM, "out of memory");
+                goto fail;
+            }
+            t.dtype = dt;
+            t.ndim = ndim;
+            memcpy(t.shape, shape, sizeof shape);
+            t.nbytes = nbytes;
+        } else if ((st = npk_tensor_alloc(&t, name, dt, ndim, shape, err))) {
+            goto fail;
+        }
+        t.src_shape_offset = 8;
+        t.src_data_offset = dstart + b;
+        if (!header_only)
+            npk_swap_copy(t.data, buf + dstart + b, nbytes, npk_dtype_size(dt), !npk_host_is_le());
         spans[ns].begin = (size_t)b;
         spans[ns].end = (size_t)e;
         spans[ns].index = s->count;
@@ -223,6 +240,16 @@ fail:
     cJSON_Delete(root);
     npk_set_free(s);
     return st;
+}
+
+npk_status npk_st_parse(const uint8_t *buf, size_t len, npk_tensor_set *s, npk_error *err)
+{
+    return st_parse(buf, len, s, false, err);
+}
+
+npk_status npk_st_parse_header(const uint8_t *buf, size_t len, npk_tensor_set *s, npk_error *err)
+{
+    return st_parse(buf, len, s, true, err);
 }
 
 npk_status npk_st_encode(const npk_tensor *ts, size_t n, uint8_t **out, size_t *len, npk_error *err)
@@ -307,6 +334,11 @@ npk_status npk_st_parse(const uint8_t *buf, size_t len, npk_tensor_set *s, npk_e
     (void)len;
     npk_set_init(s);
     return npk_fail(err, NPK_E_UNSUPPORTED, "safetensors support was not built (needs libcjson)");
+}
+
+npk_status npk_st_parse_header(const uint8_t *buf, size_t len, npk_tensor_set *s, npk_error *err)
+{
+    return npk_st_parse(buf, len, s, err);
 }
 
 npk_status npk_st_encode(const npk_tensor *ts, size_t n, uint8_t **out, size_t *len, npk_error *err)
