@@ -118,12 +118,41 @@ static npk_status check_opts(const npk_rk_plan_opts *o, uint32_t *max_m, uint32_
     return NPK_OK;
 }
 
-static npk_status check_span(const char *what, uint32_t addr, uint64_t bytes, npk_error *err)
+typedef struct plan_buf {
+    const char *name;
+    uint64_t addr, bytes;
+} plan_buf;
+
+/* Every buffer inside the 32-bit DMA address space, and no two sharing a
+ * byte (weights written over the output would give a wrong result without
+ * any error). All addresses 0 means "not placed yet" (a plan made for its
+ * buffer sizes, as the device backends do before allocating). */
+static npk_status check_buffers(const plan_buf *b, size_t n, npk_error *err)
 {
-    if ((uint64_t)addr + bytes > ((uint64_t)1 << 32))
-        return npk_fail(err, NPK_E_LIMIT,
-                        "%s buffer of %llu bytes at 0x%x exceeds the 32-bit DMA address space",
-                        what, (unsigned long long)bytes, addr);
+    for (size_t i = 0; i < n; i++)
+        if (b[i].addr + b[i].bytes > ((uint64_t)1 << 32))
+            return npk_fail(err, NPK_E_LIMIT,
+                            "%s buffer 0x%08llx..0x%llx (%llu bytes) exceeds the 32-bit DMA "
+                            "address space (ends past 0xffffffff)",
+                            b[i].name, (unsigned long long)b[i].addr,
+                            (unsigned long long)(b[i].addr + b[i].bytes - 1),
+                            (unsigned long long)b[i].bytes);
+    bool placed = false;
+    for (size_t i = 0; i < n; i++) placed |= b[i].addr != 0;
+    for (size_t i = 0; placed && i < n; i++)
+        for (size_t j = i + 1; j < n; j++) {
+            const plan_buf *x = &b[i], *y = &b[j];
+            if (!x->bytes || !y->bytes) continue;
+            if (x->addr < y->addr + y->bytes && y->addr < x->addr + x->bytes)
+                return npk_fail(err, NPK_E_ARG,
+                                "%s buffer 0x%08llx..0x%08llx (%llu bytes) overlaps %s buffer "
+                                "0x%08llx..0x%08llx (%llu bytes): move one (--%s-addr)",
+                                x->name, (unsigned long long)x->addr,
+                                (unsigned long long)(x->addr + x->bytes - 1),
+                                (unsigned long long)x->bytes, y->name, (unsigned long long)y->addr,
+                                (unsigned long long)(y->addr + y->bytes - 1),
+                                (unsigned long long)y->bytes, y->name);
+        }
     return NPK_OK;
 }
 
@@ -148,11 +177,11 @@ npk_status npk_rk_plan_make(const npk_rk_plan_opts *o, npk_rk_plan *p, npk_error
     size_t entries = npk_rk_form_entries(o->form);
     uint64_t stride =
         (entries * 8 + NPK_RK_STREAM_ALIGN - 1) & ~(uint64_t)(NPK_RK_STREAM_ALIGN - 1);
-    if ((st = check_span("input", o->input_addr, p->input_bytes, err)) ||
-        (st = check_span("weight", o->weight_addr, p->weight_bytes, err)) ||
-        (st = check_span("output", o->output_addr, p->output_bytes, err)) ||
-        (st = check_span("regcmd", o->regcmd_addr, stride * count, err)))
-        return st;
+    const plan_buf bufs[] = {{"input", o->input_addr, p->input_bytes},
+                             {"weight", o->weight_addr, p->weight_bytes},
+                             {"output", o->output_addr, p->output_bytes},
+                             {"regcmd", o->regcmd_addr, stride * count}};
+    if ((st = check_buffers(bufs, sizeof bufs / sizeof *bufs, err))) return st;
     if (o->regcmd_addr % NPK_RK_STREAM_ALIGN)
         return npk_fail(err, NPK_E_ARG, "regcmd address 0x%x is not %d-byte aligned",
                         o->regcmd_addr, NPK_RK_STREAM_ALIGN);
