@@ -105,11 +105,13 @@ static void run_free(run_ctx *r)
 }
 
 /* --input X.npy (the next unassigned input layer) or --input NAME=X.npy. */
-static int assign_inputs(run_ctx *r, char **args, int nargs)
+static int assign_inputs(run_ctx *r, const char *model, char **args, int nargs)
 {
     npk_error err = {0};
     const char *path[NPK_ETPU_MAX_LAYERS] = {0};
-    if (r->p.ninputs > NPK_ETPU_MAX_LAYERS) return cli_fail("too many input layers");
+    if (r->p.ninputs > NPK_ETPU_MAX_LAYERS)
+        return cli_fail("%s: %u input layers, more than %d", model, r->p.ninputs,
+                        NPK_ETPU_MAX_LAYERS);
     for (int a = 0; a < nargs; a++) {
         char *eq = strchr(args[a], '=');
         int k = -1;
@@ -180,7 +182,7 @@ static int write_output_dir(const npk_tensor *ts, size_t nt, const char *out)
 
 /* One .npy for a single output; a directory of NAME.npy, or one
  * .safetensors with a tensor per output name, for several. */
-static int write_outputs(run_ctx *r, const char *out, bool raw)
+static int write_outputs(run_ctx *r, const char *model, const char *out, bool raw)
 {
     npk_error err = {0};
     npk_tensor *ts = calloc(r->p.noutputs ? r->p.noutputs : 1, sizeof *ts);
@@ -203,7 +205,7 @@ static int write_outputs(run_ctx *r, const char *out, bool raw)
             shape[nd++] = tt->shape[d];
         if (npk_etpu_layer_to_tensor(l, r->out[k], (size_t)l->size_bytes, raw, tt ? shape : NULL,
                                      nd, &ts[nt], &err))
-            rc = cli_error(NULL, &err);
+            rc = cli_error(model, &err); /* the model's description of the layer */
         else
             nt++;
     }
@@ -310,7 +312,7 @@ int cmd_edgetpu_run(int argc, char **argv)
     for (uint32_t i = 0; i < r.p.noutputs; i++)
         if (!(r.out[i] = calloc((size_t)r.p.eo->outputs[i].size_bytes, 1)))
             rc = cli_fail("out of memory");
-    if (rc || (rc = assign_inputs(&r, inputs, ninputs))) goto done;
+    if (rc || (rc = assign_inputs(&r, model, inputs, ninputs))) goto done;
     if (fw_path && npk_map_file(fw_path, &r.fw, &err)) {
         rc = cli_error(fw_path, &err);
         goto done;
@@ -320,7 +322,7 @@ int cmd_edgetpu_run(int argc, char **argv)
         /* The emulator starts in DFU mode when given firmware, to exercise the upload. */
         npk_etpu_emu_opts eo = {.dfu = fw_path != NULL, .vanish_at = vanish};
         if (npk_etpu_emu_new(&eo, &r.emu, &err) || npk_etpu_emu_add_model(r.emu, &r.m, &err)) {
-            rc = cli_error(NULL, &err);
+            rc = cli_error(model, &err);
             goto done;
         }
         t = npk_etpu_emu_transport(r.emu);
@@ -353,7 +355,7 @@ int cmd_edgetpu_run(int argc, char **argv)
         printf("run %" PRIu64 ": %.3f ms%s\n", k, now_ms() - t0,
                info.parameters_uploaded ? " (parameters uploaded)" : "");
     }
-    rc = write_outputs(&r, out, raw);
+    rc = write_outputs(&r, model, out, raw);
 done:
     run_free(&r);
     return rc;

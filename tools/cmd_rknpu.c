@@ -609,13 +609,17 @@ static int layout_options(const char *cmd, int argc, char **argv, layout_args *a
     return CLI_OK;
 }
 
-/* Interpret a plain shape as a feature map or weight matrix. */
-static int shape_of(const layout_args *a, int ndim, const int64_t *d, npk_rk_feature_shape *fs,
-                    npk_rk_weight_shape *ws)
+/* Interpret a plain shape as a feature map or weight matrix; errors name
+ * `file` (and the shape's offset in it, for a tensor read from a file). */
+static int shape_of(const layout_args *a, const char *file, const npk_tensor *t, int ndim,
+                    const int64_t *d, npk_rk_feature_shape *fs, npk_rk_weight_shape *ws)
 {
     if (a->kind->weight) {
         if (ndim != 2)
-            return cli_fail("weights need a 2-D array (K x N, or N x K with --order nk)");
+            return cli_tensor_fail(file, t,
+                                   "weights need a 2-D array (K x N, or N x K with --order nk), "
+                                   "not %d-D",
+                                   ndim);
         bool kn = a->order == NPK_RK_KN;
         *ws = (npk_rk_weight_shape){(size_t)(kn ? d[0] : d[1]), (size_t)(kn ? d[1] : d[0]),
                                     a->kind->c2_or_group, a->kind->esize};
@@ -637,7 +641,8 @@ static int shape_of(const layout_args *a, int ndim, const int64_t *d, npk_rk_fea
         else
             h = (size_t)d[1], w = (size_t)d[2], c = (size_t)d[3];
     } else {
-        return cli_fail("feature maps need 2-D (M x K), 3-D or 4-D arrays");
+        return cli_tensor_fail(file, t,
+                               "feature maps need 2-D (M x K), 3-D or 4-D arrays, not %d-D", ndim);
     }
     *fs = (npk_rk_feature_shape){n, c, h, w, a->c2, a->kind->esize};
     return CLI_OK;
@@ -651,41 +656,45 @@ static int r_pack(int argc, char **argv)
     if (a.shape)
         return cli_usage("rknpu pack", "--shape is for unpack (pack reads it from the .npy)");
     npk_error err = {0};
-    npk_tensor t, conv;
+    npk_tensor t, conv = {0};
+    uint8_t *buf = NULL;
     if (npk_npy_load(a.in, &t, &err)) return cli_error(a.in, &err);
     npk_rk_feature_shape fs = {0};
     npk_rk_weight_shape ws = {0};
-    if ((rc = shape_of(&a, t.ndim, t.shape, &fs, &ws))) {
-        npk_tensor_free(&t);
-        return rc;
+    if ((rc = shape_of(&a, a.in, &t, t.ndim, t.shape, &fs, &ws))) goto done;
+    /* The shape first, so an unusable one is refused before any conversion. */
+    npk_status st =
+        a.kind->weight ? npk_rk_weight_check(&ws, &err) : npk_rk_feature_check(&fs, &err);
+    if (st) {
+        rc = cli_tensor_fail(a.in, &t, "%s", err.msg);
+        goto done;
     }
     if (npk_tensor_alloc(&conv, NULL, a.kind->dtype, t.ndim, t.shape, &err) ||
         npk_tensor_convert(&t, &conv, &err)) {
-        npk_tensor_free(&t);
-        return cli_error(a.in, &err);
+        rc = cli_error(a.in, &err);
+        goto done;
     }
-    npk_tensor_free(&t);
     size_t bytes = conv.nbytes;
-    npk_status st =
-        a.kind->weight ? npk_rk_weight_check(&ws, &err) : npk_rk_feature_check(&fs, &err);
-    if (!st && !a.kind->weight) {
+    if (!a.kind->weight) {
         npk_rk_feature_native_count(&fs, &bytes);
         bytes *= fs.esize;
     }
-    uint8_t *buf = st ? NULL : malloc(bytes ? bytes : 1);
-    if (!st && !buf) st = npk_fail(&err, NPK_E_NOMEM, "out of memory");
-    if (!st)
-        st = a.kind->weight ? npk_rk_weight_pack(&ws, a.order, conv.data, buf, &err)
-                            : npk_rk_feature_pack(&fs, a.order, conv.data, buf, &err);
-    if (!st) {
-        to_from_le(buf, bytes, a.kind->esize);
-        st = npk_write_file(a.out, buf, bytes, &err);
-        rc = st ? cli_error(a.out, &err) : CLI_OK;
-    } else {
-        rc = cli_error(a.in, &err);
+    if (!(buf = malloc(bytes ? bytes : 1))) {
+        rc = cli_fail("out of memory");
+        goto done;
     }
+    st = a.kind->weight ? npk_rk_weight_pack(&ws, a.order, conv.data, buf, &err)
+                        : npk_rk_feature_pack(&fs, a.order, conv.data, buf, &err);
+    if (st) {
+        rc = cli_error(a.in, &err);
+        goto done;
+    }
+    to_from_le(buf, bytes, a.kind->esize);
+    if (npk_write_file(a.out, buf, bytes, &err)) rc = cli_error(a.out, &err);
+done:
     free(buf);
-    npk_tensor_free(&conv);
+    npk_tensor_free(&t);
+    npk_tensor_free(&conv); /* was leaked when the conversion failed */
     return rc;
 }
 
@@ -707,7 +716,7 @@ static int r_unpack(int argc, char **argv)
     }
     npk_rk_feature_shape fs = {0};
     npk_rk_weight_shape ws = {0};
-    if ((rc = shape_of(&a, ndim, d, &fs, &ws))) return rc;
+    if ((rc = shape_of(&a, NULL, NULL, ndim, d, &fs, &ws))) return rc;
     npk_error err = {0};
     npk_status st =
         a.kind->weight ? npk_rk_weight_check(&ws, &err) : npk_rk_feature_check(&fs, &err);

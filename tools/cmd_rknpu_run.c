@@ -7,6 +7,7 @@
 #include "cli.h"
 #include "npukit/half.h"
 #include "npukit/rknpu_device.h"
+#include "npukit/rknpu_plan.h"
 
 int rknpu_cmd_run_matmul(int argc, char **argv);
 int rknpu_cmd_devices(int argc, char **argv);
@@ -21,9 +22,13 @@ static int load_operand(const char *path, npk_dtype want, bool round, npk_tensor
     npk_tensor raw;
     memset(t, 0, sizeof *t);
     if (npk_npy_load(path, &raw, &err)) return cli_error(path, &err);
-    if (raw.ndim != 2) {
-        int rc = cli_tensor_fail(path, &raw, "expected a 2-D array, got %d dimension%s", raw.ndim,
-                                 raw.ndim == 1 ? "" : "s");
+    if (raw.ndim != 2 || !npk_tensor_count(&raw)) {
+        char buf[128];
+        int rc = raw.ndim != 2
+                     ? cli_tensor_fail(path, &raw, "expected a 2-D array, got %d dimension%s",
+                                       raw.ndim, raw.ndim == 1 ? "" : "s")
+                     : cli_tensor_fail(path, &raw, "the array is empty (shape %s)",
+                                       npk_shape_str(&raw, buf, sizeof buf));
         npk_tensor_free(&raw);
         return rc;
     }
@@ -136,6 +141,16 @@ int rknpu_cmd_run_matmul(int argc, char **argv)
     npk_dtype out_dt = dt == NPK_RK_INT8 ? NPK_I32 : dt == NPK_RK_FP16_FP16 ? NPK_F16 : NPK_F32;
     npk_rk_open_opts oo = {NULL, path, NULL, emu_cores};
     npk_rk_run_info info;
+    /* The shape against the hardware rules before any device is opened: a
+     * refusal names A's file (M and K come from it; N from B). */
+    npk_rk_plan_opts po = {ro.m, ro.k, ro.n, dt, cores, 0, 0, 0, 0, 0, 0, NPK_RK_FORM_VENDOR};
+    npk_rk_plan sizing;
+    if (npk_rk_plan_make(&po, &sizing, &err)) {
+        const bool about_n = err.msg[0] == 'N';
+        rc = cli_tensor_fail(about_n ? pb : pa, about_n ? &b : &a, "%s", err.msg);
+        goto done;
+    }
+    npk_rk_plan_free(&sizing);
     if (npk_tensor_alloc(&cm, NULL, out_dt, 2, cshape, &err) ||
         npk_rk_device_open(kind, &oo, &d, &err) ||
         npk_rk_run_matmul(d, &ro, a.data, b.data, cm.data, &info, &err)) {
