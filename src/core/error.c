@@ -36,6 +36,13 @@ npk_status npk_fail_at(npk_error *err, npk_status status, uint64_t offset, const
     return status;
 }
 
+npk_status npk_error_about(npk_error *err, int k)
+{
+    if (!err) return NPK_E_ARG;
+    err->input = k;
+    return err->status;
+}
+
 void npk_error_clear(npk_error *err)
 {
     if (!err) return;
