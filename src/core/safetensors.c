@@ -11,6 +11,7 @@
 #include "npukit/checked.h"
 #include "npukit/file.h"
 #include "npukit/tensor.h"
+#include "npukit/utf8.h"
 #include "tensor_internal.h"
 
 #define ST_MAX_HEADER (100u * 1000u * 1000u)
@@ -264,6 +265,12 @@ npk_status npk_st_encode(const npk_tensor *ts, size_t n, uint8_t **out, size_t *
         size_t nbytes;
         if (!t->name || !*t->name) {
             st = npk_fail(err, NPK_E_ARG, "safetensors: tensor %zu has no name", i);
+            goto fail;
+        }
+        if (!npk_utf8_valid(t->name, strlen(t->name))) {
+            /* The header is JSON: its names must be UTF-8 (a damaged input's
+             * name is not copied into a new file). */
+            st = npk_fail(err, NPK_E_ARG, "safetensors: tensor %zu's name is not valid UTF-8", i);
             goto fail;
         }
         if (!dn) {
