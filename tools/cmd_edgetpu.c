@@ -54,7 +54,8 @@ static const cli_subcommand subs[] = {
      "      Inputs: float32 (quantised with the layer's numerics) or the layer's integer type;\n"
      "      --input X.npy fills the next input layer, NAME=X.npy a named one. Outputs: float32\n"
      "      dequantised (--raw: the layer's integer type); OUT.npy for one output, else OUT is a\n"
-     "      directory of NAME.npy (non [A-Za-z0-9._-] characters become _) or OUT.safetensors\n"
+     "      directory of NAME.npy (non [A-Za-z0-9._-] characters become _, long names are cut\n"
+     "      with a hash suffix, names kept unique; written all or nothing) or OUT.safetensors\n"
      "      with one tensor per output name. --firmware: DFU image for a device in bootloader\n"
      "      mode (npukit does not ship it; the emulator then starts in DFU mode)",
      cmd_edgetpu_run},
