@@ -144,10 +144,11 @@ done
 # Error paths of every command that are not about damaged bytes: values a
 # conversion refuses, shapes a command refuses, outputs that cannot be
 # written, and the output rules (each must fail cleanly and leak nothing).
+rm -rf "$tmp"/bad.* "$tmp/badplan"
 "$npk" tensor random --shape 64,64 --min 0.1 --max 0.9 -o "$tmp/frac.npy"
 "$npk" tensor random --shape 64 -o "$tmp/v1.npy"
 "$npk" tensor random --shape 2,4,64 -o "$tmp/v3.npy"
-"$npk" tensor random --shape 64,64 --dtype u8 -o "$tmp/u8.npy"
+"$npk" tensor random --shape 64,64 --dtype u8 --min 0 --max 200 -o "$tmp/u8.npy"
 # A 128-byte .npy of shape (2^63 - 1, 0): header only (it made pack hang).
 dict="{'descr': '<f4', 'fortran_order': False, 'shape': (9223372036854775807, 0), }"
 printf '\223NUMPY\001\000\166\000%s' "$dict" >"$tmp/huge.npy"
