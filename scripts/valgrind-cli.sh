@@ -187,6 +187,12 @@ vg cnn2 render "$tmp/c.bin" "$tmp/in.png" --dump-layers "$tmp/a.npy" -o "$tmp/ba
 vg cnn2 render "$tmp/c.bin" "$tmp/in.png" --raw "$tmp/isdir" -o "$tmp/bad.png"
 vg cnn2 unpack "$tmp/c.bin" -o "$tmp/isdir"
 vg info /dev/zero
+vg cnn2 pattern --size 0x0 -o "$tmp/bad.png"
+vg mgk synth --layer 1,2 -o "$tmp/bad.mgk"
+vg edgetpu synth-dense --size 100 -o "$tmp/bad.tflite"
+vg tensor random --shape 2,q -o "$tmp/bad.npy"
+vg rknpu disasm "$tmp/isdir"
+vg cnn2 validate "$tmp/isdir"
 vg info "$tmp/isdir"
 for f in bad.bin bad.npy bad.tflite bad.mgk bad.png badplan; do
     if [ -e "$tmp/$f" ]; then echo "valgrind: FAILED: a failing command wrote $f" >&2; fails=$((fails + 1)); fi

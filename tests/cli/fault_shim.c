@@ -38,7 +38,7 @@ static void cut_after_map(int fd)
     ssize_t n = readlink(link, path, sizeof path - 1);
     if (n <= 0) return;
     path[n] = 0;
-    if (strstr(path, want)) truncate(path, 0);
+    if (strstr(path, want) && truncate(path, 0) != 0) return;
 }
 
 void *mmap(void *addr, size_t len, int prot, int flags, int fd, off_t off)
