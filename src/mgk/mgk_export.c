@@ -135,15 +135,21 @@ static npk_status replace_layer(const npk_mgk_model *m, const npk_mgk_conv *c, c
                            "layer %d (record at 0x%llx) cannot be re-encoded for %s: %s", c->id,
                            (unsigned long long)rec->offset, t->name, c->problem);
     int64_t want[4] = {c->out_channels, c->in_channels, c->kh, c->kw};
-    if (t->ndim != 4 || memcmp(t->shape, want, sizeof want) != 0) {
-        npk_fail(err, NPK_E_ARG, "%s: shape does not match the layer's [%lld, %lld, %lld, %lld]",
+    char what[NPK_ERROR_MSG_MAX];
+    if (t->ndim != 4 || memcmp(t->shape, want, sizeof want) != 0)
+        snprintf(what, sizeof what, "%s: shape does not match the layer's [%lld, %lld, %lld, %lld]",
                  t->name, (long long)want[0], (long long)want[1], (long long)want[2],
                  (long long)want[3]);
-        return npk_error_about(err, 1);
-    }
-    if (!is_integer_dtype(t->dtype)) {
-        npk_fail(err, NPK_E_ARG, "%s: dtype %s; quantised weights must be integers", t->name,
+    else if (!is_integer_dtype(t->dtype))
+        snprintf(what, sizeof what, "%s: dtype %s; quantised weights must be integers", t->name,
                  npk_dtype_name(t->dtype));
+    else
+        what[0] = 0;
+    if (what[0]) { /* about the weights file: where the tensor's header entry is */
+        if (t->src_shape_offset)
+            npk_fail_at(err, NPK_E_ARG, t->src_shape_offset, "%s", what);
+        else
+            npk_fail(err, NPK_E_ARG, "%s", what);
         return npk_error_about(err, 1);
     }
     size_t n = npk_tensor_count(t);
