@@ -103,7 +103,8 @@ npk_status npk_check_output_size(uint64_t bytes, npk_error *err);
  * saved descriptor of the real standard output here. */
 void npk_set_stdout_fd(int fd);
 
-/* Create a directory if it does not exist yet (one level). */
+/* Create a directory if it does not exist yet (one level). To write files
+ * into a directory, use an output-directory transaction (below) instead. */
 npk_status npk_make_dir(const char *path, npk_error *err);
 
 /* ---- multi-file outputs: an output directory, all or nothing ----
@@ -144,7 +145,8 @@ npk_status npk_outdir_write(npk_outdir *d, const char *name, const void *data, s
                             npk_error *err);
 /* Or stream it: an npk_out for `name`, finished with npk_out_commit/abort. */
 npk_status npk_outdir_file(npk_outdir *d, const char *name, npk_out **out, npk_error *err);
-/* The path the set gets at commit ("DIR"), and where `name` will be. */
+/* The directory the set appears in at commit (DIR; a link to a directory is
+ * followed): file `name` ends up as DIR/name. */
 const char *npk_outdir_path(const npk_outdir *d);
 /* Make the set visible and free `d` (also on failure, after cleaning up). */
 npk_status npk_outdir_commit(npk_outdir *d, npk_error *err);
