@@ -246,6 +246,32 @@ int cli_dispatch(const char *group, const cli_subcommand *subs, int nsubs, int a
     return cli_usage(group, "%s: unknown command '%s'", group, argv[1]);
 }
 
+char *cli_utf8_dup(const char *s, bool printable)
+{
+    const unsigned char *p = (const unsigned char *)(s ? s : "");
+    size_t len = strlen((const char *)p);
+    char *out = malloc(3 * len + 1); /* an invalid byte becomes 3 bytes (U+FFFD) */
+    if (!out) return NULL;
+    size_t k = 0;
+    for (size_t i = 0; i < len;) {
+        size_t n = npk_utf8_seq(p + i, len - i); /* the library's UTF-8 rules */
+        if (n == 0) {
+            memcpy(out + k, "\xef\xbf\xbd", 3);
+            k += 3;
+            i++;
+        } else if (printable && n == 1 && (p[i] < 0x20 || p[i] == 0x7f)) {
+            out[k++] = '?';
+            i++;
+        } else {
+            memcpy(out + k, p + i, n);
+            k += n;
+            i += n;
+        }
+    }
+    out[k] = 0;
+    return out;
+}
+
 #ifdef NPK_HAVE_CJSON
 bool cli_json_available(void)
 {
@@ -292,6 +318,13 @@ char *cli_json_text(cJSON *j, bool compact)
                 "by U+FFFD in the JSON output\n",
                 bad, bad == 1 ? "" : "s", bad == 1 ? "is" : "are");
     return compact ? cJSON_PrintUnformatted(j) : cJSON_Print(j);
+}
+
+/* Added as is: cli_print_json / cli_json_text repair it (and say so) with
+ * every other string of the output, in one place. */
+cJSON *cli_json_str(cJSON *obj, const char *key, const char *s)
+{
+    return cJSON_AddStringToObject(obj, key, s ? s : "");
 }
 
 void cli_print_json(cJSON *j, bool compact)

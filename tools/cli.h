@@ -74,6 +74,11 @@ bool cli_parse_u64(const char *s, uint64_t *v);
 bool cli_parse_i64(const char *s, int64_t *v);
 bool cli_parse_double(const char *s, double *v);
 
+/* A malloc'd copy of s that is valid UTF-8: each invalid byte becomes
+ * U+FFFD; with printable, control characters become '?' too (for text
+ * output). NULL when out of memory. */
+char *cli_utf8_dup(const char *s, bool printable);
+
 /* True when this build can print JSON (libcjson). */
 bool cli_json_available(void);
 /* For commands asked for --json in a build without JSON: report and return CLI_FAIL. */
@@ -88,6 +93,9 @@ char *cli_json_text(cJSON *j, bool compact);
 void cli_print_json(cJSON *j, bool compact);
 /* Add a u64 to an object: as a number when exactly representable, else a string. */
 cJSON *cli_json_u64(cJSON *obj, const char *key, uint64_t v);
+/* A string member; like every string of a JSON output it is made valid
+ * UTF-8 when printed (cli_print_json / cli_json_text), whatever s holds. */
+cJSON *cli_json_str(cJSON *obj, const char *key, const char *s);
 /* "0x..." string. */
 cJSON *cli_json_hex(cJSON *obj, const char *key, uint64_t v);
 /* An npk_summary's fields as an object. */

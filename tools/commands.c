@@ -15,6 +15,8 @@ static const cli_command commands[] = {
      cmd_rknpu_help},
     {"edgetpu", "Coral Edge TPU models: inspect, weights, reference execution", cmd_edgetpu,
      cmd_edgetpu_help},
+    {"tflite", "TFLite models: inspect, run on the CPU interpreter, cut", cmd_tflite,
+     cmd_tflite_help},
 };
 
 const cli_command *cli_commands(int *count)

@@ -16,5 +16,7 @@ int cmd_rknpu(int argc, char **argv);
 void cmd_rknpu_help(FILE *out);
 int cmd_edgetpu(int argc, char **argv);
 void cmd_edgetpu_help(FILE *out);
+int cmd_tflite(int argc, char **argv);
+void cmd_tflite_help(FILE *out);
 
 #endif

@@ -69,7 +69,9 @@ typedef npk_status (*npk_tfl_observer)(void *user, const npk_tfl_interp *it, uin
 
 typedef struct npk_tfl_interp_opts {
     uint32_t subgraph; /* 0 */
-    int threads;       /* worker threads for conv, depthwise and FC; <= 1: one */
+    int threads;       /* worker threads for conv, depthwise and FC; <= 1: one (at most 64) */
+    /* Handlers, tried before the built-in kernels; the array (and what its
+     * user pointers point at) must outlive the interpreter. */
     const npk_tfl_custom *custom;
     uint32_t ncustom;
     /* Optional cut of the graph: when ninputs/noutputs are non-zero, these
@@ -85,6 +87,7 @@ typedef struct npk_tfl_interp_opts {
     bool keep_all;
 } npk_tfl_interp_opts;
 
+/* opts may be NULL (defaults). */
 npk_status npk_tfl_interp_new(const npk_tfl_model *m, const npk_tfl_interp_opts *opts,
                               npk_tfl_interp **out, npk_error *err);
 void npk_tfl_interp_free(npk_tfl_interp *it);

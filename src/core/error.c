@@ -36,11 +36,10 @@ npk_status npk_fail_at(npk_error *err, npk_status status, uint64_t offset, const
     return status;
 }
 
-npk_status npk_error_about(npk_error *err, int k)
+npk_status npk_error_about(npk_error *err, int k, npk_status status)
 {
-    if (!err) return NPK_E_ARG;
-    err->input = k;
-    return err->status;
+    if (err) err->input = k;
+    return status;
 }
 
 void npk_error_clear(npk_error *err)

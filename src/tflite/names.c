@@ -1,6 +1,7 @@
 /* Names of TFLite tensor types and builtin operators (from the TFLite
  * schema's enums), for messages and `info` output. */
 #include <stddef.h>
+#include <stdio.h>
 
 #include "npukit/tflite.h"
 
@@ -154,4 +155,16 @@ const char *npk_tfl_builtin_name(int32_t code)
     return code >= 0 && code < (int32_t)(sizeof builtin_names / sizeof builtin_names[0])
                ? builtin_names[code]
                : NULL;
+}
+
+const char *npk_tfl_op_name(const npk_tfl_model *m, const npk_tfl_operator *op, char *buf,
+                            size_t len)
+{
+    const npk_tfl_opcode *oc = npk_tfl_op_code(m, op);
+    if (!oc) return "?";
+    if (oc->builtin == NPK_TFL_OP_CUSTOM && oc->custom_code) return oc->custom_code;
+    const char *n = npk_tfl_builtin_name(oc->builtin);
+    if (n) return n;
+    snprintf(buf, len, "BUILTIN_%d", (int)oc->builtin);
+    return buf;
 }

@@ -102,6 +102,69 @@ static npk_status check_indices(npk_fbc_rd *r, uint64_t off, const char *what, c
     return NPK_OK;
 }
 
+/* The builtin options union, decoded by the options table (options.c). */
+static npk_status parse_options(npk_fbc_rd *r, const npk_fb_table *opt, npk_tfl_operator *op)
+{
+    npk_tfl_options *o = &op->options;
+    bool present = false;
+    npk_fb_table t;
+    npk_status st;
+    o->type = op->builtin_options_type;
+    if (o->type == 0) return NPK_OK;
+    if ((st = npk_fb_subtable(opt, OP_OPTIONS, &t, &present, r->err))) return st;
+    /* A type without a table: TFLite then uses the defaults; so do we. */
+    o->offset = present ? npk_fb_offset(&t) : 0;
+    o->table = npk_tfl_opt_table_find(o->type);
+    if (!o->table) return NPK_OK; /* unknown: kept as its offset */
+    for (int i = 0; i < o->table->nfields; i++) {
+        const npk_tfl_opt_field *f = &o->table->fields[i];
+        npk_tfl_opt_value *v = &o->v[i];
+        v->present = present && npk_fb_present(&t, f->slot);
+        if (f->kind == NPK_TFL_OPT_FLOAT)
+            v->f = (float)f->def;
+        else
+            v->i = (int64_t)f->def;
+        if (!v->present) continue;
+        switch (f->kind) {
+        case NPK_TFL_OPT_BOOL: {
+            bool b = false;
+            st = npk_fb_bool(&t, f->slot, false, &b, r->err);
+            v->i = b;
+            break;
+        }
+        case NPK_TFL_OPT_BYTE:
+        case NPK_TFL_OPT_PADDING:
+        case NPK_TFL_OPT_ACTIVATION:
+        case NPK_TFL_OPT_TYPE: {
+            int8_t b = 0;
+            st = npk_fb_i8(&t, f->slot, 0, &b, r->err);
+            v->i = b;
+            break;
+        }
+        case NPK_TFL_OPT_INT32: {
+            int32_t x = 0;
+            st = npk_fb_i32(&t, f->slot, 0, &x, r->err);
+            v->i = x;
+            break;
+        }
+        case NPK_TFL_OPT_UINT32: {
+            uint32_t x = 0;
+            st = npk_fb_u32(&t, f->slot, 0, &x, r->err);
+            v->i = x;
+            break;
+        }
+        case NPK_TFL_OPT_FLOAT: st = npk_fb_f32(&t, f->slot, 0, &v->f, r->err); break;
+        default: {
+            int32_t *vec = NULL;
+            st = npk_fbc_i32s(r, &t, f->slot, &v->n, &vec);
+            v->vec = vec;
+        }
+        }
+        if (st) return npk_error_context(r->err, "%s.%s", o->table->name, f->name);
+    }
+    return NPK_OK;
+}
+
 static npk_status parse_operator(npk_fbc_rd *r, const npk_fb_table *t, const npk_tfl_model *m,
                                  uint32_t ntensors, npk_tfl_operator *op)
 {
@@ -117,6 +180,7 @@ static npk_status parse_operator(npk_fbc_rd *r, const npk_fb_table *t, const npk
         (st = npk_fb_u64(t, OP_LARGE_CUSTOM_OFFSET, 0, &loff, r->err)) ||
         (st = npk_fb_u64(t, OP_LARGE_CUSTOM_SIZE, 0, &lsize, r->err)))
         return st;
+    if ((st = parse_options(r, t, op))) return st;
     if (op->opcode_index >= m->nopcodes)
         return npk_fail_at(r->err, NPK_E_FORMAT, op->offset, "opcode index %u of %u",
                            op->opcode_index, m->nopcodes);

@@ -108,7 +108,7 @@ static void test_mgk_names(void **state)
     (void)state;
     if (!npk_safetensors_available()) skip();
     static const npk_mgk_synth_layer ls[] = {{16, 8, 3, 3, 8, 1, 1, NULL}};
-    npk_mgk_synth_spec spec = {ls, 1, 1, true, false};
+    npk_mgk_synth_spec spec = {.layers = ls, .nlayers = 1, .seed = 1};
     uint8_t *buf;
     size_t len;
     npk_error err = {0};

@@ -1,0 +1,147 @@
+/* ADD with broadcasting: uint8, int8, float32, int32. Definition: TFLite's
+ * reference_ops::Add / reference_integer_ops::Add (add.h) with the
+ * parameters of add.cc's Prepare: both inputs shifted left by 20 bits and
+ * rescaled to twice the larger input scale, summed, then the output
+ * multiplier (each step MultiplyByQuantizedMultiplierSmallerThanOneExp). */
+#include <string.h>
+
+#include "tflite/broadcast.h"
+#include "tflite/conv_util.h"
+#include "tflite/kernel.h"
+#include "tflite/qmath.h"
+
+#define LEFT_SHIFT 20
+
+typedef struct add {
+    npk_tfl_bcast bc;
+    int8_t type;
+    int32_t off1, off2, out_zero;
+    int32_t m1, s1, m2, s2, mo, so;
+    int32_t act_min, act_max;
+    float fmin, fmax;
+    /* eval */
+    const uint8_t *a, *b;
+    uint8_t *out;
+} add;
+
+static npk_status add_prepare(npk_tfl_plan *p, npk_tfl_node *n)
+{
+    npk_status st;
+    if ((st = npk_tfl_k_io(p, n, 2, 2, 2, 1))) return st;
+    const npk_tfl_rt *a = n->in[0], *b = n->in[1], *out = n->out[0];
+    const int8_t type = a->type;
+    if (type != NPK_TFL_UINT8 && type != NPK_TFL_INT8 && type != NPK_TFL_FLOAT32 &&
+        type != NPK_TFL_INT32)
+        return npk_tfl_k_unsupported(p, n, "input type %s", npk_tfl_type_name(type));
+    if ((st = npk_tfl_k_type(p, n, b, "input 1", type)) ||
+        (st = npk_tfl_k_type(p, n, out, "output", type)))
+        return st;
+    add *q = npk_tfl_k_alloc(p, n, sizeof *q);
+    if (!q) return NPK_E_NOMEM;
+    n->params = q;
+    q->type = type;
+    if ((st = npk_tfl_bcast_init(p, n, a, b, &q->bc)) ||
+        (st = npk_tfl_k_output_shape(p, n, 0, q->bc.ndim, q->bc.dims)))
+        return st;
+    int act;
+    if ((st = npk_tfl_k_activation(p, n, &act))) return st;
+    if (type == NPK_TFL_FLOAT32) {
+        npk_tfl_k_act_range_f(act, &q->fmin, &q->fmax);
+        return NPK_OK;
+    }
+    if (type == NPK_TFL_INT32) {
+        npk_q_activation_range(act, NPK_TFL_INT32, 1.0f, 0, &q->act_min, &q->act_max);
+        return NPK_OK;
+    }
+    float sa, sb, so;
+    int32_t za, zb;
+    if ((st = npk_tfl_k_quant(p, n, a, "input 0", &sa, &za)) ||
+        (st = npk_tfl_k_quant(p, n, b, "input 1", &sb, &zb)) ||
+        (st = npk_tfl_k_quant(p, n, out, "output", &so, &q->out_zero)))
+        return st;
+    q->off1 = -za;
+    q->off2 = -zb;
+    /* add.cc: 2 * max(float, float) is exact in float; the rest in double. */
+    const float twice_max_f = 2.0f * (sa > sb ? sa : sb);
+    const double twice_max = (double)twice_max_f;
+    const float out_div = (float)(1 << LEFT_SHIFT) * so;
+    const double r1 = (double)sa / twice_max, r2 = (double)sb / twice_max,
+                 ro = twice_max / (double)out_div;
+    if (!(ro < 1.0))
+        return npk_tfl_k_unsupported(p, n, "output scale %g is too small for the inputs' %g, %g",
+                                     (double)so, (double)sa, (double)sb);
+    if ((st = npk_tfl_multiplier(p, n, r1, &q->m1, &q->s1)) ||
+        (st = npk_tfl_multiplier(p, n, r2, &q->m2, &q->s2)) ||
+        (st = npk_tfl_multiplier(p, n, ro, &q->mo, &q->so)))
+        return st;
+    if (q->s1 > 0 || q->s2 > 0 || q->so > 0) /* TFLite requires multipliers below one */
+        return npk_tfl_k_unsupported(p, n, "a rescaling multiplier is not below one");
+    npk_tfl_k_act_range(out, act, &q->act_min, &q->act_max);
+    return NPK_OK;
+}
+
+/* MultiplyByQuantizedMultiplierSmallerThanOneExp (shift <= 0). */
+static inline int32_t mul_small(int32_t x, int32_t m, int32_t s)
+{
+    return npk_tfl_rdbpot(npk_tfl_srdhm(x, m), -s);
+}
+
+static inline uint8_t add_q(const add *q, int32_t x1, int32_t x2)
+{
+    const int32_t a = mul_small((x1 + q->off1) * (1 << LEFT_SHIFT), q->m1, q->s1);
+    const int32_t b = mul_small((x2 + q->off2) * (1 << LEFT_SHIFT), q->m2, q->s2);
+    const int32_t r = mul_small(a + b, q->mo, q->so) + q->out_zero;
+    return (uint8_t)npk_tfl_clamp(r, q->act_min, q->act_max);
+}
+
+static void add_one(void *ctx, size_t o, size_t i1, size_t i2)
+{
+    const add *q = ctx;
+    switch (q->type) {
+    case NPK_TFL_FLOAT32: {
+        float a, b, r;
+        memcpy(&a, q->a + 4 * i1, 4);
+        memcpy(&b, q->b + 4 * i2, 4);
+        r = a + b;
+        r = r < q->fmin ? q->fmin : r > q->fmax ? q->fmax : r;
+        memcpy(q->out + 4 * o, &r, 4);
+        break;
+    }
+    case NPK_TFL_INT32: {
+        int32_t a, b, r;
+        memcpy(&a, q->a + 4 * i1, 4);
+        memcpy(&b, q->b + 4 * i2, 4);
+        r = (int32_t)((uint32_t)a + (uint32_t)b);
+        r = npk_tfl_clamp(r, q->act_min, q->act_max);
+        memcpy(q->out + 4 * o, &r, 4);
+        break;
+    }
+    case NPK_TFL_INT8: q->out[o] = add_q(q, (int8_t)q->a[i1], (int8_t)q->b[i2]); break;
+    default: q->out[o] = add_q(q, q->a[i1], q->b[i2]);
+    }
+}
+
+static npk_status add_eval(npk_tfl_exec *x, const npk_tfl_node *n)
+{
+    (void)x;
+    add *q = n->params;
+    q->a = n->in[0]->data;
+    q->b = n->in[1]->data;
+    q->out = n->out[0]->data;
+    const size_t count = n->out[0]->count;
+    if (q->bc.same && q->type == NPK_TFL_UINT8) {
+        for (size_t i = 0; i < count; i++) q->out[i] = add_q(q, q->a[i], q->b[i]);
+    } else if (q->bc.same && q->type == NPK_TFL_INT8) {
+        for (size_t i = 0; i < count; i++) q->out[i] = add_q(q, (int8_t)q->a[i], (int8_t)q->b[i]);
+    } else if (q->bc.same) {
+        for (size_t i = 0; i < count; i++) add_one(q, i, i, i);
+    } else {
+        npk_tfl_bcast_each(&q->bc, add_one, q);
+    }
+    return NPK_OK;
+}
+
+const npk_tfl_kernel npk_tfl_k_add = {NPK_TFL_OP_ADD, NULL,
+                                      NPK_TFL_T(NPK_TFL_UINT8) | NPK_TFL_T(NPK_TFL_INT8) |
+                                          NPK_TFL_T(NPK_TFL_FLOAT32) | NPK_TFL_T(NPK_TFL_INT32),
+                                      add_prepare, add_eval};

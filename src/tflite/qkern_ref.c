@@ -1,0 +1,146 @@
+/* The portable 8-bit inner loops (qkern.h): plain C that compilers can
+ * vectorise, and the definition any SIMD replacement must match. */
+#include "tflite/qkern.h"
+#include "tflite/qmath.h"
+
+static inline uint8_t requant(uint32_t acc, int32_t mult, int32_t shift, int32_t zero, int32_t lo,
+                              int32_t hi)
+{
+    int32_t v = npk_tfl_mbqm((int32_t)acc, mult, (int)shift) + zero;
+    v = v < lo ? lo : v > hi ? hi : v;
+    return (uint8_t)v;
+}
+
+static void gemm_u8(const npk_tfl_qgemm *g)
+{
+    const size_t k = g->k;
+    for (size_t i = 0; i < g->m; i++) {
+        const uint8_t *a = g->a + i * g->lda;
+        uint32_t rowsum = 0;
+        if (g->b_zero)
+            for (size_t t = 0; t < k; t++) rowsum += a[t];
+        const uint32_t corr = (uint32_t)g->b_zero * rowsum;
+        uint8_t *c = g->c + i * g->ldc;
+        size_t j = 0;
+        for (; j + 4 <= g->n; j += 4) {
+            const uint8_t *b0 = g->b + j * g->ldb, *b1 = b0 + g->ldb, *b2 = b1 + g->ldb,
+                          *b3 = b2 + g->ldb;
+            uint32_t s0 = 0, s1 = 0, s2 = 0, s3 = 0;
+            for (size_t t = 0; t < k; t++) {
+                const uint32_t x = a[t];
+                s0 += x * b0[t];
+                s1 += x * b1[t];
+                s2 += x * b2[t];
+                s3 += x * b3[t];
+            }
+            const uint32_t s[4] = {s0, s1, s2, s3};
+            for (int q = 0; q < 4; q++)
+                c[j + q] = requant(s[q] - corr + (uint32_t)g->bias[j + q], g->mult[j + q],
+                                   g->shift[j + q], g->out_zero, g->act_min, g->act_max);
+        }
+        for (; j < g->n; j++) {
+            const uint8_t *b = g->b + j * g->ldb;
+            uint32_t s = 0;
+            for (size_t t = 0; t < k; t++) s += (uint32_t)a[t] * b[t];
+            c[j] = requant(s - corr + (uint32_t)g->bias[j], g->mult[j], g->shift[j], g->out_zero,
+                           g->act_min, g->act_max);
+        }
+    }
+}
+
+static void gemm_i8(const npk_tfl_qgemm *g)
+{
+    const size_t k = g->k;
+    for (size_t i = 0; i < g->m; i++) {
+        const int8_t *a = (const int8_t *)(g->a + i * g->lda);
+        uint32_t rowsum = 0;
+        if (g->b_zero)
+            for (size_t t = 0; t < k; t++) rowsum += (uint32_t)(int32_t)a[t];
+        const uint32_t corr = (uint32_t)g->b_zero * rowsum;
+        uint8_t *c = g->c + i * g->ldc;
+        size_t j = 0;
+        for (; j + 4 <= g->n; j += 4) {
+            const int8_t *b0 = (const int8_t *)(g->b + j * g->ldb), *b1 = b0 + g->ldb,
+                         *b2 = b1 + g->ldb, *b3 = b2 + g->ldb;
+            uint32_t s0 = 0, s1 = 0, s2 = 0, s3 = 0;
+            for (size_t t = 0; t < k; t++) {
+                const int32_t x = a[t];
+                s0 += (uint32_t)(x * b0[t]);
+                s1 += (uint32_t)(x * b1[t]);
+                s2 += (uint32_t)(x * b2[t]);
+                s3 += (uint32_t)(x * b3[t]);
+            }
+            const uint32_t s[4] = {s0, s1, s2, s3};
+            for (int q = 0; q < 4; q++)
+                c[j + q] = requant(s[q] - corr + (uint32_t)g->bias[j + q], g->mult[j + q],
+                                   g->shift[j + q], g->out_zero, g->act_min, g->act_max);
+        }
+        for (; j < g->n; j++) {
+            const int8_t *b = (const int8_t *)(g->b + j * g->ldb);
+            uint32_t s = 0;
+            for (size_t t = 0; t < k; t++) s += (uint32_t)((int32_t)a[t] * b[t]);
+            c[j] = requant(s - corr + (uint32_t)g->bias[j], g->mult[j], g->shift[j], g->out_zero,
+                           g->act_min, g->act_max);
+        }
+    }
+}
+
+static void gemm(const npk_tfl_qgemm *g)
+{
+    if (g->is_signed)
+        gemm_i8(g);
+    else
+        gemm_u8(g);
+}
+
+static void dw_row(const npk_tfl_qdw *d, const uint8_t *in, int32_t oy, uint8_t *out,
+                   int32_t *acc_scratch)
+{
+    /* Wrapping sums, like TFLite's int32 accumulators on real machines. */
+    uint32_t *acc = (uint32_t *)acc_scratch;
+    const int32_t oc = d->out_c, ic = d->in_c, dm = d->dm;
+    const int32_t y0 = oy * d->sh - d->pad_h;
+    for (int32_t ox = 0; ox < d->out_w; ox++) {
+        const int32_t x0 = ox * d->sw - d->pad_w;
+        for (int32_t o = 0; o < oc; o++) acc[o] = (uint32_t)d->bias[o];
+        for (int32_t ky = 0; ky < d->kh; ky++) {
+            const int32_t y = y0 + ky * d->dh;
+            if (y < 0 || y >= d->in_h) continue;
+            for (int32_t kx = 0; kx < d->kw; kx++) {
+                const int32_t x = x0 + kx * d->dw;
+                if (x < 0 || x >= d->in_w) continue;
+                const uint8_t *px = in + ((size_t)y * d->in_w + x) * ic;
+                const uint8_t *w = d->w + ((size_t)ky * d->kw + kx) * oc;
+                const int32_t zi = d->in_zero, zw = d->w_zero;
+                if (d->is_signed) {
+                    const int8_t *p = (const int8_t *)px, *q = (const int8_t *)w;
+                    if (dm == 1)
+                        for (int32_t o = 0; o < oc; o++)
+                            acc[o] += (uint32_t)((p[o] - zi) * (q[o] - zw));
+                    else
+                        for (int32_t c = 0; c < ic; c++)
+                            for (int32_t m = 0; m < dm; m++)
+                                acc[c * dm + m] += (uint32_t)((p[c] - zi) * (q[c * dm + m] - zw));
+                } else {
+                    if (dm == 1)
+                        for (int32_t o = 0; o < oc; o++)
+                            acc[o] += (uint32_t)((px[o] - zi) * (w[o] - zw));
+                    else
+                        for (int32_t c = 0; c < ic; c++)
+                            for (int32_t m = 0; m < dm; m++)
+                                acc[c * dm + m] += (uint32_t)((px[c] - zi) * (w[c * dm + m] - zw));
+                }
+            }
+        }
+        uint8_t *po = out + (size_t)ox * oc;
+        for (int32_t o = 0; o < oc; o++)
+            po[o] = requant(acc[o], d->mult[o], d->shift[o], d->out_zero, d->act_min, d->act_max);
+    }
+}
+
+const npk_tfl_qkern npk_tfl_qkern_portable = {"portable", gemm, dw_row};
+
+const npk_tfl_qkern *npk_tfl_qkern_get(void)
+{
+    return &npk_tfl_qkern_portable;
+}
