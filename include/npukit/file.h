@@ -158,6 +158,13 @@ void npk_outdir_abort(npk_outdir *d);
  * Async-signal-safe: for a SIGINT/SIGTERM handler, which then re-raises the
  * signal with the default action. (The library installs no handler.) */
 void npk_remove_temporaries(void);
+/* A temporary file (dir = false) or directory of plain files (dir = true)
+ * made by the caller, to be removed by npk_remove_temporaries() while it is
+ * registered (the library's own are registered already). Returns a token
+ * for npk_temp_unregister() (0 when the table is full: the temporary then
+ * works, but a signal would leave it behind). */
+int npk_temp_register(const char *path, bool dir);
+void npk_temp_unregister(int token);
 
 #ifdef __cplusplus
 }

@@ -11,11 +11,7 @@
 /* Is (dev, ino) an open (or sticky-protected) input? */
 bool npk_input_protected(uint64_t dev, uint64_t ino);
 
-/* Register a temporary file (dir = false) or staging directory (dir = true)
- * for npk_remove_temporaries(); returns a slot + 1, or 0 when the table is
- * full (the temporary then works, but a signal would leave it behind). */
-int npk_temp_register(const char *path, bool dir);
-void npk_temp_unregister(int slot);
+/* npk_temp_register / npk_temp_unregister (file.h): the token is a slot + 1. */
 
 /* Write all of buf to fd (EINTR retried). */
 npk_status npk_write_all(int fd, const void *buf, size_t n, npk_error *err);
