@@ -7,6 +7,7 @@
 #include "npukit/rknpu_layout.h"
 #include "npukit/rknpu_plan.h"
 #include "npukit/rknpu_stream.h"
+#include "ops_internal.h"
 
 /* Split `units` into `parts` near-equal pieces (sizes differ by at most 1
  * unit); piece i starts at the returned unit. */
@@ -15,52 +16,23 @@ static uint32_t piece_start(uint32_t units, uint32_t parts, uint32_t i)
     return (uint32_t)((uint64_t)units * i / parts);
 }
 
-/* Contiguous ranges of tasks per core minimising the largest core's work:
- * binary search on the bound, greedy fill. */
-static void split_cores(npk_rk_plan *p, int cores)
+/* Contiguous ranges of tasks per core minimising the largest core's work. */
+static npk_status split_cores(npk_rk_plan *p, int cores, npk_error *err)
 {
-    uint64_t lo = 0, hi = 0;
-    for (size_t i = 0; i < p->count; i++) {
-        uint64_t w = (uint64_t)p->tasks[i].mt * p->tasks[i].nt * p->opts.k;
-        hi += w;
-        if (w > lo) lo = w;
+    uint64_t *work = malloc(p->count * sizeof *work);
+    int *core = malloc(p->count * sizeof *core);
+    if (!work || !core) {
+        free(work);
+        free(core);
+        return npk_fail(err, NPK_E_NOMEM, "out of memory for a plan of %zu tasks", p->count);
     }
-    while (lo < hi) {
-        uint64_t mid = lo + (hi - lo) / 2, load = 0;
-        int used = 1;
-        for (size_t i = 0; i < p->count; i++) {
-            uint64_t w = (uint64_t)p->tasks[i].mt * p->tasks[i].nt * p->opts.k;
-            if (load + w > mid) {
-                used++;
-                load = 0;
-            }
-            load += w;
-        }
-        if (used <= cores)
-            hi = mid;
-        else
-            lo = mid + 1;
-    }
-    /* Fill with bound `lo`, but leave at least one task for every later core. */
-    int core = 0;
-    uint64_t load = 0;
-    memset(p->core_first, 0, sizeof p->core_first);
-    memset(p->core_count, 0, sizeof p->core_count);
-    memset(p->core_work, 0, sizeof p->core_work);
-    for (size_t i = 0; i < p->count; i++) {
-        uint64_t w = (uint64_t)p->tasks[i].mt * p->tasks[i].nt * p->opts.k;
-        size_t left = p->count - i;
-        bool must_move = core + 1 < cores && left <= (size_t)(cores - 1 - core);
-        if (p->core_count[core] && (load + w > lo || must_move) && core + 1 < cores) {
-            core++;
-            p->core_first[core] = (uint32_t)i;
-            load = 0;
-        }
-        p->tasks[i].core = core;
-        p->core_count[core]++;
-        p->core_work[core] += w;
-        load += w;
-    }
+    for (size_t i = 0; i < p->count; i++)
+        work[i] = (uint64_t)p->tasks[i].mt * p->tasks[i].nt * p->opts.k;
+    rk_split_ranges(work, p->count, cores, core, p->core_first, p->core_count, p->core_work);
+    for (size_t i = 0; i < p->count; i++) p->tasks[i].core = core[i];
+    free(work);
+    free(core);
+    return NPK_OK;
 }
 
 /* Tile counts: enough tiles for the limits, then (with several cores) more
@@ -118,44 +90,6 @@ static npk_status check_opts(const npk_rk_plan_opts *o, uint32_t *max_m, uint32_
     return NPK_OK;
 }
 
-typedef struct plan_buf {
-    const char *name;
-    uint64_t addr, bytes;
-} plan_buf;
-
-/* Every buffer inside the 32-bit DMA address space, and no two sharing a
- * byte (weights written over the output would give a wrong result without
- * any error). All addresses 0 means "not placed yet" (a plan made for its
- * buffer sizes, as the device backends do before allocating). */
-static npk_status check_buffers(const plan_buf *b, size_t n, npk_error *err)
-{
-    for (size_t i = 0; i < n; i++)
-        if (b[i].addr + b[i].bytes > ((uint64_t)1 << 32))
-            return npk_fail(err, NPK_E_LIMIT,
-                            "%s buffer 0x%08llx..0x%llx (%llu bytes) exceeds the 32-bit DMA "
-                            "address space (ends past 0xffffffff)",
-                            b[i].name, (unsigned long long)b[i].addr,
-                            (unsigned long long)(b[i].addr + b[i].bytes - 1),
-                            (unsigned long long)b[i].bytes);
-    bool placed = false;
-    for (size_t i = 0; i < n; i++) placed |= b[i].addr != 0;
-    for (size_t i = 0; placed && i < n; i++)
-        for (size_t j = i + 1; j < n; j++) {
-            const plan_buf *x = &b[i], *y = &b[j];
-            if (!x->bytes || !y->bytes) continue;
-            if (x->addr < y->addr + y->bytes && y->addr < x->addr + x->bytes)
-                return npk_fail(err, NPK_E_ARG,
-                                "%s buffer 0x%08llx..0x%08llx (%llu bytes) overlaps %s buffer "
-                                "0x%08llx..0x%08llx (%llu bytes): move one (--%s-addr)",
-                                x->name, (unsigned long long)x->addr,
-                                (unsigned long long)(x->addr + x->bytes - 1),
-                                (unsigned long long)x->bytes, y->name, (unsigned long long)y->addr,
-                                (unsigned long long)(y->addr + y->bytes - 1),
-                                (unsigned long long)y->bytes, y->name);
-        }
-    return NPK_OK;
-}
-
 npk_status npk_rk_plan_make(const npk_rk_plan_opts *o, npk_rk_plan *p, npk_error *err)
 {
     memset(p, 0, sizeof *p);
@@ -177,11 +111,11 @@ npk_status npk_rk_plan_make(const npk_rk_plan_opts *o, npk_rk_plan *p, npk_error
     size_t entries = npk_rk_form_entries(o->form);
     uint64_t stride =
         (entries * 8 + NPK_RK_STREAM_ALIGN - 1) & ~(uint64_t)(NPK_RK_STREAM_ALIGN - 1);
-    const plan_buf bufs[] = {{"input", o->input_addr, p->input_bytes},
-                             {"weight", o->weight_addr, p->weight_bytes},
-                             {"output", o->output_addr, p->output_bytes},
-                             {"regcmd", o->regcmd_addr, stride * count}};
-    if ((st = check_buffers(bufs, sizeof bufs / sizeof *bufs, err))) return st;
+    const rk_buf bufs[] = {{"input", o->input_addr, p->input_bytes, 0},
+                           {"weight", o->weight_addr, p->weight_bytes, 0},
+                           {"output", o->output_addr, p->output_bytes, 0},
+                           {"regcmd", o->regcmd_addr, stride * count, 0}};
+    if ((st = rk_check_buffers(bufs, sizeof bufs / sizeof *bufs, err))) return st;
     if (o->regcmd_addr % NPK_RK_STREAM_ALIGN)
         return npk_fail(err, NPK_E_ARG, "regcmd address 0x%x is not %d-byte aligned",
                         o->regcmd_addr, NPK_RK_STREAM_ALIGN);
@@ -222,7 +156,10 @@ npk_status npk_rk_plan_make(const npk_rk_plan_opts *o, npk_rk_plan *p, npk_error
     p->tiles_m = tm;
     p->tiles_n = tn;
     p->cores = p->count < (size_t)o->cores ? (int)p->count : o->cores;
-    split_cores(p, p->cores);
+    if ((st = split_cores(p, p->cores, err))) {
+        npk_rk_plan_free(p);
+        return st;
+    }
 
     /* Streams, then the chain inside each core's range. */
     for (size_t i = 0; i < p->count; i++) {
