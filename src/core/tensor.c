@@ -300,7 +300,7 @@ npk_status npk_tensor_convert_ex(const npk_tensor *src, npk_tensor *dst, unsigne
         if (n) memcpy(dst->data, src->data, src->nbytes);
         return NPK_OK;
     }
-    double lo, hi;
+    double lo = 0, hi = 0; /* set by int_range for integer types (the only ones that use them) */
     bool is_int = int_range(dst->dtype, &lo, &hi);
     char what[96];
     for (size_t i = 0; i < n; i++) {
