@@ -717,8 +717,9 @@ done:
 
 /* ---- cut ---- */
 
-/* Tensor indices from "NAME,NAME" (names or decimal indices). */
-static int parse_tensors(const npk_tfl_subgraph *sg, const char *list, int32_t **out, uint32_t *n)
+/* Tensor indices from "NAME,NAME" (names or decimal indices) of MODEL. */
+static int parse_tensors(const char *model, const npk_tfl_subgraph *sg, const char *list,
+                         int32_t **out, uint32_t *n)
 {
     char *copy = strdup(list);
     if (!copy) return cli_fail("out of memory");
@@ -736,7 +737,7 @@ static int parse_tensors(const npk_tfl_subgraph *sg, const char *list, int32_t *
                 break;
             }
         if (idx < 0 && (!cli_parse_i64(tok, &idx) || idx < 0 || idx >= sg->ntensors))
-            rc = cli_fail("no tensor named \"%s\" in subgraph 0", tok);
+            rc = cli_fail("%s: no tensor named \"%s\" in subgraph 0", model, tok);
         else
             (*out)[(*n)++] = (int32_t)idx;
     }
@@ -775,8 +776,8 @@ static int t_cut(int argc, char **argv)
         rc = cli_fail("%s: the model has no subgraph", l.path);
         goto done;
     }
-    if ((rc = parse_tensors(&l.m.subgraphs[0], outs, &oi, &no)) ||
-        (ins && (rc = parse_tensors(&l.m.subgraphs[0], ins, &ii, &ni))))
+    if ((rc = parse_tensors(l.path, &l.m.subgraphs[0], outs, &oi, &no)) ||
+        (ins && (rc = parse_tensors(l.path, &l.m.subgraphs[0], ins, &ii, &ni))))
         goto done;
     npk_tfl_write_opts wo = {
         .inputs = ii, .ninputs = ni, .outputs = oi, .noutputs = no, .prune = true};

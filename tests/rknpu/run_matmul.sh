@@ -136,6 +136,12 @@ expect 0 "$npk" rknpu run-matmul "$tmp/nan.npy" "$tmp/ones8.npy" --check -o "$tm
 grep -q "^check: A ($tmp/nan.npy) holds 1 NaN/inf value, the first A\[1\]\[3\] = nan$" "$tmp/out" || fail "NaN input report: $(cat "$tmp/out")"
 grep -q "^check: 32 of 128 elements not checked" "$tmp/out" || fail "unchecked count"
 grep -q "^check: max abs error 0, " "$tmp/out" || fail "max error over finite elements: $(cat "$tmp/out")"
+# Finite inputs whose fp16 result overflows to inf: the reference is finite,
+# so the check fails (exit 1) and says why.
+"$py" -c "import numpy as np; np.save('$tmp/a255.npy', np.full((4, 32), 255, np.float16)); np.save('$tmp/b255.npy', np.full((32, 16), 255, np.float16))"
+expect 1 "$npk" rknpu run-matmul "$tmp/a255.npy" "$tmp/b255.npy" --dtype fp16-fp16 --check -o "$tmp/x.npy"
+grep -q "^check: FAILED: 64 elements are NaN/inf where the reference is finite (first C\[0\]\[0\])$" "$tmp/out" ||
+    fail "inf result with a finite reference: $(cat "$tmp/out")"
 
 # Rejections: exit 2, one line on stderr, no output file.
 rm -f "$tmp/no.npy"
