@@ -585,15 +585,29 @@ static bool ends_with(const char *s, const char *suffix)
     return a >= b && !strcmp(s + a - b, suffix);
 }
 
+/* A tensor name as a file name, as `tflite run` makes it: anything but
+ * [A-Za-z0-9.-] becomes '_', at most 120 characters, ".npy" added. */
+static void file_name(const char *name, char *out, size_t n)
+{
+    size_t k = 0;
+    for (const char *c = name; *c && k + 5 < n && k < 120; c++)
+        out[k++] = ((*c >= 'a' && *c <= 'z') || (*c >= 'A' && *c <= 'Z') ||
+                    (*c >= '0' && *c <= '9') || *c == '.' || *c == '-')
+                       ? *c
+                       : '_';
+    if (k == 0 || (k <= 2 && out[0] == '.' && (k == 1 || out[1] == '.'))) out[k++] = '_';
+    memcpy(out + k, ".npy", 5);
+}
+
 /* One output: OUT.npy; several: OUT.safetensors or a directory of .npy
- * named by tensor index. All or nothing. */
+ * named after the tensors (as `tflite run`). All or nothing. */
 static int write_outputs(npk_rk_net_exec *x, const char *out)
 {
     npk_error err = {0};
     uint32_t n = npk_rk_net_noutputs(x);
     npk_tensor *ts = calloc(n + 1, sizeof *ts);
     out_file *f = calloc(n + 1, sizeof *f);
-    char(*names)[32] = calloc(n + 1, sizeof *names);
+    char(*names)[136] = calloc(n + 1, sizeof *names);
     uint8_t **bufs = calloc(n + 1, sizeof *bufs);
     uint32_t nt = 0;
     int rc = CLI_OK;
@@ -604,7 +618,12 @@ static int write_outputs(npk_rk_net_exec *x, const char *out)
             rc = cli_error(NULL, &err);
         else
             nt = i + 1;
-        snprintf(names[i], sizeof names[i], "output_%u.npy", i);
+        file_name(ts[i].name ? ts[i].name : "", names[i], sizeof names[i]);
+        for (uint32_t j = 0; j < i && !rc; j++)
+            if (!strcmp(names[j], names[i]) && !ends_with(out, ".safetensors") && n > 1)
+                rc = cli_fail("outputs \"%s\" and \"%s\" map to the same file name: use "
+                              "-o OUT.safetensors",
+                              ts[j].name, ts[i].name);
     }
     if (!rc) {
         if (ends_with(out, ".safetensors")) {
