@@ -123,4 +123,14 @@ grep -q "1, 1001" "$tmp/out" || fail "output shape: $(cat "$tmp/out")"
 expect 0 "$npk" rknpu run "$model" --input input="$tmp/x.npy" -o "$tmp/y2.npy" --check --repeat 2
 grep -q "median" "$tmp/out" || fail "repeat: $(cat "$tmp/out")"
 grep -q "top-1" "$tmp/out" || fail "run --check: $(cat "$tmp/out")"
+# Several outputs: a directory of .npy files named after the tensors (PoseNet:
+# the picture through a free QUANTIZE and a folded PAD, the decoder on the CPU).
+pose="$fix/models/posenet_mobilenet_v1_075_481_641_16_quant_decoder.tflite"
+if [ -f "$pose" ]; then
+    expect 0 "$npk" rknpu run "$pose" --image "$cat" -o "$tmp/poses" --check
+    for f in poses.npy poses_1.npy poses_2.npy poses_3.npy; do
+        [ -s "$tmp/poses/$f" ] || fail "posenet: $f missing"
+    done
+    grep -q 'check "poses": 680 elements, 680 exact' "$tmp/out" || fail "posenet: $(cat "$tmp/out")"
+fi
 echo "ok"
