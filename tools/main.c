@@ -31,8 +31,8 @@ int main(int argc, char **argv)
         return CLI_OK;
     }
     if (strcmp(a, "--version") == 0 || strcmp(a, "version") == 0) {
-        printf("npukit %s (features: %s; half precision: %s)\n", npk_version(),
-               npk_features()[0] ? npk_features() : "none", npk_half_path());
+        printf("npukit %s (commit %s; features: %s; half precision: %s)\n", npk_version(),
+               npk_commit(), npk_features()[0] ? npk_features() : "none", npk_half_path());
         return CLI_OK;
     }
     if (strcmp(a, "help") == 0) {
