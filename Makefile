@@ -49,8 +49,11 @@ fuzz-smoke:
 valgrind: build
 	scripts/valgrind-cli.sh $(BUILD)
 
-install: build
-	cmake --install $(BUILD) $(if $(PREFIX),--prefix $(PREFIX))
+# PREFIX goes to configure time too: where the Python package goes depends on it.
+install: deps $(BUILD)/CMakeCache.txt
+	$(if $(PREFIX),cmake -S . -B $(BUILD) -DCMAKE_INSTALL_PREFIX=$(PREFIX))
+	cmake --build $(BUILD) -j $(JOBS)
+	cmake --install $(BUILD)
 
 format:
 	clang-format -i $$(git ls-files '*.c' '*.h')

@@ -37,6 +37,7 @@ __version__ = _lib.VERSION
 __all__ = [
     "info",
     "version",
+    "commit",
     "features",
     "LIBRARY_PATH",
     "Error",
@@ -59,6 +60,13 @@ __all__ = [
 def version():
     """The loaded library's version string, e.g. "0.1.0"."""
     return _lib.npk_version().decode()
+
+
+def commit():
+    """The commit the loaded library was built from (as `npukit --version`
+    names it): an abbreviated git hash, "-dirty" for uncommitted changes, or
+    "unknown"."""
+    return _lib.npk_commit().decode()
 
 
 def features():

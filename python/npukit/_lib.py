@@ -206,6 +206,7 @@ def _fn(name, restype, *argtypes):
 
 npk_version = _fn("npk_version", cp)
 npk_features = _fn("npk_features", cp)
+npk_commit = _fn("npk_commit", cp)
 npk_status_name = _fn("npk_status_name", cp, ctypes.c_int)
 npk_bind_sizeof = _fn("npk_bind_sizeof", c_size, cp)
 npk_bind_set_take = _fn("npk_bind_set_take", P(Tensor), P(TensorSet), c_size)

@@ -41,5 +41,6 @@ def test_version_and_features(cli):
     line = cli.run("--version").stdout
     assert line.startswith("npukit %s " % npukit.version())
     assert npukit.version() == npukit.__version__
+    assert "(commit %s; " % npukit.commit() in line
     want = line.split("features: ")[1].split(";")[0]
     assert npukit.features() == (set() if want == "none" else set(want.split()))
