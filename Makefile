@@ -5,7 +5,7 @@ BUILD ?= build
 CMAKE_FLAGS ?=
 JOBS ?= $(shell nproc 2>/dev/null || echo 2)
 
-.PHONY: all deps build demo check bench install clean asan-check fuzz-smoke valgrind cross-check format
+.PHONY: all deps build demo check bench install clean asan-check fuzz-smoke valgrind cross-check format release-builds
 
 all: build
 
@@ -45,6 +45,13 @@ fuzz-smoke:
 	@scripts/deps.sh fuzz
 	scripts/fuzz-smoke.sh
 
+# Packagers' Release builds (library, CLI, tests, benchmark) with gcc and
+# clang, failing on any warning; TYPES="Debug MinSizeRel ..." for more.
+release-builds:
+	@scripts/deps.sh check
+	@scripts/deps.sh fuzz
+	JOBS=$(JOBS) scripts/build-matrix.sh "gcc clang" "$(or $(TYPES),Release)"
+
 # The CLI under valgrind memcheck over every fixture: zero errors, zero leaks.
 valgrind: build
 	scripts/valgrind-cli.sh $(BUILD)
@@ -59,4 +66,4 @@ format:
 	clang-format -i $$(git ls-files '*.c' '*.h')
 
 clean:
-	rm -rf $(BUILD) build-asan build-fuzz build-cross-*
+	rm -rf $(BUILD) build-asan build-fuzz build-cross-* build-matrix

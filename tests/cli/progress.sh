@@ -11,7 +11,8 @@ trap 'rm -rf "$tmp"' EXIT
 fail() { echo "FAIL: $*" >&2; exit 1; }
 model=$fx/edgetpu/dense_256.tflite
 cnn=$fx/cnn2/synthetic_random_3layer_v2.bin
-for f in "$model" "$cnn"; do
+etpu=$fx/edgetpu/dense_256_edgetpu.tflite
+for f in "$model" "$cnn" "$etpu"; do
     if [ ! -e "$f" ]; then
         [ "${CI:-}" = true ] && fail "fixture missing: $f"
         echo "SKIP: fixture missing: $f"
@@ -19,6 +20,14 @@ for f in "$model" "$cnn"; do
     fi
 done
 cr=$(printf '\r')
+
+# edgetpu run --repeat on the emulated accelerator: the same, after its own per-run lines.
+"$npk" tensor random --shape 256 --dtype f32 --seed 4 -o "$tmp/e.npy" >/dev/null
+NPUKIT_PROGRESS=always "$npk" edgetpu run "$etpu" --input "$tmp/e.npy" -o "$tmp/e1.npy" \
+    --device emu --repeat 4 >"$tmp/eout" 2>"$tmp/eerr"
+grep -q "${cr}npukit: edgetpu run: run 4/4 (100%)" "$tmp/eerr" || fail "edgetpu: $(cat -v "$tmp/eerr")"
+grep -q '^run 4: ' "$tmp/eout" || fail "edgetpu stdout: $(cat "$tmp/eout")"
+grep -q "$cr" "$tmp/eout" && fail "edgetpu: progress on stdout"
 
 # tflite run --repeat: "run K/N" redrawn with \r, then the timing line.
 "$npk" tensor random --shape 1,256 --dtype u8 --seed 3 --min 0 --max 255 -o "$tmp/x.npy" >/dev/null
