@@ -28,7 +28,8 @@ static void test_golden_streams(void **state)
 
         /* The hex serialisation is byte-identical to the golden file. */
         char rel[128], hex[NPK_RK_MATMUL_ENTRIES * 17];
-        snprintf(rel, sizeof rel, "rknpu/golden/%.100s.txt", cases[i].name); /* bounded for gcc -Os */
+        /* %.100s: bounded, or gcc -Os warns of truncation */
+        snprintf(rel, sizeof rel, "rknpu/golden/%.100s.txt", cases[i].name);
         npk_mapped m;
         npk_fixture_map(rel, &m);
         npk_rk_stream_to_hex(out, NPK_RK_MATMUL_ENTRIES, hex);
