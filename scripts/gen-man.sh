@@ -28,7 +28,7 @@ roff() {
 [ENVIRONMENT]
 .TP
 .B NPUKIT_PROGRESS
-Progress of long work (\fBtflite run \-\-repeat\fR, \fBcnn2 render\fR, ...) is shown on
+Progress of long work (\fBtflite run\fR, \fBedgetpu run\fR, \fBcnn2 render\fR, \fBrknpu compile\fR) is shown on
 standard error when it is a terminal; \fBalways\fR shows it on any standard error,
 \fBnever\fR (like \fB\-\-quiet\fR) turns it off.
 [EXIT STATUS]

@@ -73,6 +73,21 @@ for r in "" --reference; do
     cmp "$tmp/o1.png" "$tmp/o2.png" || fail "cnn2 render $r: output differs"
 done
 
+# rknpu compile: the layers lowered and the planner's time; the bundle is the same.
+rk=$fx/models/mobilenet_v2_1.0_224_quant.tflite
+if [ -e "$rk" ]; then
+    NPUKIT_PROGRESS=always "$npk" rknpu compile "$rk" --op 0,1,2 -o "$tmp/rk1" >"$tmp/rkout1" 2>"$tmp/rkerr"
+    last "$tmp/rkerr" | grep -Eq '^npukit: rknpu compile: 3 layers in [0-9]+\.[0-9]{3} m?s$' ||
+        fail "rknpu compile: $(cat -v "$tmp/rkerr")"
+    "$npk" rknpu compile "$rk" --op 0,1,2 -o "$tmp/rk2" --quiet >"$tmp/rkout2"
+    diff -r "$tmp/rk1" "$tmp/rk2" >/dev/null || fail "rknpu compile: bundles differ"
+    sed "s|$tmp/rk1|DIR|g" "$tmp/rkout1" >"$tmp/rka"
+    sed "s|$tmp/rk2|DIR|g" "$tmp/rkout2" >"$tmp/rkb"
+    cmp -s "$tmp/rka" "$tmp/rkb" || fail "rknpu compile: stdout differs"
+elif [ "${CI:-}" = true ]; then
+    fail "fixture missing: $rk"
+fi
+
 # On a terminal (script(1) gives the command a pty) it is on by default.
 if command -v script >/dev/null 2>&1; then
     env -u NPUKIT_PROGRESS script -qec "'$npk' tflite run '$model' --input '$tmp/x.npy' -o '$tmp/y7.npy' --repeat 3" \
