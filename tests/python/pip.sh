@@ -6,7 +6,7 @@
 # NPUKIT_LIBRARY and agrees with the CLI.
 set -eu
 py=${NPK_PYTHON:-python3}
-if ! "$py" -c 'import venv, pip, setuptools, numpy' 2>/dev/null; then
+if ! "$py" -c 'import importlib.util as u, sys; sys.exit(not all(u.find_spec(m) for m in ("venv", "pip", "setuptools", "numpy")))'; then
     [ "${CI:-}" = true ] && { echo "python3-pip, python3-setuptools or python3-numpy missing (scripts/deps.sh check)" >&2; exit 1; }
     echo "SKIP: no pip/setuptools/numpy"
     exit 0
