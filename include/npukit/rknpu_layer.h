@@ -179,6 +179,11 @@ typedef struct npk_rk_ltask {
     size_t entries;      /* stream length */
     int next;            /* index of the chained task, -1 */
     uint64_t macs;
+    /* Columns (column tiling: one output row per task; otherwise the whole
+     * width): output columns ox0 .. ox0+ow-1 from input columns ix0 ..
+     * ix0+iw-1, with pad_left columns of padding before them. */
+    uint32_t ox0, ow, ix0, iw, pad_left;
+    uint32_t region; /* padded average pooling: the window-count class (0 otherwise) */
 } npk_rk_ltask;
 
 typedef struct npk_rk_lplan {
@@ -197,6 +202,7 @@ typedef struct npk_rk_lplan {
     size_t count;
     npk_rk_ltask *tasks;
     uint32_t tiles_h, tiles_c;
+    uint32_t tiles_w; /* column tiles per output row (1: whole rows) */
     int cores;
     uint64_t *regcmd; /* all streams, 64-byte aligned (entries, host order) */
     size_t regcmd_entries;

@@ -296,7 +296,9 @@ static tt_model model_of(const npk_rk_layer *l, int act, bool same)
 
 /* The requantisation mode run_case plans with (run_family runs both). */
 static npk_rk_rq_mode g_mode = NPK_RK_RQ_EXACT;
-static const char *g_mode_name = ""; /* in report(): "" outside run_family */
+static const char *g_mode_name = "";
+static uint32_t g_tiles_w_min;
+    /* smallest tiles_w of run_case's plans since reset */ /* in report(): "" outside run_family */
 
 static void run_case(const lcase *lc, uint64_t seed, fstats *fs)
 {
@@ -374,16 +376,9 @@ static void run_case(const lcase *lc, uint64_t seed, fstats *fs)
         fs->by_ref++;
     }
 
-    npk_rk_lplan_opts o = {lc->cores ? lc->cores : 1,
-                           lc->form,
-                           IN_ADDR,
-                           WT_ADDR,
-                           OUT_ADDR,
-                           REG_ADDR,
-                           lc->max_rows,
-                           lc->max_channels,
-                           0,
-                           g_mode};
+    npk_rk_lplan_opts o = {
+        lc->cores ? lc->cores : 1, lc->form, IN_ADDR, WT_ADDR, OUT_ADDR, REG_ADDR, lc->max_rows,
+        lc->max_channels,          0,        g_mode};
     npk_rk_lplan p;
     npk_error err = {0};
     if (npk_rk_lplan_make(&l, &o, &p, &err))
@@ -412,6 +407,7 @@ static void run_case(const lcase *lc, uint64_t seed, fstats *fs)
         }
     }
     if (p.count > fs->tasks_max) fs->tasks_max = p.count;
+    if (p.tiles_w < g_tiles_w_min) g_tiles_w_min = p.tiles_w;
     if (getenv("NPK_CASE_DETAIL")) {
         uint64_t ne = 0;
         for (size_t i = 0; i < ny; i++) ne += y[i] != ref[i];
@@ -434,8 +430,8 @@ static void report(fstats *fs)
 {
     printf("%-24s %-6s %7llu elements: %7.3f%% exact, %llu off by one, %llu worse (max %llu tasks",
            fs->name, g_mode_name, (unsigned long long)fs->total,
-           100.0 * fs->exact / (fs->total ? fs->total : 1), (unsigned long long)fs->off1, (unsigned long long)fs->worse,
-           (unsigned long long)fs->tasks_max);
+           100.0 * fs->exact / (fs->total ? fs->total : 1), (unsigned long long)fs->off1,
+           (unsigned long long)fs->worse, (unsigned long long)fs->tasks_max);
     if (fs->by_interp + fs->by_ref)
         printf("; reference: the interpreter for %llu layers, a direct one for %llu",
                (unsigned long long)fs->by_interp, (unsigned long long)fs->by_ref);
@@ -534,6 +530,24 @@ static void test_fully_connected(void **state)
         {FC, I8, 1, 1, 64, 37, 1, 1, 1, false, 1, true, 1, 0, 0, V, 0},
     };
     run_family("fully-connected", cs, sizeof cs / sizeof *cs);
+}
+
+/* Column tiling (one output row per task, input columns overlapping by the
+ * window minus the stride): rows whose input exceeds the data banks, widths
+ * beyond CNA_DATA_SIZE0.DATAIN_WIDTH. */
+static void test_column_tiling(void **state)
+{
+    (void)state;
+    static const lcase cs[] = {
+        {C, I8, 3, 2100, 64, 32, 3, 1, 1, true, 0, false, 3, 0, 0, V, 0},
+        {C, U8, 4, 1500, 96, 40, 3, 2, 1, true, 1, false, 2, 0, 0, V, 0},
+        {DW, I8, 3, 2000, 64, 0, 3, 1, 1, true, 3, true, 3, 0, 0, R, 0},
+        {C, I8, 3, 2500, 8, 16, 3, 1, 1, false, 0, true, 1, 0, 0, V, 0},
+        {DW, U8, 5, 2300, 20, 0, 5, 2, 1, true, 0, false, 2, 0, 0, V, 0},
+    };
+    g_tiles_w_min = UINT32_MAX;
+    run_family("column tiling", cs, sizeof cs / sizeof *cs - (npk_test_light() ? 3 : 0));
+    assert_true(g_tiles_w_min >= 2); /* every case needed column tiles */
 }
 
 static void test_tiling_and_cores(void **state)
@@ -639,6 +653,8 @@ static void test_fp16_layers(void **state)
     run_fp16(DW, 10, 9, 40, 0, 3, 1, 3, 1, 0, 4, &n);
     run_fp16(DW, 11, 11, 70, 0, 5, 2, 0, 3, 4, 5, &n);
     run_fp16(FC, 1, 1, 300, 50, 1, 1, 0, 1, 0, 6, &n);
+    /* column tiling: three rows of 1200 x 64 fp16 are 450 KiB */
+    if (!npk_test_light()) run_fp16(C, 3, 1200, 64, 16, 3, 1, 0, 2, 0, 7, &n);
     printf("fp16 layers: %llu elements within fp32 accumulation and fp16 rounding\n",
            (unsigned long long)n);
 }
@@ -1050,16 +1066,14 @@ static void test_refusals(void **state)
     b = l, b.in.zero_point = 300, memset(&err, 0, sizeof err);
     assert_int_not_equal(npk_rk_lplan_make(&b, &o, &p, &err), NPK_OK);
     assert_non_null(strstr(err.msg, "zero point 300"));
+    /* Column tiling: a row beyond the data banks, a width beyond
+     * DATAIN_WIDTH's 11 bits (run in test_column_tiling). */
     b = l, b.in_w = 4000, b.out_w = 3998, b.in_c = 64, memset(&err, 0, sizeof err);
     int8_t *bw = calloc(9 * 64, 1);
     b.weights = bw;
-    assert_int_not_equal(npk_rk_lplan_make(&b, &o, &p, &err), NPK_OK);
-    printf("wide input refused: %s\n", err.msg);
-    assert_non_null(strstr(err.msg, "column tiling is not implemented"));
-    b.in_w = 2100, b.out_w = 2098, b.in_c = 1, memset(&err, 0, sizeof err);
-    assert_int_not_equal(npk_rk_lplan_make(&b, &o, &p, &err), NPK_OK);
-    printf("2100 columns refused: %s\n", err.msg);
-    assert_non_null(strstr(err.msg, "CNA_DATA_SIZE0.DATAIN_WIDTH"));
+    assert_int_equal(npk_rk_lplan_make(&b, &o, &p, &err), NPK_OK);
+    assert_true(p.tiles_w >= 2 && p.tiles_h == 6 && p.count == (size_t)p.tiles_w * 6);
+    npk_rk_lplan_free(&p);
     free(bw);
     b = l, b.in_c = 4096, b.k_h = b.k_w = 7, b.out_c = 32, b.pad_top = b.pad_left = 3,
     b.pad_bottom = b.pad_right = 3, b.out_h = b.out_w = 8, memset(&err, 0, sizeof err);
@@ -1081,6 +1095,7 @@ int main(void)
         cmocka_unit_test(test_depthwise),
         cmocka_unit_test(test_fully_connected),
         cmocka_unit_test(test_tiling_and_cores),
+        cmocka_unit_test(test_column_tiling),
         cmocka_unit_test(test_fp16_layers),
         cmocka_unit_test(test_pools),
         cmocka_unit_test(test_add),

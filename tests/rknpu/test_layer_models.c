@@ -166,8 +166,8 @@ static void run_model(const char *file, const refusal *refused, size_t nrefused,
         const char *rqm = getenv("NPK_RK_REQUANT");
         npk_status rst;
         if (rqm && !strcmp(rqm, "simple")) {
-            npk_rk_lplan_opts po = {cores, NPK_RK_FORM_VENDOR, 0, 0, 0, 0, 0, 0, 0,
-                                    NPK_RK_RQ_SIMPLE};
+            npk_rk_lplan_opts po = {cores, NPK_RK_FORM_VENDOR, 0, 0, 0, 0, 0, 0,
+                                    0,     NPK_RK_RQ_SIMPLE};
             size_t nt = 0;
             rst = rk_lplan_emu_run(&l.layer, &po, x[0], x[1], y, &nt, &e);
             info.tasks = nt;

@@ -199,9 +199,18 @@ static npk_status build_blob(const npk_rk_layer *l, npk_rk_lplan *p, const geo *
     return NPK_OK;
 }
 
-/* Tile sizes: output channels per task, then output rows per task. */
+/* Bytes of `cols` input columns of one row, `channels` programmed channels. */
+static uint64_t cols_bytes(const npk_rk_lplan *p, uint64_t cols, uint32_t channels)
+{
+    return cols * ceil_div(channels, 16 / (p->fp ? 2 : 1)) * 16;
+}
+
+/* Tile sizes: output channels per task, then output rows per task, then,
+ * when one output row's input does not fit the data banks beside the
+ * weights (or is wider than CNA_DATA_SIZE0.DATAIN_WIDTH takes), output
+ * columns per task with one output row each (column tiling). */
 static npk_status choose_tiles(npk_rk_lplan *p, const geo *g, uint32_t *ct, uint32_t *oht,
-                               npk_error *err)
+                               uint32_t *owt, npk_error *err)
 {
     const npk_rk_layer *l = &p->layer;
     uint32_t G = p->group, cap_c = p->cout;
@@ -210,11 +219,12 @@ static npk_status choose_tiles(npk_rk_lplan *p, const geo *g, uint32_t *ct, uint
         if (m < G) m = G;
         if (m < cap_c) cap_c = m;
     }
-    /* Largest channel tile whose weights and one output row's input fit. */
+    uint64_t ext_w = (uint64_t)(l->k_w - 1) * l->dil_w + 1; /* input columns of one window */
+    /* Largest channel tile whose weights fit beside one output pixel's input window. */
     uint32_t best = 0;
     for (uint32_t c = cap_c; c >= G; c -= G) {
         uint64_t wbytes = (uint64_t)g->kb * c; /* kernels, or depthwise channels */
-        uint64_t dbytes = g->min_rows * row_bytes(p, p->depthwise ? c : p->cin);
+        uint64_t dbytes = g->min_rows * cols_bytes(p, ext_w, p->depthwise ? c : p->cin);
         uint64_t wb = ceil_div(wbytes, BANK), db = ceil_div(dbytes, BANK);
         if (wb < 1) wb = 1;
         if (db < 1) db = 1;
@@ -225,13 +235,12 @@ static npk_status choose_tiles(npk_rk_lplan *p, const geo *g, uint32_t *ct, uint
         if (c == G) break;
     }
     if (!best) {
-        uint64_t db = ceil_div(g->min_rows * row_bytes(p, p->depthwise ? G : p->cin), BANK);
+        uint64_t db = ceil_div(g->min_rows * cols_bytes(p, ext_w, p->depthwise ? G : p->cin), BANK);
         if (db >= NPK_RK_CBUF_BANKS)
             return npk_fail(err, NPK_E_LIMIT,
-                            "one output row needs %u input rows of %llu bytes (%llu CBUF banks): "
-                            "more than the 11 data banks (column tiling is not implemented)",
-                            g->min_rows, (unsigned long long)row_bytes(p, p->cin),
-                            (unsigned long long)db);
+                            "one output pixel's input window (%u x %llu x %u channels) needs %llu "
+                            "CBUF banks: more than the 11 data banks",
+                            g->min_rows, (unsigned long long)ext_w, p->cin, (unsigned long long)db);
         return npk_fail(err, NPK_E_LIMIT,
                         "%u kernels of %u bytes need %llu CBUF weight banks, more than the %llu "
                         "left beside the input (splitting the input channels, K-splitting, is not "
@@ -243,13 +252,28 @@ static npk_status choose_tiles(npk_rk_lplan *p, const geo *g, uint32_t *ct, uint
     *ct = align_up((uint32_t)ceil_div(p->cout, tiles_c), G);
     uint64_t wb = ceil_div((uint64_t)g->kb * *ct, BANK);
     if (wb < 1) wb = 1;
-    uint64_t rows_max =
-        (NPK_RK_CBUF_BANKS - wb) * (uint64_t)BANK / row_bytes(p, p->depthwise ? *ct : p->cin);
-    uint32_t oh_max = (uint32_t)((rows_max - g->min_rows) / l->stride_h + 1);
-    if (p->opts.max_rows && p->opts.max_rows < oh_max) oh_max = p->opts.max_rows;
-    if (oh_max > l->out_h) oh_max = l->out_h;
-    uint32_t tiles_h = (uint32_t)ceil_div(l->out_h, oh_max);
-    *oht = (uint32_t)ceil_div(l->out_h, tiles_h);
+    uint64_t avail = (NPK_RK_CBUF_BANKS - wb) * (uint64_t)BANK;
+    uint32_t cin_t = p->depthwise ? *ct : p->cin;
+    uint64_t wmax = npk_rk_field_max(NPK_RKF_CNA_DATA_SIZE0_DATAIN_WIDTH);
+    if (g->min_rows * row_bytes(p, cin_t) <= avail && l->in_w <= wmax) {
+        uint64_t rows_max = avail / row_bytes(p, cin_t);
+        uint32_t oh_max = (uint32_t)((rows_max - g->min_rows) / l->stride_h + 1);
+        if (p->opts.max_rows && p->opts.max_rows < oh_max) oh_max = p->opts.max_rows;
+        if (oh_max > l->out_h) oh_max = l->out_h;
+        uint32_t tiles_h = (uint32_t)ceil_div(l->out_h, oh_max);
+        *oht = (uint32_t)ceil_div(l->out_h, tiles_h);
+        *owt = l->out_w;
+        return NPK_OK;
+    }
+    /* Column tiling: the DPU writes a task's output pixels contiguously (no
+     * output line stride is known), so each task is one output row. */
+    uint64_t iw_max = avail / (g->min_rows * cols_bytes(p, 1, cin_t));
+    if (iw_max > wmax) iw_max = wmax;
+    uint64_t ow_max = (iw_max - ext_w) / l->stride_w + 1;
+    if (ow_max > l->out_w) ow_max = l->out_w;
+    uint32_t tiles_w = (uint32_t)ceil_div(l->out_w, ow_max);
+    *owt = (uint32_t)ceil_div(l->out_w, tiles_w);
+    *oht = 1;
     return NPK_OK;
 }
 
@@ -263,10 +287,10 @@ static void fill_desc(const npk_rk_lplan *p, const geo *g, const npk_rk_ltask *t
     uint32_t cin_t = p->depthwise ? t->ocn : p->cin;
     d->fp = p->fp;
     d->depthwise = p->depthwise;
-    d->in_w = l->in_w;
+    d->in_w = t->iw;
     d->in_h = t->ih;
     d->in_c = d->in_c_real = cin_t;
-    d->out_w = l->out_w;
+    d->out_w = t->ow;
     d->out_h = t->oh;
     d->out_c = d->out_c_real = t->ocn;
     d->kernels = p->depthwise ? 1 : t->ocn;
@@ -276,31 +300,31 @@ static void fill_desc(const npk_rk_lplan *p, const geo *g, const npk_rk_ltask *t
     d->stride_y = l->stride_h;
     d->dil_x = l->dil_w;
     d->dil_y = l->dil_h;
-    d->pad_left = l->pad_left;
+    d->pad_left = t->pad_left;
     d->pad_top = t->pad_top;
     d->pad_value = p->fp ? 0 : ((uint32_t)zx & 0xFFu) * 0x01010101u;
     uint32_t fg = 50 + l->stride_h + 1, need = g->min_rows + l->stride_h;
     d->feature_grains = fg > need ? fg : need;
     uint64_t plane = (uint64_t)l->in_w * l->in_h * 16;
     d->in_addr =
-        o->input_addr + (uint32_t)((uint64_t)t->iy0 * l->in_w * 16 +
+        o->input_addr + (uint32_t)(((uint64_t)t->iy0 * l->in_w + t->ix0) * 16 +
                                    (p->depthwise ? (uint64_t)(t->oc0 / g->c2) * plane : 0));
     d->line_stride = 4 * l->in_w;
     d->surf_stride = (int32_t)((int64_t)l->in_w * l->in_h - 4 * (int64_t)l->in_w);
-    d->dma_width = l->in_w;
+    d->dma_width = t->iw;
     /* kb is the bytes per kernel (conv) or per channel (depthwise): a tile
      * of either starts at oc0 * kb in the packed weights. */
     uint64_t woff = (uint64_t)t->oc0 * g->kb;
     d->wt_addr = o->weight_addr + (uint32_t)woff;
     d->weight_bytes_per_kernel = p->depthwise ? g->kb * t->ocn : g->kb;
     d->weight_bytes = d->weight_bytes_per_kernel * d->kernels;
-    uint64_t db = ceil_div((uint64_t)t->ih * row_bytes(p, cin_t), BANK);
+    uint64_t db = ceil_div((uint64_t)t->ih * cols_bytes(p, t->iw, cin_t), BANK);
     d->data_bank = (uint32_t)(db < 1 ? 1 : db);
     d->weight_bank = NPK_RK_CBUF_BANKS - d->data_bank;
-    d->data_entries = (uint32_t)ceil_div((uint64_t)l->in_w * ceil_div(cin_t, g->c2), 4);
+    d->data_entries = (uint32_t)ceil_div((uint64_t)t->iw * ceil_div(cin_t, g->c2), 4);
     uint64_t oplane = (uint64_t)l->out_w * l->out_h;
-    d->out_addr = o->output_addr +
-                  (uint32_t)((uint64_t)t->oy0 * l->out_w * 16 + (t->oc0 / g->c2o) * oplane * 16);
+    d->out_addr = o->output_addr + (uint32_t)(((uint64_t)t->oy0 * l->out_w + t->ox0) * 16 +
+                                              (t->oc0 / g->c2o) * oplane * 16);
     d->dst_surf_stride = (uint32_t)oplane;
     d->size_e = p->group / g->c2o - 1;
     d->surf_add = (uint32_t)(oplane * (p->group / g->c2o));
@@ -481,11 +505,12 @@ npk_status npk_rk_lplan_make(const npk_rk_layer *l, const npk_rk_lplan_opts *o, 
         (l->fused_add && (st = check_span("input2", o->input2_addr, p->output_bytes, err))))
         goto out;
 
-    uint32_t ct = 0, oht = 0;
-    if ((st = choose_tiles(p, &g, &ct, &oht, err))) goto out;
+    uint32_t ct = 0, oht = 0, owt = 0;
+    if ((st = choose_tiles(p, &g, &ct, &oht, &owt, err))) goto out;
     p->tiles_c = (uint32_t)ceil_div(p->cout, ct);
     p->tiles_h = (uint32_t)ceil_div(l->out_h, oht);
-    uint64_t count = (uint64_t)p->tiles_c * p->tiles_h;
+    p->tiles_w = (uint32_t)ceil_div(l->out_w, owt);
+    uint64_t count = (uint64_t)p->tiles_c * p->tiles_h * p->tiles_w;
     if (count > NPK_RKNPU_MAX_SUBMIT_TASKS) {
         st = npk_fail(err, NPK_E_LIMIT, "%llu tasks exceed the driver's %u tasks per submit",
                       (unsigned long long)count, NPK_RKNPU_MAX_SUBMIT_TASKS);
@@ -507,25 +532,36 @@ npk_status npk_rk_lplan_make(const npk_rk_layer *l, const npk_rk_lplan_opts *o, 
     }
     size_t i = 0;
     for (uint32_t tc = 0; tc < p->tiles_c; tc++)
-        for (uint32_t th = 0; th < p->tiles_h; th++, i++) {
-            npk_rk_ltask *t = &p->tasks[i];
-            t->oc0 = tc * ct;
-            t->ocn = p->cout - t->oc0 < ct ? p->cout - t->oc0 : ct;
-            t->oy0 = th * oht;
-            t->oh = l->out_h - t->oy0 < oht ? l->out_h - t->oy0 : oht;
-            int64_t top = (int64_t)t->oy0 * l->stride_h - l->pad_top;
-            int64_t bot = (int64_t)(t->oy0 + t->oh - 1) * l->stride_h - l->pad_top +
-                          (int64_t)(l->k_h - 1) * l->dil_h;
-            int64_t y0 = top < 0 ? 0 : top, y1 = bot > (int64_t)l->in_h - 1 ? l->in_h - 1 : bot;
-            t->iy0 = (uint32_t)y0;
-            t->ih = (uint32_t)(y1 - y0 + 1);
-            t->pad_top = (uint32_t)(y0 - top);
-            t->pad_bottom = (uint32_t)(bot - y1);
-            t->next = -1;
-            t->macs =
-                (uint64_t)t->oh * l->out_w * l->k_h * l->k_w * t->ocn * (p->depthwise ? 1 : p->cin);
-            work[i] = t->macs;
-        }
+        for (uint32_t th = 0; th < p->tiles_h; th++)
+            for (uint32_t tw = 0; tw < p->tiles_w; tw++, i++) {
+                npk_rk_ltask *t = &p->tasks[i];
+                t->oc0 = tc * ct;
+                t->ocn = p->cout - t->oc0 < ct ? p->cout - t->oc0 : ct;
+                t->oy0 = th * oht;
+                t->oh = l->out_h - t->oy0 < oht ? l->out_h - t->oy0 : oht;
+                int64_t top = (int64_t)t->oy0 * l->stride_h - l->pad_top;
+                int64_t bot = (int64_t)(t->oy0 + t->oh - 1) * l->stride_h - l->pad_top +
+                              (int64_t)(l->k_h - 1) * l->dil_h;
+                int64_t y0 = top < 0 ? 0 : top, y1 = bot > (int64_t)l->in_h - 1 ? l->in_h - 1 : bot;
+                t->iy0 = (uint32_t)y0;
+                t->ih = (uint32_t)(y1 - y0 + 1);
+                t->pad_top = (uint32_t)(y0 - top);
+                t->pad_bottom = (uint32_t)(bot - y1);
+                t->ox0 = tw * owt;
+                t->ow = l->out_w - t->ox0 < owt ? l->out_w - t->ox0 : owt;
+                int64_t left = (int64_t)t->ox0 * l->stride_w - l->pad_left;
+                int64_t right = (int64_t)(t->ox0 + t->ow - 1) * l->stride_w - l->pad_left +
+                                (int64_t)(l->k_w - 1) * l->dil_w;
+                int64_t x0 = left < 0 ? 0 : left,
+                        x1 = right > (int64_t)l->in_w - 1 ? l->in_w - 1 : right;
+                t->ix0 = (uint32_t)x0;
+                t->iw = (uint32_t)(x1 - x0 + 1);
+                t->pad_left = (uint32_t)(x0 - left);
+                t->next = -1;
+                t->macs = (uint64_t)t->oh * t->ow * l->k_h * l->k_w * t->ocn *
+                          (p->depthwise ? 1 : p->cin);
+                work[i] = t->macs;
+            }
     p->cores = p->count < (size_t)o->cores ? (int)p->count : o->cores;
     rk_split_ranges(work, p->count, p->cores, core, p->core_first, p->core_count, p->core_work);
     for (i = 0; i < p->count; i++) p->tasks[i].core = core[i];
