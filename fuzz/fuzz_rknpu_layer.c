@@ -31,10 +31,12 @@ static void check_output_coverage(const npk_rk_lplan *p)
     for (size_t i = 0; i < p->count; i++) {
         const npk_rk_ltask *t = &p->tasks[i];
         if (t->oc0 % c2o || t->ocn % c2o) __builtin_trap();
+        /* column tiles are one row each (the DPU writes a task's pixels contiguously) */
+        if (t->ow != l->out_w && t->oh != 1) __builtin_trap();
         for (uint32_t s = t->oc0 / c2o; s < (t->oc0 + t->ocn) / c2o; s++)
             for (uint32_t y = t->oy0; y < t->oy0 + t->oh; y++)
-                for (uint64_t b = 0; b < (uint64_t)l->out_w * 16; b++) {
-                    uint64_t at = s * plane + (uint64_t)y * l->out_w * 16 + b;
+                for (uint64_t b = 0; b < (uint64_t)t->ow * 16; b++) {
+                    uint64_t at = s * plane + ((uint64_t)y * l->out_w + t->ox0) * 16 + b;
                     if (at >= p->output_bytes || cov[at]++) __builtin_trap();
                 }
     }

@@ -298,7 +298,7 @@ static tt_model model_of(const npk_rk_layer *l, int act, bool same)
 static npk_rk_rq_mode g_mode = NPK_RK_RQ_EXACT;
 static const char *g_mode_name = "";
 static uint32_t g_tiles_w_min;
-    /* smallest tiles_w of run_case's plans since reset */ /* in report(): "" outside run_family */
+/* smallest tiles_w of run_case's plans since reset */ /* in report(): "" outside run_family */
 
 static void run_case(const lcase *lc, uint64_t seed, fstats *fs)
 {
@@ -776,6 +776,14 @@ static void test_pools(void **state)
     run_pool(AP, U8, 10, 8, 24, 2, 2, false, 1, 3, 4, &avg);
     run_pool(AP, I8, 10, 8, 24, 2, 2, false, 0, 1, 5, &avg);
     report(&avg);
+    /* Padded (SAME): one region of tasks per count of in-bounds taps. */
+    fstats pav = {"average pool, padded", 0, 0, 0, 0, 0, 0, 0, 0, 0};
+    run_pool(AP, I8, 9, 9, 40, 3, 1, true, 0, 1, 12, &pav); /* inception's 3x3 stride 1 */
+    run_pool(AP, U8, 10, 11, 70, 3, 2, true, 1, 3, 13, &pav);
+    run_pool(AP, I8, 8, 8, 16, 5, 1, true, 3, 2, 14, &pav);
+    run_pool(AP, U8, 7, 9, 24, 2, 2, true, 0, 1, 15, &pav);
+    run_pool(AP, I8, 12, 12, 130, 7, 3, true, 2, 3, 16, &pav);
+    report(&pav);
     fstats mx = {"max pool (PPU)", 0, 0, 0, 0, 0, 0, 0, 0, 0};
     run_pool(MP, I8, 9, 9, 40, 3, 2, true, 0, 1, 6, &mx);
     run_pool(MP, U8, 10, 8, 24, 2, 2, false, 0, 2, 7, &mx);
@@ -785,6 +793,7 @@ static void test_pools(void **state)
     fstats f = {"fp16 pools", 0, 0, 0, 0, 0, 0, 0, 0, 0};
     run_pool(MP, F16, 9, 9, 20, 3, 2, true, 0, 2, 10, &f);
     run_pool(AP, F16, 7, 7, 40, 7, 1, false, 1, 1, 11, &f);
+    run_pool(AP, F16, 9, 8, 40, 3, 1, true, 0, 2, 17, &f);
     report(&f);
 }
 
@@ -1057,9 +1066,15 @@ static void test_refusals(void **state)
     b = l, b.kind = NPK_RK_LAYER_ADD, memset(&err, 0, sizeof err);
     assert_int_not_equal(npk_rk_lplan_make(&b, &o, &p, &err), NPK_OK);
     assert_non_null(strstr(err.msg, "broadcasting is not supported"));
-    b = l, b.kind = NPK_RK_LAYER_AVGPOOL, b.pad_top = 1, b.out_h = 7, memset(&err, 0, sizeof err);
-    assert_int_not_equal(npk_rk_lplan_make(&b, &o, &p, &err), NPK_OK);
-    assert_non_null(strstr(err.msg, "average pooling with padding"));
+    /* Padded average pooling: regions of one window count (run in test_pools). */
+    b = l, b.kind = NPK_RK_LAYER_AVGPOOL, b.pad_top = 1, b.out_h = 7, b.weights = NULL,
+    memset(&err, 0, sizeof err);
+    assert_int_equal(npk_rk_lplan_make(&b, &o, &p, &err), NPK_OK);
+    assert_int_equal(p.tiles_h, 2); /* the top row (6 taps), the rest (9) */
+    assert_int_equal(p.tiles_w, 1);
+    assert_int_equal(p.tasks[0].region, 1);
+    assert_int_equal(p.tasks[1].region, 0);
+    npk_rk_lplan_free(&p);
     b = l, b.kind = NPK_RK_LAYER_MAXPOOL, b.act_min = 0, memset(&err, 0, sizeof err);
     assert_int_not_equal(npk_rk_lplan_make(&b, &o, &p, &err), NPK_OK);
     assert_non_null(strstr(err.msg, "no clip stage"));

@@ -277,10 +277,21 @@ static npk_status choose_tiles(npk_rk_lplan *p, const geo *g, uint32_t *ct, uint
     return NPK_OK;
 }
 
+/* What the tasks of one region share: the DPU stages, the requantisation
+ * and where the weights and streams are in the weight buffer. A plan has one
+ * region, padded average pooling one per count of in-bounds window taps. */
+typedef struct rk_region {
+    npk_rk_dpu_stage bs, bn;
+    npk_rk_requant rq;
+    uint64_t wt_off, bias_off, mul_off;
+    uint32_t count; /* average pooling: in-bounds taps of the region's windows */
+} rk_region;
+
 static void fill_desc(const npk_rk_lplan *p, const geo *g, const npk_rk_ltask *t,
-                      const npk_rk_dpu_stage *bs, const npk_rk_dpu_stage *bn, int32_t zx,
-                      int32_t zw, npk_rk_conv_desc *d)
+                      const rk_region *rg, int32_t zx, int32_t zw, npk_rk_conv_desc *d)
 {
+    const npk_rk_dpu_stage *bs = &rg->bs, *bn = &rg->bn;
+    const npk_rk_requant *rq = &rg->rq;
     const npk_rk_layer *l = &p->layer;
     const npk_rk_lplan_opts *o = &p->opts;
     memset(d, 0, sizeof *d);
@@ -314,7 +325,7 @@ static void fill_desc(const npk_rk_lplan *p, const geo *g, const npk_rk_ltask *t
     d->dma_width = t->iw;
     /* kb is the bytes per kernel (conv) or per channel (depthwise): a tile
      * of either starts at oc0 * kb in the packed weights. */
-    uint64_t woff = (uint64_t)t->oc0 * g->kb;
+    uint64_t woff = rg->wt_off + (uint64_t)t->oc0 * g->kb;
     d->wt_addr = o->weight_addr + (uint32_t)woff;
     d->weight_bytes_per_kernel = p->depthwise ? g->kb * t->ocn : g->kb;
     d->weight_bytes = d->weight_bytes_per_kernel * d->kernels;
@@ -330,39 +341,39 @@ static void fill_desc(const npk_rk_lplan *p, const geo *g, const npk_rk_ltask *t
     d->surf_add = (uint32_t)(oplane * (p->group / g->c2o));
     d->bs = *bs;
     d->bn = *bn;
-    d->bs.base_addr = o->weight_addr + (uint32_t)p->bias_off + t->oc0 * g->rec_b;
-    d->bn.base_addr = o->weight_addr + (uint32_t)p->mul_off + t->oc0 * g->rec_n;
+    d->bs.base_addr = o->weight_addr + (uint32_t)rg->bias_off + t->oc0 * g->rec_b;
+    d->bn.base_addr = o->weight_addr + (uint32_t)rg->mul_off + t->oc0 * g->rec_n;
     d->cpend = !p->fp;
     d->ow_op = p->fp ? 0 : -zw;
-    d->brdma_use = p->rq.fused || p->rq.exact ? 3 : 1;
+    d->brdma_use = rq->fused || rq->exact ? 3 : 1;
     d->nrdma_use = (bn->alu == NPK_RK_OP_MEM ? 1u : 0u) | (bn->mul == NPK_RK_OP_MEM ? 2u : 0u);
     if (p->fp) {
         d->out_cvt_scale = 1;
     } else {
-        d->out_cvt_offset = p->rq.offset;
-        d->out_cvt_scale = p->rq.scale;
-        d->out_cvt_shift = p->rq.shift;
+        d->out_cvt_offset = rq->offset;
+        d->out_cvt_scale = rq->scale;
+        d->out_cvt_shift = rq->shift;
     }
     d->rocket_tail = o->form == NPK_RK_FORM_ROCKET;
-    if (p->rq.exact && (p->rq.clip_lower || p->rq.clip_upper)) {
+    if (rq->exact && (rq->clip_lower || rq->clip_upper)) {
         /* The clip in the output's fixed point: subtract the lower bound,
          * ReLU, cap at the upper (OUT_CVT adds the lower bound back). */
         d->ew_clip = true;
-        d->ew_clip_add = -p->rq.clip_lo;
-        d->ew_relu = p->rq.clip_lower;
-        d->ew_relux = p->rq.clip_upper;
-        d->ew_relux_cmp = (uint32_t)(p->rq.clip_hi - p->rq.clip_lo);
+        d->ew_clip_add = -rq->clip_lo;
+        d->ew_relu = rq->clip_lower;
+        d->ew_relux = rq->clip_upper;
+        d->ew_relux_cmp = (uint32_t)(rq->clip_hi - rq->clip_lo);
     }
     if (l->fused_add) {
         d->ew_add = true;
         d->ew_addr = o->input2_addr + (d->out_addr - o->output_addr);
         d->ew_surf_atoms = (uint32_t)oplane;
-        d->ew_cvt_offset = p->rq.ew_offset;
-        d->ew_cvt_scale = p->rq.ew_scale;
-        d->ew_cvt_shift = p->rq.ew_shift;
-        d->ew_relu = p->rq.ew_relu;
-        d->ew_relux = p->rq.ew_relux;
-        d->ew_relux_cmp = (uint32_t)p->rq.ew_cmp;
+        d->ew_cvt_offset = rq->ew_offset;
+        d->ew_cvt_scale = rq->ew_scale;
+        d->ew_cvt_shift = rq->ew_shift;
+        d->ew_relu = rq->ew_relu;
+        d->ew_relux = rq->ew_relux;
+        d->ew_relux_cmp = (uint32_t)rq->ew_cmp;
     }
 }
 
@@ -373,6 +384,156 @@ static npk_status check_span(const char *what, uint32_t addr, uint64_t bytes, np
                         "%s buffer of %llu bytes at 0x%x: must be 64-byte aligned and inside the "
                         "32-bit DMA address space",
                         what, (unsigned long long)bytes, addr);
+    return NPK_OK;
+}
+
+/* The depthwise layer an average pool over windows of n in-bounds input
+ * elements becomes (unit weights and bias written to unit and pool_bias). */
+static void avg_lower(const npk_rk_layer *l, uint32_t count, void *unit, int32_t *pool_bias,
+                      npk_rk_layer *low)
+{
+    size_t nw = (size_t)l->k_h * l->k_w * l->in_c;
+    *low = *l;
+    low->kind = NPK_RK_LAYER_DEPTHWISE;
+    double inv = 1.0 / count;
+    for (size_t i = 0; i < nw; i++) {
+        if (l->type == NPK_RK_LT_FP16)
+            ((uint16_t *)unit)[i] = npk_f32_to_f16((float)inv);
+        else
+            ((uint8_t *)unit)[i] = l->type == NPK_RK_LT_UINT8 ? 129 : 1;
+    }
+    low->weights = unit;
+    low->w.zero_point = l->type == NPK_RK_LT_UINT8 ? 128 : 0;
+    low->w_scales = NULL;
+    low->mults = NULL;
+    low->tie_sign = NULL;
+    low->bias_f32 = NULL;
+    if (l->type == NPK_RK_LT_FP16) {
+        low->w.scale = inv;
+        low->bias_i32 = NULL;
+        return;
+    }
+    /* The sum of the raw values (bias n * zero point; padded taps read the
+     * zero point, which the bias correction cancels), scaled by a
+     * multiplier just above 1/n with no output offset: TFLite rounds the
+     * average half away from zero, and pushing exact halves away from zero
+     * by less than the distance of any other value from a rounding boundary
+     * gives the same result with one rounding (docs/rknpu.md, "Pools"). */
+    double n = count;
+    int sh = 15;
+    while (sh < 62 && ldexp(1.0, sh) / n < 16384.0) sh++;
+    double m = floor(ldexp(1.0, sh) / n) + 1;
+    if (m > 32767) m = floor(m / 2) + 1, sh--;
+    double rel = m * n / ldexp(1.0, sh) - 1;
+    double room = (count % 2 ? 0.5 : 1.0) / n;
+    low->out.zero_point = 0;
+    for (uint32_t c = 0; c < l->in_c; c++) pool_bias[c] = (int32_t)count * l->in.zero_point;
+    low->bias_i32 = pool_bias;
+    low->w.scale = 255.0 * rel < room ? ldexp(m, -sh) : inv;
+    low->in.scale = low->out.scale = 1.0;
+}
+
+static bool qp_alloc(rk_qparams *qp, size_t n)
+{
+    memset(qp, 0, sizeof *qp);
+    qp->m = calloc(n, sizeof *qp->m);
+    qp->a = calloc(n, sizeof *qp->a);
+    qp->t_lo = calloc(n, sizeof *qp->t_lo);
+    qp->t_hi = calloc(n, sizeof *qp->t_hi);
+    qp->b = calloc(n, sizeof *qp->b);
+    qp->k = calloc(n, sizeof *qp->k);
+    qp->wsum = calloc(n, sizeof *qp->wsum);
+    return qp->m && qp->a && qp->t_lo && qp->t_hi && qp->b && qp->k && qp->wsum;
+}
+
+static void qp_free(rk_qparams *qp)
+{
+    free(qp->m);
+    free(qp->a);
+    free(qp->t_lo);
+    free(qp->t_hi);
+    free(qp->b);
+    free(qp->k);
+    free(qp->wsum);
+}
+
+/* In-bounds taps of output position o's window along one axis (dilation 1). */
+static uint32_t axis_taps(uint32_t o, uint32_t in, uint32_t k, uint32_t s, uint32_t pad)
+{
+    int64_t a = (int64_t)o * s - pad, e = a + k;
+    if (a < 0) a = 0;
+    if (e > (int64_t)in) e = in;
+    return (uint32_t)(e - a);
+}
+
+/* A run of output rows or columns tasks share. */
+typedef struct seg {
+    uint32_t o0, n, taps; /* taps: average pooling's in-bounds taps along the axis */
+} seg;
+
+/* Segments of at most `tile` positions; by_taps: also split where the
+ * window's in-bounds taps change. */
+static size_t segments(uint32_t out, uint32_t tile, bool by_taps, uint32_t in, uint32_t k,
+                       uint32_t s, uint32_t pad, seg *sg)
+{
+    size_t ns = 0;
+    for (uint32_t o = 0; o < out;) {
+        uint32_t c = by_taps ? axis_taps(o, in, k, s, pad) : k, e = o + 1;
+        while (e < out && e - o < tile && (!by_taps || axis_taps(e, in, k, s, pad) == c)) e++;
+        sg[ns++] = (seg){o, e - o, c};
+        o = e;
+    }
+    return ns;
+}
+
+/* Padded average pooling: a region per count of in-bounds taps (other than
+ * the full window's, region 0), each with its own bias stream (n x zero
+ * point), requantisation (1/n) and, for fp16, unit weights (1/n), appended
+ * to the weight buffer. */
+static npk_status avg_regions(const npk_rk_layer *orig, npk_rk_lplan *p, const geo *g,
+                              const seg *rs, size_t nr, const seg *cs, size_t nc, rk_region *reg,
+                              size_t *nreg, void *unit, int32_t *pool_bias, npk_error *err)
+{
+    for (size_t i = 0; i < nr; i++)
+        for (size_t j = 0; j < nc; j++) {
+            uint32_t n = rs[i].taps * cs[j].taps;
+            size_t r = 0;
+            while (r < *nreg && reg[r].count != n) r++;
+            if (r < *nreg) continue;
+            npk_rk_layer ln;
+            avg_lower(orig, n, unit, pool_bias, &ln);
+            npk_rk_lplan tp = *p;
+            tp.wblob = NULL;
+            rk_qparams q;
+            npk_status st = NPK_OK;
+            rk_region *rg = &reg[(*nreg)++];
+            memset(rg, 0, sizeof *rg);
+            if (!qp_alloc(&q, ln.out_c))
+                st = npk_fail(err, NPK_E_NOMEM, "out of memory");
+            else if (!p->fp) {
+                rk_weight_stats(&ln, &q);
+                st = rk_requant_make(&ln, NPK_RK_RQ_SIMPLE, &q, &tp.rq, err);
+            }
+            if (!st) st = build_blob(&ln, &tp, g, &q, &rg->bs, &rg->bn, err);
+            qp_free(&q);
+            uint64_t base = (p->weight_bytes + 63) & ~(uint64_t)63;
+            uint8_t *nb = st ? NULL : realloc(p->wblob, (size_t)(base + tp.weight_bytes));
+            if (!st && !nb) st = npk_fail(err, NPK_E_NOMEM, "out of memory");
+            if (st) {
+                free(tp.wblob);
+                return st;
+            }
+            memset(nb + p->weight_bytes, 0, (size_t)(base - p->weight_bytes));
+            memcpy(nb + base, tp.wblob, (size_t)tp.weight_bytes);
+            free(tp.wblob);
+            p->wblob = nb;
+            p->weight_bytes = base + tp.weight_bytes;
+            rg->rq = tp.rq;
+            rg->wt_off = base;
+            rg->bias_off = base + tp.bias_off;
+            rg->mul_off = base + tp.mul_off;
+            rg->count = n;
+        }
     return NPK_OK;
 }
 
@@ -390,8 +551,9 @@ npk_status npk_rk_lplan_make(const npk_rk_layer *l, const npk_rk_lplan_opts *o, 
     if (l->kind == NPK_RK_LAYER_ADD) return rk_add_plan(l, o, p, err);
     if (l->fused_add && l->type == NPK_RK_LT_FP16)
         return npk_fail(err, NPK_E_UNSUPPORTED, "fused add on fp16 layers is not supported");
-    /* AVERAGE_POOL_2D (unpadded): a depthwise convolution with unit weights
-     * and the multiplier 1/n, on the data path the capture pins. */
+    /* AVERAGE_POOL_2D: a depthwise convolution with unit weights and the
+     * multiplier 1/n, on the data path the capture pins; padded, one
+     * region of tasks per count of in-bounds taps. */
     npk_rk_layer low;
     void *unit = NULL;
     int32_t *pool_bias = NULL;
@@ -405,44 +567,7 @@ npk_status npk_rk_lplan_make(const npk_rk_layer *l, const npk_rk_lplan_opts *o, 
             free(pool_bias);
             return npk_fail(err, NPK_E_NOMEM, "out of memory");
         }
-        low = *l;
-        low.kind = NPK_RK_LAYER_DEPTHWISE;
-        double inv = 1.0 / ((double)l->k_h * l->k_w);
-        for (size_t i = 0; i < n; i++) {
-            if (l->type == NPK_RK_LT_FP16)
-                ((uint16_t *)unit)[i] = npk_f32_to_f16((float)inv);
-            else
-                ((uint8_t *)unit)[i] = l->type == NPK_RK_LT_UINT8 ? 129 : 1;
-        }
-        low.weights = unit;
-        low.w.zero_point = l->type == NPK_RK_LT_UINT8 ? 128 : 0;
-        low.w_scales = NULL;
-        low.mults = NULL;
-        low.tie_sign = NULL;
-        low.bias_f32 = NULL;
-        if (l->type != NPK_RK_LT_FP16) {
-            /* The sum of the raw values (bias n * zero point), scaled by a
-             * multiplier just above 1/n with no output offset: TFLite
-             * rounds the average half away from zero, and pushing exact
-             * halves away from zero by less than the distance of any other
-             * value from a rounding boundary gives the same result with one
-             * rounding (docs/rknpu.md, "Pools"). */
-            double n = (double)l->k_h * l->k_w;
-            int sh = 15;
-            while (sh < 62 && ldexp(1.0, sh) / n < 16384.0) sh++;
-            double m = floor(ldexp(1.0, sh) / n) + 1;
-            if (m > 32767) m = floor(m / 2) + 1, sh--;
-            double rel = m * n / ldexp(1.0, sh) - 1;
-            double room = ((uint32_t)n % 2 ? 0.5 : 1.0) / n;
-            low.out.zero_point = 0;
-            for (uint32_t c = 0; c < l->in_c; c++) pool_bias[c] = (int32_t)n * l->in.zero_point;
-            low.bias_i32 = pool_bias;
-            low.w.scale = 255.0 * rel < room ? ldexp(m, -sh) : inv;
-            low.in.scale = low.out.scale = 1.0;
-        } else {
-            low.w.scale = inv;
-            low.bias_i32 = NULL;
-        }
+        avg_lower(l, l->k_h * l->k_w, unit, pool_bias, &low);
         l = &low;
     }
     p->layer = *l;
@@ -471,17 +596,12 @@ npk_status npk_rk_lplan_make(const npk_rk_layer *l, const npk_rk_lplan_opts *o, 
         g.kb = l->k_h * l->k_w * p->cin * g.b;
     }
     g.min_rows = (l->k_h - 1) * l->dil_h + 1;
-    rk_qparams qp = {0};
-    size_t nq = l->out_c;
-    qp.m = calloc(nq, sizeof *qp.m);
-    qp.a = calloc(nq, sizeof *qp.a);
-    qp.t_lo = calloc(nq, sizeof *qp.t_lo);
-    qp.t_hi = calloc(nq, sizeof *qp.t_hi);
-    qp.b = calloc(nq, sizeof *qp.b);
-    qp.k = calloc(nq, sizeof *qp.k);
-    qp.wsum = calloc(nq, sizeof *qp.wsum);
+    rk_qparams qp;
     npk_rk_dpu_stage bs = {0}, bn = {0};
-    if (!qp.m || !qp.a || !qp.t_lo || !qp.t_hi || !qp.b || !qp.k || !qp.wsum) {
+    rk_region *reg = NULL;
+    seg *rs = NULL, *cs = NULL;
+    size_t nreg = 0;
+    if (!qp_alloc(&qp, l->out_c)) {
         st = npk_fail(err, NPK_E_NOMEM, "out of memory");
         goto out;
     }
@@ -496,6 +616,18 @@ npk_status npk_rk_lplan_make(const npk_rk_layer *l, const npk_rk_lplan_opts *o, 
         if (p->rq.exact) g.rec_b = g.rec_n = 8; /* [bias', b[c]] and [k[c], a[c]] */
     }
     if ((st = build_blob(l, p, &g, &qp, &bs, &bn, err))) goto out;
+    bool padded_avg = orig->kind == NPK_RK_LAYER_AVGPOOL &&
+                      (l->pad_top || l->pad_left || l->pad_bottom || l->pad_right);
+    size_t reg_max = padded_avg ? (size_t)(l->k_h + 1) * (l->k_w + 1) + 1 : 1;
+    reg = calloc(reg_max, sizeof *reg);
+    rs = calloc(l->out_h, sizeof *rs);
+    cs = calloc(l->out_w, sizeof *cs);
+    if (!reg || !rs || !cs) {
+        st = npk_fail(err, NPK_E_NOMEM, "out of memory");
+        goto out;
+    }
+    reg[0] = (rk_region){bs, bn, p->rq, 0, p->bias_off, p->mul_off, l->k_h * l->k_w};
+    nreg = 1;
 
     p->input_bytes = (uint64_t)ceil_div(p->cin, g.c2) * l->in_h * l->in_w * 16;
     p->output_bytes = (uint64_t)ceil_div(p->cout, g.c2o) * l->out_h * l->out_w * 16;
@@ -507,9 +639,17 @@ npk_status npk_rk_lplan_make(const npk_rk_layer *l, const npk_rk_lplan_opts *o, 
 
     uint32_t ct = 0, oht = 0, owt = 0;
     if ((st = choose_tiles(p, &g, &ct, &oht, &owt, err))) goto out;
+    /* Column segments first: several per row make every task one row (the
+     * DPU writes a task's pixels contiguously). */
+    size_t nc = segments(l->out_w, owt, padded_avg, l->in_w, l->k_w, l->stride_w, l->pad_left, cs);
+    size_t nr = segments(l->out_h, nc > 1 ? 1 : oht, padded_avg, l->in_h, l->k_h, l->stride_h,
+                         l->pad_top, rs);
+    if (padded_avg &&
+        (st = avg_regions(orig, p, &g, rs, nr, cs, nc, reg, &nreg, unit, pool_bias, err)))
+        goto out;
     p->tiles_c = (uint32_t)ceil_div(p->cout, ct);
-    p->tiles_h = (uint32_t)ceil_div(l->out_h, oht);
-    p->tiles_w = (uint32_t)ceil_div(l->out_w, owt);
+    p->tiles_h = (uint32_t)nr;
+    p->tiles_w = (uint32_t)nc;
     uint64_t count = (uint64_t)p->tiles_c * p->tiles_h * p->tiles_w;
     if (count > NPK_RKNPU_MAX_SUBMIT_TASKS) {
         st = npk_fail(err, NPK_E_LIMIT, "%llu tasks exceed the driver's %u tasks per submit",
@@ -532,13 +672,13 @@ npk_status npk_rk_lplan_make(const npk_rk_layer *l, const npk_rk_lplan_opts *o, 
     }
     size_t i = 0;
     for (uint32_t tc = 0; tc < p->tiles_c; tc++)
-        for (uint32_t th = 0; th < p->tiles_h; th++)
-            for (uint32_t tw = 0; tw < p->tiles_w; tw++, i++) {
+        for (size_t th = 0; th < nr; th++)
+            for (size_t tw = 0; tw < nc; tw++, i++) {
                 npk_rk_ltask *t = &p->tasks[i];
                 t->oc0 = tc * ct;
                 t->ocn = p->cout - t->oc0 < ct ? p->cout - t->oc0 : ct;
-                t->oy0 = th * oht;
-                t->oh = l->out_h - t->oy0 < oht ? l->out_h - t->oy0 : oht;
+                t->oy0 = rs[th].o0;
+                t->oh = rs[th].n;
                 int64_t top = (int64_t)t->oy0 * l->stride_h - l->pad_top;
                 int64_t bot = (int64_t)(t->oy0 + t->oh - 1) * l->stride_h - l->pad_top +
                               (int64_t)(l->k_h - 1) * l->dil_h;
@@ -547,8 +687,10 @@ npk_status npk_rk_lplan_make(const npk_rk_layer *l, const npk_rk_lplan_opts *o, 
                 t->ih = (uint32_t)(y1 - y0 + 1);
                 t->pad_top = (uint32_t)(y0 - top);
                 t->pad_bottom = (uint32_t)(bot - y1);
-                t->ox0 = tw * owt;
-                t->ow = l->out_w - t->ox0 < owt ? l->out_w - t->ox0 : owt;
+                t->ox0 = cs[tw].o0;
+                t->ow = cs[tw].n;
+                for (uint32_t r = 0; padded_avg && r < nreg; r++)
+                    if (reg[r].count == rs[th].taps * cs[tw].taps) t->region = r;
                 int64_t left = (int64_t)t->ox0 * l->stride_w - l->pad_left;
                 int64_t right = (int64_t)(t->ox0 + t->ow - 1) * l->stride_w - l->pad_left +
                                 (int64_t)(l->k_w - 1) * l->dil_w;
@@ -572,7 +714,7 @@ npk_status npk_rk_lplan_make(const npk_rk_layer *l, const npk_rk_lplan_opts *o, 
     for (i = 0; i < p->count; i++) {
         npk_rk_ltask *t = &p->tasks[i];
         npk_rk_conv_desc d;
-        fill_desc(p, &g, t, &bs, &bn, qp.zx, qp.zw, &d);
+        fill_desc(p, &g, t, &reg[t->region], qp.zx, qp.zw, &d);
         t->regcmd_off = (uint32_t)off;
         if ((st = npk_rk_conv_emit(&d, p->regcmd + off / 8, NPK_RK_CONV_MAX_ENTRIES, &t->entries,
                                    err)))
@@ -621,13 +763,10 @@ out:
     free(unit);
     free(pool_bias);
     if (!st) p->layer.kind = orig->kind;
-    free(qp.m);
-    free(qp.a);
-    free(qp.t_lo);
-    free(qp.t_hi);
-    free(qp.b);
-    free(qp.k);
-    free(qp.wsum);
+    qp_free(&qp);
+    free(reg);
+    free(rs);
+    free(cs);
     if (st) npk_rk_lplan_free(p);
     return st;
 }
