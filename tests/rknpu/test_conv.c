@@ -296,9 +296,9 @@ static tt_model model_of(const npk_rk_layer *l, int act, bool same)
 
 /* The requantisation mode run_case plans with (run_family runs both). */
 static npk_rk_rq_mode g_mode = NPK_RK_RQ_EXACT;
-static const char *g_mode_name = "";
-static uint32_t g_tiles_w_min;
-/* smallest tiles_w of run_case's plans since reset */ /* in report(): "" outside run_family */
+static const char *g_mode_name = ""; /* in report(): "" outside run_family */
+static uint32_t g_tiles_w_min;       /* smallest tiles_w of run_case's plans since reset */
+static uint32_t g_ksplit_min;        /* smallest ksplit of run_case's plans since reset */
 
 static void run_case(const lcase *lc, uint64_t seed, fstats *fs)
 {
@@ -408,6 +408,7 @@ static void run_case(const lcase *lc, uint64_t seed, fstats *fs)
     }
     if (p.count > fs->tasks_max) fs->tasks_max = p.count;
     if (p.tiles_w < g_tiles_w_min) g_tiles_w_min = p.tiles_w;
+    if (p.ksplit < g_ksplit_min) g_ksplit_min = p.ksplit;
     if (getenv("NPK_CASE_DETAIL")) {
         uint64_t ne = 0;
         for (size_t i = 0; i < ny; i++) ne += y[i] != ref[i];
@@ -548,6 +549,23 @@ static void test_column_tiling(void **state)
     g_tiles_w_min = UINT32_MAX;
     run_family("column tiling", cs, sizeof cs / sizeof *cs - (npk_test_light() ? 3 : 0));
     assert_true(g_tiles_w_min >= 2); /* every case needed column tiles */
+}
+
+/* K-split: the weights of one 32-kernel group exceed the weight banks, so
+ * slices of the input channels sum into int32 partials (each slice adding
+ * the previous one's through EW) and a DPU-only task requantises them. */
+static void test_ksplit(void **state)
+{
+    (void)state;
+    static const lcase cs[] = {
+        {FC, I8, 1, 1, 12000, 40, 1, 1, 1, false, 0, false, 1, 0, 0, V, 0},
+        {C, I8, 5, 5, 1300, 40, 3, 1, 1, true, 3, true, 2, 0, 0, V, 0},
+        {C, U8, 8, 8, 300, 32, 7, 1, 1, true, 1, false, 3, 3, 0, V, 0},
+        {C, I8, 6, 7, 1500, 64, 3, 2, 1, true, 0, false, 3, 0, 32, R, 0},
+    };
+    g_ksplit_min = UINT32_MAX;
+    run_family("K-split", cs, sizeof cs / sizeof *cs - (npk_test_light() ? 2 : 0));
+    assert_true(g_ksplit_min >= 2); /* every case needed slices */
 }
 
 static void test_tiling_and_cores(void **state)
@@ -998,6 +1016,8 @@ static void test_fused_add(void **state)
         {C, U8, 10, 8, 20, 32, 3, 1, 1, true, 0, false, 2, 3, 0, V, 0},
         {DW, I8, 12, 12, 40, 0, 3, 1, 1, true, 1, false, 1, 0, 0, V, 0},
         {C, I8, 14, 14, 24, 64, 1, 1, 1, true, 3, false, 3, 4, 32, V, 0},
+        /* K-split: the add in the DPU-only task after the slices */
+        {C, I8, 5, 5, 1300, 40, 3, 1, 1, true, 1, false, 2, 0, 0, V, 0},
     };
     fstats fs = {"conv + fused add", 0, 0, 0, 0, 0, 0, 0, 0, 0};
     for (size_t i = 0; i < sizeof cs / sizeof *cs; i++) run_fused(&cs[i], i + 1, &fs);
@@ -1094,9 +1114,19 @@ static void test_refusals(void **state)
     b.pad_bottom = b.pad_right = 3, b.out_h = b.out_w = 8, memset(&err, 0, sizeof err);
     bw = calloc((size_t)49 * 4096 * 32, 1);
     b.weights = bw;
+    assert_int_equal(npk_rk_lplan_make(&b, &o, &p, &err), NPK_OK); /* K-split */
+    assert_true(p.ksplit >= 2 && p.count == (size_t)(p.ksplit + 1) * p.tiles_c * p.tiles_h);
+    assert_true(p.tasks[p.ksplit].requant_only && !p.tasks[0].requant_only);
+    npk_rk_lplan_free(&p);
+    free(bw);
+    /* A kernel whose 32 kernels do not fit even for 32 input channels. */
+    b = l, b.in_c = 32, b.k_h = b.k_w = 31, b.in_h = b.in_w = 31, b.out_h = b.out_w = 1,
+    memset(&err, 0, sizeof err);
+    bw = calloc((size_t)961 * 32, 1);
+    b.weights = bw;
     assert_int_not_equal(npk_rk_lplan_make(&b, &o, &p, &err), NPK_OK);
-    printf("deep kernel refused: %s\n", err.msg);
-    assert_non_null(strstr(err.msg, "weight banks"));
+    printf("huge kernel refused: %s\n", err.msg);
+    assert_non_null(strstr(err.msg, "even for 32 input channels"));
     free(bw);
 }
 
@@ -1111,6 +1141,7 @@ int main(void)
         cmocka_unit_test(test_fully_connected),
         cmocka_unit_test(test_tiling_and_cores),
         cmocka_unit_test(test_column_tiling),
+        cmocka_unit_test(test_ksplit),
         cmocka_unit_test(test_fp16_layers),
         cmocka_unit_test(test_pools),
         cmocka_unit_test(test_add),

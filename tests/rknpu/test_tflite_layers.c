@@ -296,6 +296,12 @@ static void test_column_tiling(void **state)
         {CONV, I8, 2, 2400, 16, 20, 3, 2, 1, SAME, 0, true, 1},
     };
     family("column tiling", ops, sizeof ops / sizeof *ops - (npk_test_light() ? 2 : 0), 99.9);
+    /* K-split: one 32-kernel group's weights beyond the weight banks. */
+    static const sop ks[] = {
+        {FC, I8, 1, 1, 12000, 40, 1, 1, 1, VALID, RELU, true, 2},
+        {CONV, U8, 6, 6, 1300, 48, 3, 1, 1, SAME, RELU6, false, 3},
+    };
+    family("K-split", ks, sizeof ks / sizeof *ks, 99.9);
 }
 
 static void test_add_and_pools(void **state)

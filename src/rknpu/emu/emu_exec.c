@@ -135,6 +135,8 @@ static int64_t sar(int64_t v, unsigned s)
  * operand conversion (x + offset) * scale >> shift (floor; guessed). */
 static int64_t ew_operand(const emu_stage *s, size_t p, size_t ch)
 {
+    if (s->ew_esize == 4) /* int32 partial sums (K-split), no conversion */
+        return (int32_t)npk_ld32le(s->ew_src + (ch / 4) * s->ew_surf + p * 16 + (ch % 4) * 4);
     int64_t v = (int8_t)s->ew_src[(ch / 16) * s->ew_surf + p * 16 + ch % 16];
     if (s->cvt) v = sat32(sar((v + s->cvt_off) * (int64_t)s->cvt_scale, s->cvt_shift));
     return v;
@@ -191,11 +193,14 @@ npk_status emu_execute(npk_rk_emu *e, const emu_task *t, const emu_where *w, npk
     int32_t *sums = NULL;
     npk_status st;
     if (t->from_mem) {
-        /* The DPU's input through MRDMA: int8 elements, pixel-major here. */
+        /* The DPU's input through MRDMA: int8 or int32 elements, pixel-major here. */
         int32_t *x = cbuf;
         for (size_t p = 0; p < P; p++)
             for (size_t n = 0; n < N; n++)
-                x[p * N + n] = (int8_t)t->src[(n / 16) * t->src_surf + p * 16 + n % 16];
+                x[p * N + n] =
+                    t->src_esize == 4
+                        ? (int32_t)npk_ld32le(t->src + (n / 4) * t->src_surf + p * 16 + (n % 4) * 4)
+                        : (int8_t)t->src[(n / 16) * t->src_surf + p * 16 + n % 16];
         st = NPK_OK;
     } else if (t->fp)
         st = t->direct1x1 ? run_fp(e, t, cbuf, w, err) : emu_conv_fp(e, t, cbuf, w, err);

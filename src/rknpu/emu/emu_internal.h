@@ -66,7 +66,8 @@ typedef struct emu_stage {
      * the operand conversion (x + cvt_off) * cvt_scale >> cvt_shift. */
     bool op_mem, cvt;
     const uint8_t *ew_src;
-    uint64_t ew_surf; /* bytes between surfaces of 16 channels */
+    uint64_t ew_surf;  /* bytes between surfaces of 16 (int8) or 4 (int32) channels */
+    unsigned ew_esize; /* bytes per operand element: 1 (size code 1) or 4 (code 3) */
     int32_t cvt_off;
     uint32_t cvt_scale, cvt_shift;
 } emu_stage;
@@ -87,8 +88,9 @@ typedef struct emu_task {
     int32_t ow_op;                           /* DPU_BS_OW_OP, signed 16 */
     bool out_int8;
     bool from_mem;      /* element-wise task: the DPU reads its input through MRDMA */
-    const uint8_t *src; /* MRDMA input (int8 NC1HWC2) */
+    const uint8_t *src; /* MRDMA input (int8 or int32 NC1HWC2) */
     uint64_t src_surf;  /* bytes between its surfaces */
+    unsigned src_esize; /* bytes per MRDMA element: 1 (int8) or 4 (int32) */
     int32_t cvt_offset;
     uint32_t cvt_scale, cvt_shift;
     uint32_t in_addr; /* FEATURE_DATA_ADDR */

@@ -33,6 +33,7 @@ typedef struct geo {
     uint32_t kb;           /* weight bytes per kernel (conv) or per channel (depthwise) */
     uint32_t min_rows;     /* input rows one output row needs */
     uint32_t rec_b, rec_n; /* bytes per channel of the bias and multiplier streams */
+    uint32_t kc;           /* K-split: input channels per slice (0: no split) */
 } geo;
 
 static uint64_t row_bytes(const npk_rk_lplan *p, uint32_t channels)
@@ -210,8 +211,9 @@ static uint64_t cols_bytes(const npk_rk_lplan *p, uint64_t cols, uint32_t channe
  * weights (or is wider than CNA_DATA_SIZE0.DATAIN_WIDTH takes), output
  * columns per task with one output row each (column tiling). */
 static npk_status choose_tiles(npk_rk_lplan *p, const geo *g, uint32_t *ct, uint32_t *oht,
-                               uint32_t *owt, npk_error *err)
+                               uint32_t *owt, uint32_t *kc, npk_error *err)
 {
+    *kc = 0;
     const npk_rk_layer *l = &p->layer;
     uint32_t G = p->group, cap_c = p->cout;
     if (p->opts.max_channels) {
@@ -234,6 +236,32 @@ static npk_status choose_tiles(npk_rk_lplan *p, const geo *g, uint32_t *ct, uint
         }
         if (c == G) break;
     }
+    uint64_t taps = (uint64_t)l->k_h * l->k_w;
+    if (!best && !p->depthwise && !p->fp) {
+        /* K-split: one weight group over slices of the input channels, the
+         * largest slice (multiple of 32) whose weights fit beside its
+         * smallest input window, then balanced. */
+        uint32_t k = 0;
+        for (uint32_t c = p->cin; c >= 32; c -= 32) {
+            uint64_t wb = ceil_div((uint64_t)G * taps * c, BANK);
+            uint64_t db = ceil_div(g->min_rows * cols_bytes(p, ext_w, c), BANK);
+            if (wb < 1) wb = 1;
+            if (db < 1) db = 1;
+            if (wb + db <= NPK_RK_CBUF_BANKS) {
+                k = c;
+                break;
+            }
+        }
+        if (!k)
+            return npk_fail(err, NPK_E_LIMIT,
+                            "%u kernels of %llu taps need %llu CBUF weight banks even for 32 input "
+                            "channels: more than the banks left beside the input",
+                            G, (unsigned long long)taps,
+                            (unsigned long long)ceil_div((uint64_t)G * taps * 32, BANK));
+        uint32_t chunks = (uint32_t)ceil_div(p->cin, k);
+        *kc = align_up((uint32_t)ceil_div(p->cin, chunks), 32);
+        best = G;
+    }
     if (!best) {
         uint64_t db = ceil_div(g->min_rows * cols_bytes(p, ext_w, p->depthwise ? G : p->cin), BANK);
         if (db >= NPK_RK_CBUF_BANKS)
@@ -243,17 +271,16 @@ static npk_status choose_tiles(npk_rk_lplan *p, const geo *g, uint32_t *ct, uint
                             g->min_rows, (unsigned long long)ext_w, p->cin, (unsigned long long)db);
         return npk_fail(err, NPK_E_LIMIT,
                         "%u kernels of %u bytes need %llu CBUF weight banks, more than the %llu "
-                        "left beside the input (splitting the input channels, K-splitting, is not "
-                        "implemented)",
+                        "left beside the input (K-splitting is done for int8 convolutions only)",
                         G, g->kb, (unsigned long long)ceil_div((uint64_t)g->kb * G, BANK),
                         (unsigned long long)(NPK_RK_CBUF_BANKS - db));
     }
     uint32_t tiles_c = (uint32_t)ceil_div(p->cout, best);
     *ct = align_up((uint32_t)ceil_div(p->cout, tiles_c), G);
-    uint64_t wb = ceil_div((uint64_t)g->kb * *ct, BANK);
+    uint64_t wb = ceil_div(*kc ? (uint64_t)G * taps * *kc : (uint64_t)g->kb * *ct, BANK);
     if (wb < 1) wb = 1;
     uint64_t avail = (NPK_RK_CBUF_BANKS - wb) * (uint64_t)BANK;
-    uint32_t cin_t = p->depthwise ? *ct : p->cin;
+    uint32_t cin_t = p->depthwise ? *ct : *kc ? *kc : p->cin;
     uint64_t wmax = npk_rk_field_max(NPK_RKF_CNA_DATA_SIZE0_DATAIN_WIDTH);
     if (g->min_rows * row_bytes(p, cin_t) <= avail && l->in_w <= wmax) {
         uint64_t rows_max = avail / row_bytes(p, cin_t);
@@ -295,7 +322,7 @@ static void fill_desc(const npk_rk_lplan *p, const geo *g, const npk_rk_ltask *t
     const npk_rk_layer *l = &p->layer;
     const npk_rk_lplan_opts *o = &p->opts;
     memset(d, 0, sizeof *d);
-    uint32_t cin_t = p->depthwise ? t->ocn : p->cin;
+    uint32_t cin_t = p->depthwise ? t->ocn : t->icn ? t->icn : p->cin;
     d->fp = p->fp;
     d->depthwise = p->depthwise;
     d->in_w = t->iw;
@@ -319,15 +346,20 @@ static void fill_desc(const npk_rk_lplan *p, const geo *g, const npk_rk_ltask *t
     uint64_t plane = (uint64_t)l->in_w * l->in_h * 16;
     d->in_addr =
         o->input_addr + (uint32_t)(((uint64_t)t->iy0 * l->in_w + t->ix0) * 16 +
-                                   (p->depthwise ? (uint64_t)(t->oc0 / g->c2) * plane : 0));
+                                   (uint64_t)((p->depthwise ? t->oc0 : t->ic0) / g->c2) * plane);
     d->line_stride = 4 * l->in_w;
     d->surf_stride = (int32_t)((int64_t)l->in_w * l->in_h - 4 * (int64_t)l->in_w);
     d->dma_width = t->iw;
     /* kb is the bytes per kernel (conv) or per channel (depthwise): a tile
      * of either starts at oc0 * kb in the packed weights. */
     uint64_t woff = rg->wt_off + (uint64_t)t->oc0 * g->kb;
+    /* A K-split slice of a group: [Cin/32][taps][G][32] is contiguous per
+     * 32 input channels. */
+    woff += (uint64_t)(t->ic0 / 32) * l->k_h * l->k_w * p->group * 32 * g->b;
     d->wt_addr = o->weight_addr + (uint32_t)woff;
-    d->weight_bytes_per_kernel = p->depthwise ? g->kb * t->ocn : g->kb;
+    d->weight_bytes_per_kernel = p->depthwise ? g->kb * t->ocn
+                                 : t->icn     ? l->k_h * l->k_w * t->icn * g->b
+                                              : g->kb;
     d->weight_bytes = d->weight_bytes_per_kernel * d->kernels;
     uint64_t db = ceil_div((uint64_t)t->ih * cols_bytes(p, t->iw, cin_t), BANK);
     d->data_bank = (uint32_t)(db < 1 ? 1 : db);
@@ -374,6 +406,43 @@ static void fill_desc(const npk_rk_lplan *p, const geo *g, const npk_rk_ltask *t
         d->ew_relu = rq->ew_relu;
         d->ew_relux = rq->ew_relux;
         d->ew_relux_cmp = (uint32_t)rq->ew_cmp;
+    }
+    if (!g->kc) return;
+    /* K-split: the unit's partial sums are int32 at scratch area (slice % 2),
+     * 32-channel groups of 8 surfaces, this tile's pixels and channels. */
+    uint64_t area = p->scratch_bytes / 2;
+    uint64_t at = p->scratch_off + ((uint64_t)t->oy0 * l->out_w + t->ox0) * 16 +
+                  (uint64_t)(t->oc0 / 4) * oplane * 16;
+    if (t->requant_only) {
+        /* DPU-only: the last slice's sums through MRDMA, then the usual DPU. */
+        d->dpu_only = true;
+        d->depthwise = false;
+        d->cpend = false;
+        d->ow_op = 0;
+        d->src_addr = o->output_addr + (uint32_t)(at + ((p->ksplit - 1) % 2) * area);
+        d->src_surf_atoms = (uint32_t)oplane;
+        return;
+    }
+    /* A partial: the slice's sums (CPEND over its channels) plus the
+     * previous slice's; no bias, requantisation or clip. */
+    uint32_t k = t->ic0 / g->kc;
+    memset(&d->bs, 0, sizeof d->bs);
+    memset(&d->bn, 0, sizeof d->bn);
+    d->brdma_use = d->nrdma_use = 0;
+    d->out_int32 = true;
+    d->out_cvt_offset = 0;
+    d->out_cvt_scale = 1;
+    d->out_cvt_shift = 0;
+    d->ew_add = d->ew_clip = d->ew_relu = d->ew_relux = false;
+    d->ew_relux_cmp = 0;
+    d->ew_clip_add = 0;
+    d->size_e = p->group / 4 - 1;
+    d->surf_add = (uint32_t)(oplane * (p->group / 4));
+    d->out_addr = o->output_addr + (uint32_t)(at + (k % 2) * area);
+    if (k) {
+        d->ew_add32 = true;
+        d->ew_addr = o->output_addr + (uint32_t)(at + ((k - 1) % 2) * area);
+        d->ew_surf_atoms = (uint32_t)oplane;
     }
 }
 
@@ -580,7 +649,7 @@ npk_status npk_rk_lplan_make(const npk_rk_layer *l, const npk_rk_lplan_opts *o, 
     p->opts = *o;
     p->fp = l->type == NPK_RK_LT_FP16;
     p->depthwise = l->kind == NPK_RK_LAYER_DEPTHWISE;
-    geo g = {p->fp ? 2u : 1u, p->fp ? 8u : 16u, p->fp ? 8u : 16u, 0, 0, 4, 0};
+    geo g = {p->fp ? 2u : 1u, p->fp ? 8u : 16u, p->fp ? 8u : 16u, 0, 0, 4, 0, 0};
     if (p->depthwise) {
         /* Whole channel groups of the depthwise weight layout (64 int8, 32
          * fp16): partial groups are padded, never programmed. */
@@ -631,14 +700,21 @@ npk_status npk_rk_lplan_make(const npk_rk_layer *l, const npk_rk_lplan_opts *o, 
 
     p->input_bytes = (uint64_t)ceil_div(p->cin, g.c2) * l->in_h * l->in_w * 16;
     p->output_bytes = (uint64_t)ceil_div(p->cout, g.c2o) * l->out_h * l->out_w * 16;
+    uint32_t ct = 0, oht = 0, owt = 0;
+    if ((st = choose_tiles(p, &g, &ct, &oht, &owt, &g.kc, err))) goto out;
+    p->ksplit = g.kc ? (uint32_t)ceil_div(p->cin, g.kc) : 1;
+    if (g.kc) {
+        /* Two int32 partial-sum tensors after the output (docs/rknpu.md). */
+        p->scratch_off = (p->output_bytes + 63) & ~(uint64_t)63;
+        p->scratch_bytes = 2 * (uint64_t)(p->cout / 4) * l->out_h * l->out_w * 16;
+        p->output_bytes = p->scratch_off + p->scratch_bytes;
+    }
     if ((st = check_span("input", o->input_addr, p->input_bytes, err)) ||
         (st = check_span("weight", o->weight_addr, p->weight_bytes, err)) ||
         (st = check_span("output", o->output_addr, p->output_bytes, err)) ||
         (l->fused_add && (st = check_span("input2", o->input2_addr, p->output_bytes, err))))
         goto out;
 
-    uint32_t ct = 0, oht = 0, owt = 0;
-    if ((st = choose_tiles(p, &g, &ct, &oht, &owt, err))) goto out;
     /* Column segments first: several per row make every task one row (the
      * DPU writes a task's pixels contiguously). */
     size_t nc = segments(l->out_w, owt, padded_avg, l->in_w, l->k_w, l->stride_w, l->pad_left, cs);
@@ -650,7 +726,9 @@ npk_status npk_rk_lplan_make(const npk_rk_layer *l, const npk_rk_lplan_opts *o, 
     p->tiles_c = (uint32_t)ceil_div(p->cout, ct);
     p->tiles_h = (uint32_t)nr;
     p->tiles_w = (uint32_t)nc;
-    uint64_t count = (uint64_t)p->tiles_c * p->tiles_h * p->tiles_w;
+    uint64_t units = (uint64_t)p->tiles_c * p->tiles_h * p->tiles_w;
+    uint32_t per_unit = g.kc ? p->ksplit + 1 : 1; /* K-split: the slices, then the requantisation */
+    uint64_t count = units * per_unit;
     if (count > NPK_RKNPU_MAX_SUBMIT_TASKS) {
         st = npk_fail(err, NPK_E_LIMIT, "%llu tasks exceed the driver's %u tasks per submit",
                       (unsigned long long)count, NPK_RKNPU_MAX_SUBMIT_TASKS);
@@ -662,18 +740,18 @@ npk_status npk_rk_lplan_make(const npk_rk_layer *l, const npk_rk_lplan_opts *o, 
     p->tasks = calloc(p->count, sizeof *p->tasks);
     p->records = calloc(p->count, sizeof *p->records);
     p->regcmd = calloc(p->count * slot, 8);
-    int *core = calloc(p->count, sizeof *core);
-    uint64_t *work = calloc(p->count, sizeof *work);
+    int *core = calloc(units, sizeof *core);
+    uint64_t *work = calloc(units, sizeof *work);
     if (!p->tasks || !p->records || !p->regcmd || !core || !work) {
         free(core);
         free(work);
         st = npk_fail(err, NPK_E_NOMEM, "out of memory for a plan of %zu tasks", p->count);
         goto out;
     }
-    size_t i = 0;
+    size_t i = 0, u = 0;
     for (uint32_t tc = 0; tc < p->tiles_c; tc++)
         for (size_t th = 0; th < nr; th++)
-            for (size_t tw = 0; tw < nc; tw++, i++) {
+            for (size_t tw = 0; tw < nc; tw++, i += per_unit, u++) {
                 npk_rk_ltask *t = &p->tasks[i];
                 t->oc0 = tc * ct;
                 t->ocn = p->cout - t->oc0 < ct ? p->cout - t->oc0 : ct;
@@ -702,11 +780,25 @@ npk_status npk_rk_lplan_make(const npk_rk_layer *l, const npk_rk_lplan_opts *o, 
                 t->next = -1;
                 t->macs = (uint64_t)t->oh * t->ow * l->k_h * l->k_w * t->ocn *
                           (p->depthwise ? 1 : p->cin);
-                work[i] = t->macs;
+                work[u] = t->macs;
+                for (uint32_t k = 0; g.kc && k <= p->ksplit; k++) {
+                    npk_rk_ltask *s = &p->tasks[i + k];
+                    *s = *t;
+                    s->requant_only = k == p->ksplit;
+                    s->ic0 = s->requant_only ? 0 : k * g.kc;
+                    s->icn = s->requant_only ? 0 : p->cin - s->ic0 < g.kc ? p->cin - s->ic0 : g.kc;
+                    s->macs = (uint64_t)t->oh * t->ow * l->k_h * l->k_w * t->ocn * s->icn;
+                }
             }
-    p->cores = p->count < (size_t)o->cores ? (int)p->count : o->cores;
-    rk_split_ranges(work, p->count, p->cores, core, p->core_first, p->core_count, p->core_work);
-    for (i = 0; i < p->count; i++) p->tasks[i].core = core[i];
+    /* Cores take whole units (a K-split unit's tasks depend on each other). */
+    p->cores = units < (uint64_t)o->cores ? (int)units : o->cores;
+    rk_split_ranges(work, (size_t)units, p->cores, core, p->core_first, p->core_count,
+                    p->core_work);
+    for (int c = 0; c < p->cores; c++) {
+        p->core_first[c] *= per_unit;
+        p->core_count[c] *= per_unit;
+    }
+    for (i = 0; i < p->count; i++) p->tasks[i].core = core[i / per_unit];
     free(core);
     free(work);
 
