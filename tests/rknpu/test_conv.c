@@ -568,6 +568,78 @@ static void test_ksplit(void **state)
     assert_true(g_ksplit_min >= 2); /* every case needed slices */
 }
 
+/* Set field f in task i's stream of plan p (the write of its register). */
+static void plan_set_field(npk_rk_lplan *p, size_t i, npk_rk_field f, uint32_t v)
+{
+    const npk_rk_field_info *fi = npk_rk_field_get(f);
+    uint64_t *st = p->regcmd + p->tasks[i].regcmd_off / 8;
+    for (size_t j = 0; j < p->tasks[i].entries; j++) {
+        npk_rk_entry en;
+        npk_rk_entry_decode(st[j], &en);
+        if (en.kind != NPK_RK_WRITE || en.reg != fi->reg) continue;
+        uint32_t val = (en.value & ~npk_rk_field_mask(f)) | (v << fi->lo);
+        st[j] = npk_rk_write(fi->reg, val);
+        return;
+    }
+    fail_msg("task %zu writes no %s", i, fi->name);
+}
+
+/* The emulator's rules for the K-split encodings: each changed field is
+ * refused, naming it. */
+static void test_ksplit_rules(void **state)
+{
+    (void)state;
+    static const struct {
+        int task; /* 1: the second partial, -1: the requantisation task */
+        npk_rk_field f;
+        uint32_t v;
+        const char *needle;
+    } cases[] = {
+        {1, NPK_RKF_DPU_EW_CFG_EDATA_SIZE, 2, "DPU_EW_CFG.EDATA_SIZE = 2 is not modelled"},
+        {1, NPK_RKF_DPU_RDMA_RDMA_ERDMA_CFG_ERDMA_DATA_SIZE, 1, "ERDMA_DATA_SIZE = 1 does not"},
+        {1, NPK_RKF_DPU_DATA_FORMAT_OUT_PRECISION, 0, "SIZE_E_0 = 7 is not 1"},
+        {1, NPK_RKF_DPU_EW_CFG_EW_OP_CVT_BYPASS, 0, "with the operand conversion"},
+        {-1, NPK_RKF_DPU_RDMA_RDMA_FEATURE_MODE_CFG_IN_PRECISION, 2, "IN_PRECISION = 2 is not"},
+        {-1, NPK_RKF_DPU_DATA_FORMAT_IN_PRECISION, 0, "DPU_DATA_FORMAT.IN_PRECISION = 0 does not"},
+    };
+    npk_rk_layer l = {0};
+    l.kind = NPK_RK_LAYER_FC;
+    l.type = NPK_RK_LT_INT8;
+    l.in_h = l.in_w = l.out_h = l.out_w = 1;
+    l.in_c = 12000, l.out_c = 32;
+    l.k_h = l.k_w = l.stride_h = l.stride_w = l.dil_h = l.dil_w = 1;
+    l.in.scale = 0.02, l.w.scale = 0.01, l.out.scale = 1.0;
+    l.act_min = -128, l.act_max = 127;
+    int8_t *wv = calloc((size_t)12000 * 32, 1);
+    l.weights = wv;
+    npk_rk_lplan_opts o = {1, V, IN_ADDR, WT_ADDR, OUT_ADDR, REG_ADDR, 0, 0, 0, NPK_RK_RQ_EXACT};
+    for (size_t c = 0; c < sizeof cases / sizeof *cases; c++) {
+        npk_rk_lplan p;
+        npk_error err = {0};
+        assert_int_equal(npk_rk_lplan_make(&l, &o, &p, &err), NPK_OK);
+        assert_true(p.ksplit >= 2);
+        size_t ti = cases[c].task < 0 ? p.ksplit : (size_t)cases[c].task;
+        plan_set_field(&p, ti, cases[c].f, cases[c].v);
+        npk_rk_emu_opts eo = {3, 0, false};
+        npk_rk_emu *e;
+        assert_int_equal(npk_rk_emu_create(&eo, &e, &err), NPK_OK);
+        uint8_t *in = calloc(1, p.input_bytes), *out = calloc(1, p.output_bytes);
+        uint8_t *reg = calloc(p.regcmd_entries, 8);
+        npk_rk_stream_to_bin(p.regcmd, p.regcmd_entries, reg);
+        assert_int_equal(npk_rk_emu_map(e, IN_ADDR, in, p.input_bytes, &err), NPK_OK);
+        assert_int_equal(npk_rk_emu_map(e, WT_ADDR, p.wblob, p.weight_bytes, &err), NPK_OK);
+        assert_int_equal(npk_rk_emu_map(e, OUT_ADDR, out, p.output_bytes, &err), NPK_OK);
+        assert_int_equal(npk_rk_emu_map(e, REG_ADDR, reg, p.regcmd_entries * 8, &err), NPK_OK);
+        assert_int_not_equal(npk_rk_emu_submit(e, &p.submit, p.records, p.count, &err), NPK_OK);
+        if (!strstr(err.msg, cases[c].needle))
+            fail_msg("case %zu: '%s' lacks '%s'", c, err.msg, cases[c].needle);
+        npk_rk_emu_destroy(e);
+        free(in), free(out), free(reg);
+        npk_rk_lplan_free(&p);
+    }
+    free(wv);
+}
+
 static void test_tiling_and_cores(void **state)
 {
     (void)state;
@@ -1142,6 +1214,7 @@ int main(void)
         cmocka_unit_test(test_tiling_and_cores),
         cmocka_unit_test(test_column_tiling),
         cmocka_unit_test(test_ksplit),
+        cmocka_unit_test(test_ksplit_rules),
         cmocka_unit_test(test_fp16_layers),
         cmocka_unit_test(test_pools),
         cmocka_unit_test(test_add),
