@@ -568,20 +568,22 @@ static void test_ksplit(void **state)
     assert_true(g_ksplit_min >= 2); /* every case needed slices */
 }
 
-/* Set field f in task i's stream of plan p (the write of its register). */
+/* Set field f in task i's stream of plan p (every write of its register:
+ * Mesa's order writes CNA_CBUF_CON0 twice). */
 static void plan_set_field(npk_rk_lplan *p, size_t i, npk_rk_field f, uint32_t v)
 {
     const npk_rk_field_info *fi = npk_rk_field_get(f);
     uint64_t *st = p->regcmd + p->tasks[i].regcmd_off / 8;
+    size_t n = 0;
     for (size_t j = 0; j < p->tasks[i].entries; j++) {
         npk_rk_entry en;
         npk_rk_entry_decode(st[j], &en);
         if (en.kind != NPK_RK_WRITE || en.reg != fi->reg) continue;
         uint32_t val = (en.value & ~npk_rk_field_mask(f)) | (v << fi->lo);
         st[j] = npk_rk_write(fi->reg, val);
-        return;
+        n++;
     }
-    fail_msg("task %zu writes no %s", i, fi->name);
+    if (!n) fail_msg("task %zu writes no %s", i, fi->name);
 }
 
 /* The emulator's rules for the K-split encodings: each changed field is
@@ -637,6 +639,79 @@ static void test_ksplit_rules(void **state)
         free(in), free(out), free(reg);
         npk_rk_lplan_free(&p);
     }
+    free(wv);
+}
+
+/* Run plan p on a one-core... three-core emulator; the status and message. */
+static npk_status run_plan_status(npk_rk_lplan *p, npk_error *err)
+{
+    npk_rk_emu_opts eo = {3, 0, false};
+    npk_rk_emu *e;
+    assert_int_equal(npk_rk_emu_create(&eo, &e, err), NPK_OK);
+    uint8_t *in = calloc(1, p->input_bytes), *out = calloc(1, p->output_bytes);
+    uint8_t *reg = calloc(p->regcmd_entries, 8);
+    npk_rk_stream_to_bin(p->regcmd, p->regcmd_entries, reg);
+    assert_int_equal(npk_rk_emu_map(e, IN_ADDR, in, p->input_bytes, err), NPK_OK);
+    assert_int_equal(npk_rk_emu_map(e, WT_ADDR, p->wblob, p->weight_bytes, err), NPK_OK);
+    assert_int_equal(npk_rk_emu_map(e, OUT_ADDR, out, p->output_bytes, err), NPK_OK);
+    assert_int_equal(npk_rk_emu_map(e, REG_ADDR, reg, p->regcmd_entries * 8, err), NPK_OK);
+    npk_status st = npk_rk_emu_submit(e, &p->submit, p->records, p->count, err);
+    npk_rk_emu_destroy(e);
+    free(in), free(out), free(reg);
+    return st;
+}
+
+/* WEIGHT_REUSE on later height slices (vendor form, same core, same
+ * weights and bank split); the emulator refuses it where the CBUF holds no
+ * or other weights. */
+static void test_weight_reuse(void **state)
+{
+    (void)state;
+    npk_rk_layer l = {0};
+    l.kind = NPK_RK_LAYER_CONV;
+    l.type = NPK_RK_LT_INT8;
+    l.in_h = 17, l.in_w = 9, l.in_c = 16, l.out_c = 32;
+    l.k_h = l.k_w = 3;
+    l.stride_h = l.stride_w = l.dil_h = l.dil_w = 1;
+    l.pad_top = l.pad_bottom = l.pad_left = l.pad_right = 1;
+    l.out_h = 17, l.out_w = 9;
+    l.in.scale = 0.02, l.w.scale = 0.01, l.out.scale = 0.5;
+    l.act_min = -128, l.act_max = 127;
+    int8_t *wv = calloc((size_t)9 * 16 * 32, 1);
+    l.weights = wv;
+    npk_rk_lplan_opts o = {1, V, IN_ADDR, WT_ADDR, OUT_ADDR, REG_ADDR, 4, 0, 0, NPK_RK_RQ_EXACT};
+    npk_rk_lplan p;
+    npk_error err = {0};
+    assert_int_equal(npk_rk_lplan_make(&l, &o, &p, &err), NPK_OK);
+    assert_true(p.count >= 4);
+    size_t reused = 0;
+    for (size_t i = 0; i < p.count; i++) {
+        uint64_t *st = p.regcmd + p.tasks[i].regcmd_off / 8;
+        for (size_t j = 0; j < p.tasks[i].entries; j++) {
+            npk_rk_entry en;
+            npk_rk_entry_decode(st[j], &en);
+            if (en.kind == NPK_RK_WRITE && en.reg == NPK_RKR_CNA_CBUF_CON0 &&
+                (en.value & npk_rk_field_mask(NPK_RKF_CNA_CBUF_CON0_WEIGHT_REUSE))) {
+                reused++;
+                assert_true(i > 0);
+                break;
+            }
+        }
+    }
+    assert_true(reused >= 1);
+    assert_int_equal(run_plan_status(&p, &err), NPK_OK);
+    /* The first task cannot reuse anything. */
+    plan_set_field(&p, 0, NPK_RKF_CNA_CBUF_CON0_WEIGHT_REUSE, 1);
+    assert_int_not_equal(run_plan_status(&p, &err), NPK_OK);
+    assert_non_null(strstr(err.msg, "left no weights"));
+    npk_rk_lplan_free(&p);
+    /* Another bank split than the previous task's. */
+    assert_int_equal(npk_rk_lplan_make(&l, &o, &p, &err), NPK_OK);
+    plan_set_field(&p, 1, NPK_RKF_CNA_CBUF_CON0_WEIGHT_BANK, 10);
+    memset(&err, 0, sizeof err);
+    assert_int_not_equal(run_plan_status(&p, &err), NPK_OK);
+    if (!strstr(err.msg, "other weights or another bank split")) fail_msg("%s", err.msg);
+    npk_rk_lplan_free(&p);
     free(wv);
 }
 
@@ -1215,6 +1290,7 @@ int main(void)
         cmocka_unit_test(test_column_tiling),
         cmocka_unit_test(test_ksplit),
         cmocka_unit_test(test_ksplit_rules),
+        cmocka_unit_test(test_weight_reuse),
         cmocka_unit_test(test_fp16_layers),
         cmocka_unit_test(test_pools),
         cmocka_unit_test(test_add),

@@ -23,6 +23,12 @@ typedef struct emu_core {
     uint32_t regs[NPK_RKR_COUNT];
     bool written[NPK_RKR_COUNT];
     uint32_t entry[NPK_RKR_COUNT];
+    /* The weights the CBUF holds after the core's last task, for
+     * CNA_CBUF_CON0.WEIGHT_REUSE (valid only after a convolution task of
+     * the same run). */
+    bool cbuf_valid;
+    uint32_t cbuf_wt_addr, cbuf_wbank, cbuf_dbank;
+    uint64_t cbuf_wt_span;
 } emu_core;
 
 /* Where a message points: core, task number, stream address, entry. */
@@ -97,8 +103,10 @@ typedef struct emu_task {
     uint64_t line_pitch, surf_pitch, in_span;
     uint32_t wt_addr; /* DCOMP_ADDR0 */
     uint64_t wt_span;
-    unsigned group;    /* output channels per DPU group (16 fp16, 32 int8) */
-    unsigned out_size; /* 4 fp32/int32, 2 fp16 */
+    uint32_t dbank, wbank; /* CNA_CBUF_CON0 split */
+    bool weight_reuse;     /* CNA_CBUF_CON0.WEIGHT_REUSE: the CBUF's weights, not a fetch */
+    unsigned group;        /* output channels per DPU group (16 fp16, 32 int8) */
+    unsigned out_size;     /* 4 fp32/int32, 2 fp16 */
     bool out_fp16, out_int32;
     uint32_t dst_addr;
     uint64_t dst_surf, surf_add, out_span; /* bytes */

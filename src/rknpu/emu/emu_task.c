@@ -439,6 +439,9 @@ static npk_status decode_cna(const emu_core *c, const emu_where *w, emu_task *t,
     uint64_t px = (uint64_t)t->w * t->h;
     uint32_t dbank = fv(c, NPK_RKF_CNA_CBUF_CON0_DATA_BANK);
     uint32_t wbank = fv(c, NPK_RKF_CNA_CBUF_CON0_WEIGHT_BANK);
+    t->dbank = dbank;
+    t->wbank = wbank;
+    t->weight_reuse = fv(c, NPK_RKF_CNA_CBUF_CON0_WEIGHT_REUSE) != 0;
     uint64_t fbytes = (uint64_t)c1 * px * 16;
     if (!dbank || !wbank || dbank + wbank > NPK_RK_CBUF_BANKS)
         return bad(c, w, NPK_RKF_CNA_CBUF_CON0_DATA_BANK, err,

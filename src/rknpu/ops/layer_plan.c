@@ -803,10 +803,20 @@ npk_status npk_rk_lplan_make(const npk_rk_layer *l, const npk_rk_lplan_opts *o, 
     free(work);
 
     uint64_t off = 0;
+    npk_rk_conv_desc prev;
+    memset(&prev, 0, sizeof prev);
     for (i = 0; i < p->count; i++) {
         npk_rk_ltask *t = &p->tasks[i];
         npk_rk_conv_desc d;
         fill_desc(p, &g, t, &reg[t->region], qp.zx, qp.zw, &d);
+        /* WEIGHT_REUSE, as Mesa sets it on later height slices: the previous
+         * task on this core (vendor chains run in order) loaded the same
+         * weights into the same bank split. */
+        d.weight_reuse = o->form == NPK_RK_FORM_VENDOR && i && p->tasks[i - 1].core == t->core &&
+                         !d.dpu_only && !prev.dpu_only && prev.wt_addr == d.wt_addr &&
+                         prev.weight_bytes == d.weight_bytes && prev.weight_bank == d.weight_bank &&
+                         prev.data_bank == d.data_bank;
+        prev = d;
         t->regcmd_off = (uint32_t)off;
         if ((st = npk_rk_conv_emit(&d, p->regcmd + off / 8, NPK_RK_CONV_MAX_ENTRIES, &t->entries,
                                    err)))
