@@ -772,6 +772,7 @@ static void run_fp16(npk_rk_layer_kind kind, uint32_t h, uint32_t wd, uint32_t c
     npk_rk_lplan p;
     npk_error err = {0};
     if (npk_rk_lplan_make(&l, &o, &p, &err)) fail_msg("fp16: %s", err.msg);
+    if (p.ksplit < g_ksplit_min) g_ksplit_min = p.ksplit;
     check_streams(&p);
     uint8_t *in = calloc(1, p.input_bytes), *out = malloc(p.output_bytes);
     npk_rk_lplan_pack_input(&p, x, in);
@@ -820,6 +821,11 @@ static void test_fp16_layers(void **state)
     run_fp16(FC, 1, 1, 300, 50, 1, 1, 0, 1, 0, 6, &n);
     /* column tiling: three rows of 1200 x 64 fp16 are 450 KiB */
     if (!npk_test_light()) run_fp16(C, 3, 1200, 64, 16, 3, 1, 0, 2, 0, 7, &n);
+    /* K-split: 16 kernels of 3x3x1300 or 12000 fp16 weights exceed the banks */
+    g_ksplit_min = UINT32_MAX;
+    run_fp16(C, 5, 5, 1300, 20, 3, 1, 1, 2, 0, 8, &n);
+    run_fp16(FC, 1, 1, 12000, 40, 1, 1, 0, 1, 0, 9, &n);
+    assert_true(g_ksplit_min >= 2);
     printf("fp16 layers: %llu elements within fp32 accumulation and fp16 rounding\n",
            (unsigned long long)n);
 }

@@ -208,17 +208,20 @@ static npk_status decode_ew(npk_rk_emu *e, const emu_core *c, uint32_t enable, c
          * size code 3 as int32 elements (4 channels per atom) added without
          * conversion, for int32 outputs (partial sums) only. */
         npk_status st;
-        if (t->fp)
-            return bad(c, w, NPK_RKF_DPU_EW_CFG_EW_OP_SRC, err,
-                       "on the floating-point path is not modelled");
         uint32_t size = fv(c, NPK_RKF_DPU_EW_CFG_EDATA_SIZE);
         if (size != 1 && size != 3)
             return bad(c, w, NPK_RKF_DPU_EW_CFG_EDATA_SIZE, err,
-                       "is not modelled (1 int8, Mesa's; 3 int32, inferred)");
-        if (size == 3 && (s->cvt || !t->out_int32))
+                       "is not modelled (1 int8, Mesa's; 3 int32 or fp32, a guess)");
+        bool wide_out = t->fp ? !t->out_fp16 : t->out_int32;
+        if (size == 3 && (s->cvt || !wide_out))
             return bad(c, w, NPK_RKF_DPU_EW_CFG_EDATA_SIZE, err,
-                       "3 (int32 operand) with the operand conversion or without an int32 output: "
+                       "3 (32-bit operand) with the operand conversion or without a 32-bit output: "
                        "not modelled");
+        if (t->fp && size != 3)
+            return bad(c, w, NPK_RKF_DPU_EW_CFG_EW_OP_SRC, err,
+                       "on the floating-point path with EDATA_SIZE %u: not modelled (3, fp32 "
+                       "partial sums, is)",
+                       size);
         s->ew_esize = size == 3 ? 4 : 1;
         if ((st = expect(c, w, NPK_RKF_DPU_EW_CFG_EW_DATA_MODE, 1, "Mesa's per-element mode 1",
                          err)) ||
@@ -271,21 +274,21 @@ static npk_status decode_mrdma(npk_rk_emu *e, const emu_core *c, const emu_where
 {
     npk_status st;
     t->from_mem = true;
-    t->fp = false;
     t->in_size = 1;
     t->ow = t->w = fv(c, NPK_RKF_DPU_DATA_CUBE_WIDTH_WIDTH) + 1;
     t->oh = t->h = fv(c, NPK_RKF_DPU_DATA_CUBE_HEIGHT_HEIGHT) + 1;
     t->n = t->c = fv(c, NPK_RKF_DPU_DATA_CUBE_CHANNEL_CHANNEL) + 1;
     t->kw = t->kh = t->sx = t->sy = t->dx = t->dy = 1;
-    t->group = 32;
-    /* int8 input (the standalone add), or int32 partial sums (K-split:
-     * IN_PRECISION 4, 4 channels per atom; inferred). */
+    /* int8 input (the standalone add), or int32 / fp32 partial sums
+     * (K-split: IN_PRECISION 4 or 5, 4 channels per atom; a guess). */
     uint32_t inp = fv(c, NPK_RKF_DPU_RDMA_RDMA_FEATURE_MODE_CFG_IN_PRECISION);
-    if (inp != NPK_RK_PREC_INT8 && inp != NPK_RK_PREC_INT32)
+    if (inp != NPK_RK_PREC_INT8 && inp != NPK_RK_PREC_INT32 && inp != NPK_RK_PREC_FP32)
         return bad(c, w, NPK_RKF_DPU_RDMA_RDMA_FEATURE_MODE_CFG_IN_PRECISION, err,
-                   "is not modelled (int8 %d and int32 %d are)", NPK_RK_PREC_INT8,
-                   NPK_RK_PREC_INT32);
-    t->src_esize = inp == NPK_RK_PREC_INT32 ? 4 : 1;
+                   "is not modelled (int8 %d, int32 %d and fp32 %d are)", NPK_RK_PREC_INT8,
+                   NPK_RK_PREC_INT32, NPK_RK_PREC_FP32);
+    t->fp = inp == NPK_RK_PREC_FP32;
+    t->group = t->fp ? 16 : 32;
+    t->src_esize = inp == NPK_RK_PREC_INT8 ? 1 : 4;
     unsigned per_atom = 16 / t->src_esize;
     if (t->c % 16)
         return bad(c, w, NPK_RKF_DPU_DATA_CUBE_CHANNEL_CHANNEL, err,
@@ -296,8 +299,8 @@ static npk_status decode_mrdma(npk_rk_emu *e, const emu_core *c, const emu_where
                      "1 (input from memory)", err)) ||
         (st = expect(c, w, NPK_RKF_DPU_RDMA_RDMA_FEATURE_MODE_CFG_MRDMA_DISABLE, 0,
                      "0 (the input is read)", err)) ||
-        (st = expect(c, w, NPK_RKF_DPU_RDMA_RDMA_FEATURE_MODE_CFG_PROC_PRECISION, NPK_RK_PREC_INT8,
-                     "int8", err)) ||
+        (st = expect(c, w, NPK_RKF_DPU_RDMA_RDMA_FEATURE_MODE_CFG_PROC_PRECISION,
+                     t->fp ? NPK_RK_PREC_FP16 : NPK_RK_PREC_INT8, t->fp ? "fp16" : "int8", err)) ||
         (st = expect(c, w, NPK_RKF_DPU_RDMA_RDMA_FEATURE_MODE_CFG_CONV_MODE, 0, "0", err)) ||
         (st = expect(c, w, NPK_RKF_DPU_FEATURE_MODE_CFG_CONV_MODE, 0, "0", err)))
         return st;
@@ -520,7 +523,9 @@ static npk_status decode_core_dpu(npk_rk_emu *e, const emu_core *c, uint32_t ena
          (st = expect(c, w, NPK_RKF_CORE_DATAOUT_SIZE_1_DATAOUT_CHANNEL, t->n - 1,
                       "the output channels - 1", err))))
         return st;
-    uint32_t pin = t->from_mem && t->src_esize == 4 ? NPK_RK_PREC_INT32 : p;
+    uint32_t pin = !t->from_mem || t->src_esize == 1 ? p
+                   : t->fp                           ? NPK_RK_PREC_FP32
+                                                     : NPK_RK_PREC_INT32;
     if ((st = expect(c, w, NPK_RKF_DPU_DATA_FORMAT_IN_PRECISION, pin,
                      t->from_mem ? "DPU_RDMA's IN_PRECISION" : "the CNA precision", err)) ||
         (st = expect(c, w, NPK_RKF_DPU_DATA_FORMAT_PROC_PRECISION, p, "the CNA precision", err)) ||

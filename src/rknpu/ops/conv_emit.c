@@ -120,6 +120,8 @@ npk_status npk_rk_conv_emit(const npk_rk_conv_desc *d, uint64_t *out, size_t cap
     cemit e0 = {out, 0, cap, NPK_RKF_NONE, 0}, *e = &e0;
     uint32_t prec = d->fp ? NPK_RK_PREC_FP16 : NPK_RK_PREC_INT8;
     uint32_t mode = d->depthwise ? 3 : 0;
+    /* K-split sums: int32, or fp32 on the floating-point path. */
+    uint32_t wide = d->fp ? NPK_RK_PREC_FP32 : NPK_RK_PREC_INT32;
 
     uint32_t con0 = F(e, NPK_RKF_CNA_CBUF_CON0_WEIGHT_BANK, d->weight_bank) |
                     F(e, NPK_RKF_CNA_CBUF_CON0_DATA_BANK, d->data_bank) |
@@ -218,8 +220,8 @@ npk_status npk_rk_conv_emit(const npk_rk_conv_desc *d, uint64_t *out, size_t cap
           F(e, NPK_RKF_DPU_FEATURE_MODE_CFG_FLYING_MODE, d->dpu_only) |
           F(e, NPK_RKF_DPU_FEATURE_MODE_CFG_CONV_MODE, mode));
     W(e, NPK_RKR_DPU_DATA_FORMAT,
-      F(e, NPK_RKF_DPU_DATA_FORMAT_OUT_PRECISION, d->out_int32 ? NPK_RK_PREC_INT32 : prec) |
-          F(e, NPK_RKF_DPU_DATA_FORMAT_IN_PRECISION, d->dpu_only ? NPK_RK_PREC_INT32 : prec) |
+      F(e, NPK_RKF_DPU_DATA_FORMAT_OUT_PRECISION, d->out_int32 ? wide : prec) |
+          F(e, NPK_RKF_DPU_DATA_FORMAT_IN_PRECISION, d->dpu_only ? wide : prec) |
           F(e, NPK_RKF_DPU_DATA_FORMAT_PROC_PRECISION, prec));
     W(e, NPK_RKR_DPU_OFFSET_PEND, 0);
     W(e, NPK_RKR_DPU_DST_BASE_ADDR, F(e, NPK_RKF_DPU_DST_BASE_ADDR_DST_BASE_ADDR, d->out_addr));
@@ -299,7 +301,7 @@ npk_status npk_rk_conv_emit(const npk_rk_conv_desc *d, uint64_t *out, size_t cap
     W(e, NPK_RKR_DPU_OUT_CVT_OFFSET,
       FS(e, NPK_RKF_DPU_OUT_CVT_OFFSET_OUT_CVT_OFFSET, d->out_cvt_offset));
     W(e, NPK_RKR_DPU_OUT_CVT_SCALE,
-      F(e, NPK_RKF_DPU_OUT_CVT_SCALE_FP32TOFP16_EN, d->fp) |
+      F(e, NPK_RKF_DPU_OUT_CVT_SCALE_FP32TOFP16_EN, d->fp && !d->out_int32) |
           F(e, NPK_RKF_DPU_OUT_CVT_SCALE_OUT_CVT_SCALE, d->out_cvt_scale));
     W(e, NPK_RKR_DPU_OUT_CVT_SHIFT,
       F(e, NPK_RKF_DPU_OUT_CVT_SHIFT_OUT_CVT_SHIFT, d->out_cvt_shift));
@@ -345,8 +347,8 @@ npk_status npk_rk_conv_emit(const npk_rk_conv_desc *d, uint64_t *out, size_t cap
     W(e, NPK_RKR_DPU_RDMA_RDMA_FEATURE_MODE_CFG,
       F(e, NPK_RKF_DPU_RDMA_RDMA_FEATURE_MODE_CFG_BURST_LEN, 15) |
           F(e, NPK_RKF_DPU_RDMA_RDMA_FEATURE_MODE_CFG_MRDMA_DISABLE, !d->dpu_only) |
-          F(e, NPK_RKF_DPU_RDMA_RDMA_FEATURE_MODE_CFG_IN_PRECISION,
-            d->dpu_only ? NPK_RK_PREC_INT32 : 0) |
+          F(e, NPK_RKF_DPU_RDMA_RDMA_FEATURE_MODE_CFG_IN_PRECISION, d->dpu_only ? wide : 0) |
+          F(e, NPK_RKF_DPU_RDMA_RDMA_FEATURE_MODE_CFG_PROC_PRECISION, d->dpu_only ? prec : 0) |
           F(e, NPK_RKF_DPU_RDMA_RDMA_FEATURE_MODE_CFG_FLYING_MODE, d->dpu_only) |
           F(e, NPK_RKF_DPU_RDMA_RDMA_FEATURE_MODE_CFG_CONV_MODE, mode));
     W(e, NPK_RKR_DPU_RDMA_RDMA_SRC_DMA_CFG, 0);

@@ -237,13 +237,13 @@ static npk_status choose_tiles(npk_rk_lplan *p, const geo *g, uint32_t *ct, uint
         if (c == G) break;
     }
     uint64_t taps = (uint64_t)l->k_h * l->k_w;
-    if (!best && !p->depthwise && !p->fp) {
+    if (!best && !p->depthwise) {
         /* K-split: one weight group over slices of the input channels, the
          * largest slice (multiple of 32) whose weights fit beside its
          * smallest input window, then balanced. */
         uint32_t k = 0;
         for (uint32_t c = p->cin; c >= 32; c -= 32) {
-            uint64_t wb = ceil_div((uint64_t)G * taps * c, BANK);
+            uint64_t wb = ceil_div((uint64_t)G * taps * c * g->b, BANK);
             uint64_t db = ceil_div(g->min_rows * cols_bytes(p, ext_w, c), BANK);
             if (wb < 1) wb = 1;
             if (db < 1) db = 1;
@@ -257,7 +257,7 @@ static npk_status choose_tiles(npk_rk_lplan *p, const geo *g, uint32_t *ct, uint
                             "%u kernels of %llu taps need %llu CBUF weight banks even for 32 input "
                             "channels: more than the banks left beside the input",
                             G, (unsigned long long)taps,
-                            (unsigned long long)ceil_div((uint64_t)G * taps * 32, BANK));
+                            (unsigned long long)ceil_div((uint64_t)G * taps * 32 * g->b, BANK));
         uint32_t chunks = (uint32_t)ceil_div(p->cin, k);
         *kc = align_up((uint32_t)ceil_div(p->cin, chunks), 32);
         best = G;
@@ -271,13 +271,13 @@ static npk_status choose_tiles(npk_rk_lplan *p, const geo *g, uint32_t *ct, uint
                             g->min_rows, (unsigned long long)ext_w, p->cin, (unsigned long long)db);
         return npk_fail(err, NPK_E_LIMIT,
                         "%u kernels of %u bytes need %llu CBUF weight banks, more than the %llu "
-                        "left beside the input (K-splitting is done for int8 convolutions only)",
+                        "left beside the input",
                         G, g->kb, (unsigned long long)ceil_div((uint64_t)g->kb * G, BANK),
                         (unsigned long long)(NPK_RK_CBUF_BANKS - db));
     }
     uint32_t tiles_c = (uint32_t)ceil_div(p->cout, best);
     *ct = align_up((uint32_t)ceil_div(p->cout, tiles_c), G);
-    uint64_t wb = ceil_div(*kc ? (uint64_t)G * taps * *kc : (uint64_t)g->kb * *ct, BANK);
+    uint64_t wb = ceil_div(*kc ? (uint64_t)G * taps * *kc * g->b : (uint64_t)g->kb * *ct, BANK);
     if (wb < 1) wb = 1;
     uint64_t avail = (NPK_RK_CBUF_BANKS - wb) * (uint64_t)BANK;
     uint32_t cin_t = p->depthwise ? *ct : *kc ? *kc : p->cin;
