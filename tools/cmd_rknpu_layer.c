@@ -8,6 +8,7 @@
 #include <string.h>
 
 #include "cli.h"
+#include "cli_progress.h"
 #include "npukit/rknpu_bundle.h"
 #include "npukit/rknpu_device.h"
 #include "npukit/rknpu_stream.h"
@@ -470,16 +471,23 @@ int rknpu_cmd_compile(int argc, char **argv)
         rc = cli_fail("out of memory");
         goto done;
     }
+    /* Progress: the layers lowered, then the planner's time in the final line. */
+    cli_progress pr;
+    cli_progress_start(&pr, "rknpu compile");
     for (size_t i = 0; i < n; i++) {
         if (npk_rk_tfl_lower(&md.m, 0, idx[i], &ls[i], &err)) {
+            cli_progress_end(&pr, false);
             rc = cli_error(path, &err);
             goto done;
         }
         lowered = i + 1;
         lp[i] = &ls[i].layer;
         names[i] = ls[i].name;
+        cli_progress_update(&pr, "layer", i + 1, n);
     }
-    if (npk_rk_bundle_make(lp, names, n, &bo, &b, &err)) {
+    const npk_status planned = npk_rk_bundle_make(lp, names, n, &bo, &b, &err);
+    cli_progress_end(&pr, planned == NPK_OK);
+    if (planned) {
         /* The planner's error names the operator; its offset is the operator's. */
         for (size_t i = 0; i < n; i++)
             if (!strncmp(err.msg, ls[i].name, strlen(ls[i].name)) &&
