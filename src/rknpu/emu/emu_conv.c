@@ -114,6 +114,36 @@ __attribute__((target("avx2"))) static void block_avx2(const int16_t *const *row
     _mm256_storeu_si256((__m256i *)(void *)out[3], a30);
     _mm256_storeu_si256((__m256i *)(void *)(out[3] + 8), a31);
 }
+
+/* One depthwise output pixel: for every 16 channels, the products of the
+ * taps' inputs and weights (int8 x int8, exact in 16 bits) widened and
+ * summed in 32-bit lanes that wrap like the portable loop's, and the window
+ * sums of the inputs (CPEND) when ws is given. */
+__attribute__((target("avx2"))) static void dw_pixel_avx2(const int16_t *const *xs, size_t taps,
+                                                          const int16_t *wq, size_t C,
+                                                          uint32_t *ap, uint32_t *ws)
+{
+    for (size_t ch = 0; ch < C; ch += 16) {
+        __m256i a0 = _mm256_setzero_si256(), a1 = a0, s0 = a0, s1 = a0;
+        for (size_t tap = 0; tap < taps; tap++) {
+            __m256i xv = _mm256_loadu_si256((const __m256i *)(const void *)(xs[tap] + ch));
+            __m256i wv = _mm256_loadu_si256((const __m256i *)(const void *)(wq + tap * C + ch));
+            __m256i pr = _mm256_mullo_epi16(xv, wv);
+            a0 = _mm256_add_epi32(a0, _mm256_cvtepi16_epi32(_mm256_castsi256_si128(pr)));
+            a1 = _mm256_add_epi32(a1, _mm256_cvtepi16_epi32(_mm256_extracti128_si256(pr, 1)));
+            if (ws) {
+                s0 = _mm256_add_epi32(s0, _mm256_cvtepi16_epi32(_mm256_castsi256_si128(xv)));
+                s1 = _mm256_add_epi32(s1, _mm256_cvtepi16_epi32(_mm256_extracti128_si256(xv, 1)));
+            }
+        }
+        _mm256_storeu_si256((__m256i *)(void *)(ap + ch), a0);
+        _mm256_storeu_si256((__m256i *)(void *)(ap + ch + 8), a1);
+        if (ws) {
+            _mm256_storeu_si256((__m256i *)(void *)(ws + ch), s0);
+            _mm256_storeu_si256((__m256i *)(void *)(ws + ch + 8), s1);
+        }
+    }
+}
 #endif
 
 static npk_status conv_direct_int(npk_rk_emu *e, const emu_task *t, const int16_t *x,
@@ -190,6 +220,34 @@ npk_status emu_conv_int(npk_rk_emu *e, const emu_task *t, int32_t *acc, int32_t 
     int16_t *x = load_int(e, t, &padv);
     if (!x) return emu_fail(w, err, NPK_E_NOMEM, "out of memory for the task");
     if (!t->dw) return conv_direct_int(e, t, x, padv, acc, s, w, err);
+#ifdef HAVE_AVX2_CONV
+    if (e->simd) {
+        /* Depthwise: [C/G][kh][kw][G] -> [tap][channel] int16, and the
+         * taps' input rows (the pad lanes outside) of each pixel. */
+        int16_t *wh = emu_scratch_get(&e->b, taps * C * sizeof(int16_t));
+        const int16_t **xs = emu_scratch_get(&e->t, taps * sizeof *xs);
+        if (!wh || !xs) return emu_fail(w, err, NPK_E_NOMEM, "out of memory for the task");
+        for (size_t ch = 0; ch < C; ch++)
+            for (size_t tap = 0; tap < taps; tap++)
+                wh[tap * C + ch] = (int8_t)t->wt[(ch / G) * taps * G + tap * G + ch % G];
+        for (uint32_t oy = 0; oy < t->oh; oy++)
+            for (uint32_t ox = 0; ox < t->ow; ox++) {
+                size_t p = (size_t)oy * t->ow + ox;
+                for (uint32_t ky = 0; ky < t->kh; ky++) {
+                    int64_t iy = (int64_t)oy * t->sy - t->pt + (int64_t)ky * t->dy;
+                    for (uint32_t kx = 0; kx < t->kw; kx++) {
+                        int64_t ix = (int64_t)ox * t->sx - t->pl + (int64_t)kx * t->dx;
+                        bool in = iy >= 0 && iy < t->h && ix >= 0 && ix < t->w;
+                        xs[(size_t)ky * t->kw + kx] =
+                            in ? x + ((size_t)iy * t->w + (size_t)ix) * C : padv;
+                    }
+                }
+                dw_pixel_avx2(xs, taps, wh, C, (uint32_t *)acc + p * N,
+                              s ? (uint32_t *)s + p * N : NULL);
+            }
+        return NPK_OK;
+    }
+#endif
     /* Depthwise: [C/G][kh][kw][G] -> [tap][channel], 32-bit so that the
      * per-channel loops vectorise at -O2. */
     uint32_t *wq = emu_scratch_get(&e->b, taps * C * sizeof(uint32_t));
