@@ -243,15 +243,6 @@ static npk_status compute(npk_etpu_emu *e, npk_error *err)
     for (uint32_t k = 0; k < x->noutputs; k++)
         if (!(e->out[k] = calloc((size_t)x->outputs[k].size_bytes + 1, 1)))
             return npk_fail(err, NPK_E_NOMEM, "out of memory");
-    if (e->em->dense && x == e->em->d.eo && x->type == NPK_ETPU_EXECUTION_ONLY) {
-        npk_status st = dense_output(e, held);
-        if (st == NPK_OK) return NPK_OK;
-        if (st == NPK_E_NOMEM) return npk_fail(err, st, "out of memory");
-        return emu_violation(e, err,
-                             "the parameters the device holds are not a Dense blob of %zu "
-                             "x %zu",
-                             e->em->d.n, e->em->d.n);
-    }
     uint32_t op = 0, pkg = 0;
     if (e->em->cpu && emu_locate(e->em, x, &op, &pkg) && e->em->cpu[op]) {
         /* Real values: the part of the CPU model this op replaced, run on
@@ -269,6 +260,15 @@ static npk_status compute(npk_etpu_emu *e, npk_error *err)
         if (st == NPK_E_NOMEM) return npk_fail(err, st, "out of memory");
         if (st) return emu_violation(e, err, "the CPU model failed: %s", ce.msg);
         return NPK_OK;
+    }
+    if (e->em->dense && x == e->em->d.eo && x->type == NPK_ETPU_EXECUTION_ONLY) {
+        npk_status st = dense_output(e, held);
+        if (st == NPK_OK) return NPK_OK;
+        if (st == NPK_E_NOMEM) return npk_fail(err, st, "out of memory");
+        return emu_violation(e, err,
+                             "the parameters the device holds are not a Dense blob of %zu "
+                             "x %zu",
+                             e->em->d.n, e->em->d.n);
     }
     for (uint32_t k = 0; k < x->noutputs; k++)
         npk_etpu_emu_fill(x->outputs[k].name, e->executions + 1, e->out[k],
