@@ -9,11 +9,16 @@
 #define SEG0 "ssd_mobilenet_v1_coco_quant_postprocess_segment_0_of_2_edgetpu.tflite"
 #define SEG1 "ssd_mobilenet_v1_coco_quant_postprocess_segment_1_of_2_edgetpu.tflite"
 
+/* The fixture's path, in one of 16 buffers used in turn (a test needs fewer). */
 static const char *model(const char *name)
 {
+    static char paths[16][1024];
+    static unsigned next;
     char rel[256];
     snprintf(rel, sizeof rel, "models/%s", name);
-    return strdup(NPK_FIXTURE(rel)); /* kept until exit */
+    char *p = paths[next++ % 16];
+    snprintf(p, sizeof paths[0], "%s", NPK_FIXTURE(rel));
+    return p;
 }
 
 /* A seeded random .npy of the model's first input. */
