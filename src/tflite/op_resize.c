@@ -1,0 +1,308 @@
+/* RESIZE_BILINEAR and RESIZE_NEAREST_NEIGHBOR on NHWC tensors, to the size
+ * given by a constant int32 [2] tensor, with align_corners and
+ * half_pixel_centers (not both).
+ *
+ * Bilinear, uint8/int8/int16: TFLite's ResizeBilinearInteger
+ * (reference/resize_bilinear.h), all integer: scales in 10-bit fixed point
+ * ((1024 * in + out / 2) / out, or with in - 1 and out - 1 for
+ * align_corners), source position y * scale (+ scale / 2 - 512 with
+ * half-pixel centres), lower and upper neighbours clamped to the input,
+ * weights 1024 - f and f, the four products summed in 64 bits and divided
+ * by 2^20 rounding half away from zero. (TFLite's reference kernel uses this
+ * for int8 and int16; for uint8 it uses the float formula below with a 0.5
+ * rounding offset. npukit uses the integer one for all 8-bit types, so the
+ * result is the same on every machine; docs/tflite.md gives the measured
+ * difference.) Float: reference ResizeBilinear in float arithmetic, products
+ * evaluated left to right without fused multiply-adds.
+ *
+ * Nearest neighbour (reference/resize_nearest_neighbor.h): source index
+ * floor((x + offset) * scale) (round half away from zero with
+ * align_corners), scale in float, clamped to the input; any type.
+ *
+ * TFLite reads outside the input when an integer position rounds past the
+ * last row (sizes beyond about 2000x the input); npukit clamps there. */
+#include <math.h>
+#include <string.h>
+
+#include "tflite/kernel.h"
+
+typedef struct resize {
+    int32_t batch, ih, iw, depth, oh, ow;
+    size_t es;
+    bool integer; /* bilinear integer path */
+    /* per output row / column: neighbours and weights */
+    int32_t *y0, *y1, *x0, *x1;
+    int32_t *wy, *wx; /* integer: f in 1/1024 */
+    float *fy, *fx;   /* float: source position minus the lower neighbour */
+} resize;
+
+static npk_status resize_common(npk_tfl_plan *p, npk_tfl_node *n, resize **rp, bool *align,
+                                bool *half)
+{
+    npk_status st;
+    if ((st = npk_tfl_k_io(p, n, 2, 2, 2, 1))) return st;
+    const npk_tfl_rt *in = n->in[0], *size = n->in[1], *out = n->out[0];
+    if ((st = npk_tfl_k_rank(p, n, in, "input", 4)) ||
+        (st = npk_tfl_k_type(p, n, out, "output", in->type)) ||
+        (st = npk_tfl_k_const(p, n, size, "size")) ||
+        (st = npk_tfl_k_type(p, n, size, "size", NPK_TFL_INT32)))
+        return st;
+    if (size->ndim != 1 || size->count != 2) return npk_tfl_k_fail(p, n, "size must hold 2 values");
+    int32_t hw[2];
+    memcpy(hw, size->data, 8);
+    if (hw[0] <= 0 || hw[1] <= 0) return npk_tfl_k_fail(p, n, "size %d x %d", hw[0], hw[1]);
+    const int32_t dims[4] = {in->dims[0], hw[0], hw[1], in->dims[3]};
+    if ((st = npk_tfl_k_output_shape(p, n, 0, 4, dims))) return st;
+    *align = npk_tfl_opt_int(n->opt, "align_corners", 0) != 0;
+    *half = npk_tfl_opt_int(n->opt, "half_pixel_centers", 0) != 0;
+    if (*align && *half)
+        return npk_tfl_k_fail(p, n, "align_corners and half_pixel_centers are both set");
+    resize *r = npk_tfl_k_alloc(p, n, sizeof *r);
+    if (!r) return NPK_E_NOMEM;
+    n->params = r;
+    r->batch = in->dims[0];
+    r->ih = in->dims[1];
+    r->iw = in->dims[2];
+    r->depth = in->dims[3];
+    r->oh = hw[0];
+    r->ow = hw[1];
+    r->es = npk_tfl_type_size(in->type);
+    if (r->es == 0)
+        return npk_tfl_k_unsupported(p, n, "input type %s", npk_tfl_type_name(in->type));
+    if (r->ih == 0 || r->iw == 0) return npk_tfl_k_fail(p, n, "empty input image");
+    *rp = r;
+    return NPK_OK;
+}
+
+static int32_t clampi(int32_t v, int32_t lo, int32_t hi)
+{
+    return v < lo ? lo : v > hi ? hi : v;
+}
+
+/* ComputeInterpolationValuesInteger for every output position. */
+static npk_status integer_axis(npk_tfl_plan *p, npk_tfl_node *n, int32_t in, int32_t out,
+                               bool align, bool half, int32_t *lo, int32_t *hi, int32_t *w)
+{
+    int64_t scale = (((int64_t)in << 10) + out / 2) / out;
+    if (align && out > 1) scale = (((int64_t)(in - 1) << 10) + (out - 1) / 2) / (out - 1);
+    /* TFLite computes positions in int32. */
+    if (scale * out + scale > INT32_MAX)
+        return npk_tfl_k_unsupported(p, n, "resize from %d to %d overflows TFLite's positions", in,
+                                     out);
+    for (int32_t v = 0; v < out; v++) {
+        const int32_t s = (int32_t)scale;
+        const int32_t pos = half ? v * s + s / 2 - (1 << 9) : v * s;
+        const int32_t l = clampi(pos / (1 << 10), 0, in - 1); /* division truncates */
+        const int32_t u = clampi((pos + (1 << 10) - 1) / (1 << 10), 0, in - 1);
+        lo[v] = l;
+        hi[v] = u;
+        w[v] = pos - (1 << 10) * l;
+    }
+    return NPK_OK;
+}
+
+/* ComputeInterpolationValues (float) for every output position. */
+static void float_axis(int32_t in, int32_t out, bool align, bool half, int32_t *lo, int32_t *hi,
+                       float *f)
+{
+    float scale = (float)in / (float)out;
+    if (align && out > 1) scale = (float)(in - 1) / (float)(out - 1);
+    for (int32_t v = 0; v < out; v++) {
+        float pos;
+        if (half) {
+            const float c = ((float)v + 0.5f) * scale;
+            pos = c - 0.5f;
+        } else {
+            pos = (float)v * scale;
+        }
+        const float fl = floorf(pos), cl = ceilf(pos);
+        /* Positions are within [-0.5, in]: the conversions cannot overflow. */
+        const int32_t l = clampi((int32_t)fl, 0, in - 1);
+        lo[v] = l;
+        hi[v] = clampi((int32_t)cl, 0, in - 1);
+        f[v] = pos - (float)l;
+    }
+}
+
+static npk_status bilinear_prepare(npk_tfl_plan *p, npk_tfl_node *n)
+{
+    resize *r;
+    bool align, half;
+    npk_status st;
+    if ((st = resize_common(p, n, &r, &align, &half))) return st;
+    const int8_t type = n->in[0]->type;
+    if (type != NPK_TFL_UINT8 && type != NPK_TFL_INT8 && type != NPK_TFL_INT16 &&
+        type != NPK_TFL_FLOAT32)
+        return npk_tfl_k_unsupported(p, n, "input type %s", npk_tfl_type_name(type));
+    r->integer = type != NPK_TFL_FLOAT32;
+    r->y0 = npk_tfl_k_alloc(p, n, 2 * (size_t)r->oh * sizeof(int32_t));
+    r->x0 = npk_tfl_k_alloc(p, n, 2 * (size_t)r->ow * sizeof(int32_t));
+    if (!r->y0 || !r->x0) return NPK_E_NOMEM;
+    r->y1 = r->y0 + r->oh;
+    r->x1 = r->x0 + r->ow;
+    if (r->integer) {
+        r->wy = npk_tfl_k_alloc(p, n, (size_t)r->oh * sizeof(int32_t));
+        r->wx = npk_tfl_k_alloc(p, n, (size_t)r->ow * sizeof(int32_t));
+        if (!r->wy || !r->wx) return NPK_E_NOMEM;
+        if ((st = integer_axis(p, n, r->ih, r->oh, align, half, r->y0, r->y1, r->wy)) ||
+            (st = integer_axis(p, n, r->iw, r->ow, align, half, r->x0, r->x1, r->wx)))
+            return st;
+        return NPK_OK;
+    }
+    r->fy = npk_tfl_k_alloc(p, n, (size_t)r->oh * sizeof(float));
+    r->fx = npk_tfl_k_alloc(p, n, (size_t)r->ow * sizeof(float));
+    if (!r->fy || !r->fx) return NPK_E_NOMEM;
+    float_axis(r->ih, r->oh, align, half, r->y0, r->y1, r->fy);
+    float_axis(r->iw, r->ow, align, half, r->x0, r->x1, r->fx);
+    return NPK_OK;
+}
+
+static inline int32_t ld(const uint8_t *p, size_t i, int8_t type)
+{
+    if (type == NPK_TFL_UINT8) return p[i];
+    if (type == NPK_TFL_INT8) return (int8_t)p[i];
+    int16_t v;
+    memcpy(&v, p + 2 * i, 2);
+    return v;
+}
+
+static inline void st(uint8_t *p, size_t i, int8_t type, int32_t v)
+{
+    if (type == NPK_TFL_UINT8 || type == NPK_TFL_INT8) {
+        p[i] = (uint8_t)v;
+    } else {
+        const int16_t h = (int16_t)v;
+        memcpy(p + 2 * i, &h, 2);
+    }
+}
+
+static void bilinear_integer(const resize *r, int8_t type, const uint8_t *in, uint8_t *out)
+{
+    const size_t row = (size_t)r->iw * (size_t)r->depth;
+    size_t o = 0;
+    for (int32_t b = 0; b < r->batch; b++) {
+        const size_t base = (size_t)b * (size_t)r->ih * row;
+        for (int32_t y = 0; y < r->oh; y++) {
+            const int64_t fy = r->wy[y], gy = (1 << 10) - fy;
+            const size_t r0 = base + (size_t)r->y0[y] * row, r1 = base + (size_t)r->y1[y] * row;
+            for (int32_t x = 0; x < r->ow; x++) {
+                const int64_t fx = r->wx[x], gx = (1 << 10) - fx;
+                const size_t c0 = (size_t)r->x0[x] * (size_t)r->depth;
+                const size_t c1 = (size_t)r->x1[x] * (size_t)r->depth;
+                for (int32_t c = 0; c < r->depth; c++) {
+                    const int64_t v =
+                        ld(in, r0 + c0 + c, type) * gy * gx + ld(in, r1 + c0 + c, type) * fy * gx +
+                        ld(in, r0 + c1 + c, type) * gy * fx + ld(in, r1 + c1 + c, type) * fy * fx;
+                    const int64_t round = v > 0 ? (1 << 19) : -(1 << 19);
+                    st(out, o++, type, (int32_t)((v + round) / (1 << 20)));
+                }
+            }
+        }
+    }
+}
+
+static void bilinear_float(const resize *r, const uint8_t *in, uint8_t *out)
+{
+    const size_t row = (size_t)r->iw * (size_t)r->depth;
+    size_t o = 0;
+    for (int32_t b = 0; b < r->batch; b++) {
+        const size_t base = (size_t)b * (size_t)r->ih * row;
+        for (int32_t y = 0; y < r->oh; y++) {
+            const float dy = r->fy[y], ey = 1.0f - dy;
+            const size_t r0 = base + (size_t)r->y0[y] * row, r1 = base + (size_t)r->y1[y] * row;
+            for (int32_t x = 0; x < r->ow; x++) {
+                const float dx = r->fx[x], ex = 1.0f - dx;
+                const size_t c0 = (size_t)r->x0[x] * (size_t)r->depth;
+                const size_t c1 = (size_t)r->x1[x] * (size_t)r->depth;
+                for (int32_t c = 0; c < r->depth; c++) {
+                    float v00, v10, v01, v11;
+                    memcpy(&v00, in + 4 * (r0 + c0 + c), 4);
+                    memcpy(&v10, in + 4 * (r1 + c0 + c), 4);
+                    memcpy(&v01, in + 4 * (r0 + c1 + c), 4);
+                    memcpy(&v11, in + 4 * (r1 + c1 + c), 4);
+                    /* One operation per statement: no contraction into FMAs. */
+                    float a = v00 * ey;
+                    a = a * ex;
+                    float t = v10 * dy;
+                    t = t * ex;
+                    a = a + t;
+                    t = v01 * ey;
+                    t = t * dx;
+                    a = a + t;
+                    t = v11 * dy;
+                    t = t * dx;
+                    a = a + t;
+                    a = a + 0.0f; /* the reference's rounding offset (turns -0 into +0) */
+                    memcpy(out + 4 * o++, &a, 4);
+                }
+            }
+        }
+    }
+}
+
+static npk_status bilinear_eval(npk_tfl_exec *x, const npk_tfl_node *n)
+{
+    (void)x;
+    const resize *r = n->params;
+    if (r->integer)
+        bilinear_integer(r, n->in[0]->type, n->in[0]->data, n->out[0]->data);
+    else
+        bilinear_float(r, n->in[0]->data, n->out[0]->data);
+    return NPK_OK;
+}
+
+/* ---- nearest neighbour ---- */
+
+/* GetNearestNeighbor for every output position. */
+static void nearest_axis(int32_t in, int32_t out, bool align, bool half, int32_t *src)
+{
+    const float scale =
+        align && out > 1 ? (float)(in - 1) / (float)(out - 1) : (float)in / (float)out;
+    const float offset = half ? 0.5f : 0.0f;
+    for (int32_t v = 0; v < out; v++) {
+        const float pos = ((float)v + offset) * scale;
+        const float s = align ? roundf(pos) : floorf(pos);
+        /* 0 <= s <= in: the conversion cannot overflow. */
+        src[v] = clampi((int32_t)s, 0, in - 1);
+    }
+}
+
+static npk_status nearest_prepare(npk_tfl_plan *p, npk_tfl_node *n)
+{
+    resize *r;
+    bool align, half;
+    npk_status st;
+    if ((st = resize_common(p, n, &r, &align, &half))) return st;
+    r->y0 = npk_tfl_k_alloc(p, n, (size_t)r->oh * sizeof(int32_t));
+    r->x0 = npk_tfl_k_alloc(p, n, (size_t)r->ow * sizeof(int32_t));
+    if (!r->y0 || !r->x0) return NPK_E_NOMEM;
+    nearest_axis(r->ih, r->oh, align, half, r->y0);
+    nearest_axis(r->iw, r->ow, align, half, r->x0);
+    return NPK_OK;
+}
+
+static npk_status nearest_eval(npk_tfl_exec *x, const npk_tfl_node *n)
+{
+    (void)x;
+    const resize *r = n->params;
+    const size_t px = (size_t)r->depth * r->es, row = (size_t)r->iw * px;
+    const uint8_t *in = n->in[0]->data;
+    uint8_t *out = n->out[0]->data;
+    for (int32_t b = 0; b < r->batch; b++)
+        for (int32_t y = 0; y < r->oh; y++) {
+            const uint8_t *src = in + ((size_t)b * (size_t)r->ih + (size_t)r->y0[y]) * row;
+            for (int32_t xx = 0; xx < r->ow; xx++) {
+                memcpy(out, src + (size_t)r->x0[xx] * px, px);
+                out += px;
+            }
+        }
+    return NPK_OK;
+}
+
+const npk_tfl_kernel npk_tfl_k_resize_bilinear = {
+    NPK_TFL_OP_RESIZE_BILINEAR, NULL,
+    NPK_TFL_T(NPK_TFL_UINT8) | NPK_TFL_T(NPK_TFL_INT8) | NPK_TFL_T(NPK_TFL_INT16) |
+        NPK_TFL_T(NPK_TFL_FLOAT32),
+    bilinear_prepare, bilinear_eval};
+const npk_tfl_kernel npk_tfl_k_resize_nearest_neighbor = {
+    NPK_TFL_OP_RESIZE_NEAREST_NEIGHBOR, NULL, 0xffffffffu, nearest_prepare, nearest_eval};
