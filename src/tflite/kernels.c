@@ -15,6 +15,8 @@ extern const npk_tfl_kernel npk_tfl_k_sub, npk_tfl_k_mul, npk_tfl_k_div, npk_tfl
     npk_tfl_k_padv2, npk_tfl_k_pack, npk_tfl_k_unpack, npk_tfl_k_split, npk_tfl_k_tile,
     npk_tfl_k_gather_nd, npk_tfl_k_resize_bilinear, npk_tfl_k_resize_nearest_neighbor,
     npk_tfl_k_arg_max;
+/* custom ops (op_detection.c, op_posenet.c) */
+extern const npk_tfl_kernel npk_tfl_k_detection_postprocess, npk_tfl_k_posenet_decoder;
 
 static const npk_tfl_kernel *const kernels[] = {
     &npk_tfl_k_add,
@@ -49,6 +51,9 @@ static const npk_tfl_kernel *const kernels[] = {
     &npk_tfl_k_resize_bilinear,
     &npk_tfl_k_resize_nearest_neighbor,
     &npk_tfl_k_arg_max,
+    /* custom ops */
+    &npk_tfl_k_detection_postprocess,
+    &npk_tfl_k_posenet_decoder,
 };
 
 const npk_tfl_kernel *npk_tfl_kernel_find(int32_t builtin, const char *custom)
