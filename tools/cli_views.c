@@ -41,6 +41,7 @@ int cli_views_option(cli_views *v, int c, const char *arg)
     case CLI_VOPT_SEGMENT: return set_task(v, CLI_TASK_SEGMENT, NULL);
     case CLI_VOPT_DRAW: v->draw = arg; return CLI_OK;
     case CLI_VOPT_JSON: v->json = true; return CLI_OK;
+    case CLI_VOPT_LABELS: v->extra_labels = arg; return CLI_OK;
     case CLI_VOPT_TOP:
         if (!cli_parse_u64(arg, &v->top) || v->top < 1 || v->top > 1000)
             return cli_usage(v->cmd, "--top must be 1 .. 1000");
@@ -61,6 +62,8 @@ int cli_views_check(const cli_views *v)
         return cli_usage(v->cmd, "--draw needs a task: --classify, --detect, --pose or --segment");
     if (v->threshold_set && v->task != CLI_TASK_DETECT && v->task != CLI_TASK_POSE)
         return cli_usage(v->cmd, "--threshold is for --detect and --pose");
+    if (v->extra_labels && v->task != CLI_TASK_SEGMENT)
+        return cli_usage(v->cmd, "--labels is for --segment (--classify and --detect take theirs)");
     if (v->json && !cli_json_available()) return cli_no_json();
     if (v->draw && !npk_image_format_available(NPK_IMAGE_PNG))
         return cli_fail("--draw writes PNG, which needs libspng (not in this build)");
@@ -72,6 +75,7 @@ int cli_views_load(cli_views *v)
     npk_error err = {0};
     if (v->image && (npk_protect_path(v->image, &err) || npk_image_load(v->image, &v->pic, &err)))
         return cli_error(v->image, &err);
+    if (v->extra_labels) v->labels_path = v->extra_labels;
     if (v->labels_path) {
         npk_mapped m = {0};
         npk_status st = npk_map_file(v->labels_path, &m, &err);
@@ -305,7 +309,7 @@ static int segment(cli_views *v, const npk_tfl_view *outs, uint32_t n, npk_image
             printf("\n");
         }
     }
-    if (canvas) npk_vis_draw_segmap(canvas, &map, 0.5f);
+    if (canvas) npk_vis_draw_segmap(canvas, &map, 0.5f, &v->labels);
     free(counts);
     npk_vis_segmap_free(&map);
     return CLI_OK;

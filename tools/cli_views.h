@@ -19,7 +19,8 @@ enum {
     CLI_VOPT_DRAW,
     CLI_VOPT_TOP,
     CLI_VOPT_THRESHOLD,
-    CLI_VOPT_JSON
+    CLI_VOPT_JSON,
+    CLI_VOPT_LABELS
 };
 
 /* Entries for a getopt_long option table. */
@@ -38,8 +39,8 @@ enum {
 
 /* Usage text of the options, for help screens. */
 #define CLI_VIEW_USAGE                                                                             \
-    "[--image PICTURE] [--classify LABELS | --detect LABELS | --pose | --segment] "                \
-    "[--draw OUT.png] [--top K] [--threshold T] [--json]"
+    "[--classify LABELS | --detect LABELS | --pose | --segment [--labels LABELS]]\n"               \
+    "      [--draw OUT.png] [--top K] [--threshold T] [--json]"
 
 typedef enum {
     CLI_TASK_NONE,
@@ -57,6 +58,7 @@ typedef struct cli_views {
     uint64_t top;     /* classify: how many (5) */
     double threshold; /* detect / pose: minimum score (0.5 / 0.2) */
     bool threshold_set;
+    const char *extra_labels; /* --labels (for --segment) */
     /* loaded */
     npk_image pic;
     npk_vis_labels labels;

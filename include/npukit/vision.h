@@ -126,8 +126,10 @@ void npk_vis_draw_boxes(npk_image *img, const npk_vis_box *boxes, uint32_t n,
  * keypoint score below threshold are left out. */
 void npk_vis_draw_poses(npk_image *img, const npk_vis_pose *poses, uint32_t n, float threshold);
 /* The class map stretched over the picture (nearest neighbour), every class
- * but 0 (background) blended in its colour with weight alpha. */
-void npk_vis_draw_segmap(npk_image *img, const npk_vis_segmap *map, float alpha);
+ * but 0 (background) blended in its colour with weight alpha, and a legend
+ * of those classes (colour, then label or id) in the top-left corner. */
+void npk_vis_draw_segmap(npk_image *img, const npk_vis_segmap *map, float alpha,
+                         const npk_vis_labels *labels);
 
 #ifdef __cplusplus
 }

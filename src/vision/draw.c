@@ -3,6 +3,7 @@
  * come normalised ([0, 1]) and are scaled to its size. */
 #include <math.h>
 #include <stdio.h>
+#include <stdlib.h>
 #include <string.h>
 
 #include "vision_draw.h"
@@ -136,7 +137,8 @@ void npk_vis_draw_poses(npk_image *img, const npk_vis_pose *poses, uint32_t n, f
     }
 }
 
-void npk_vis_draw_segmap(npk_image *img, const npk_vis_segmap *map, float alpha)
+void npk_vis_draw_segmap(npk_image *img, const npk_vis_segmap *map, float alpha,
+                         const npk_vis_labels *labels)
 {
     if (!map->width || !map->height || !img->width || !img->height) return;
     if (!(alpha >= 0)) alpha = 0;
@@ -153,4 +155,28 @@ void npk_vis_draw_segmap(npk_image *img, const npk_vis_segmap *map, float alpha)
                 p[k] = (uint8_t)((p[k] * (256 - a) + rgb[k] * a + 128) >> 8);
         }
     }
+    /* Legend: classes present, top to bottom. */
+    const int64_t t = thickness(img), scale = t / 2 > 1 ? t / 2 : 1,
+                  row = (VIS_GLYPH_H + 3) * scale;
+    int64_t y = t;
+    bool *seen = calloc(map->nclass ? map->nclass : 1, sizeof *seen);
+    if (!seen) return;
+    for (size_t i = 0; i < (size_t)map->width * map->height; i++)
+        if (map->cls[i] > 0 && (uint32_t)map->cls[i] < map->nclass) seen[map->cls[i]] = true;
+    const uint8_t white[3] = {255, 255, 255}, black[3] = {0, 0, 0};
+    for (uint32_t c = 1; c < map->nclass && y + row <= (int64_t)img->height; c++) {
+        if (!seen[c]) continue;
+        uint8_t rgb[3];
+        char s[80];
+        npk_vis_color((int32_t)c, rgb);
+        const char *name = npk_vis_label(labels, c);
+        if (name)
+            snprintf(s, sizeof s, "%.70s", name);
+        else
+            snprintf(s, sizeof s, "class %u", c);
+        fill(img, t, y, t + row, y + row - scale, rgb);
+        text(img, t + row + scale, y - scale, scale, s, white, black);
+        y += row + scale;
+    }
+    free(seen);
 }
