@@ -24,18 +24,19 @@ enum {
 };
 
 /* Entries for a getopt_long option table. */
-#define CLI_VIEW_OPTIONS                                                                           \
-    {"image", required_argument, NULL, CLI_VOPT_IMAGE},                                            \
-        {"classify", required_argument, NULL, CLI_VOPT_CLASSIFY},                                  \
-        {"detect", required_argument, NULL, CLI_VOPT_DETECT},                                      \
-        {"pose", no_argument, NULL, CLI_VOPT_POSE},                                                \
-        {"segment", no_argument, NULL, CLI_VOPT_SEGMENT},                                          \
-        {"draw", required_argument, NULL, CLI_VOPT_DRAW},                                          \
-        {"top", required_argument, NULL, CLI_VOPT_TOP},                                            \
-        {"threshold", required_argument, NULL, CLI_VOPT_THRESHOLD},                                \
-    {                                                                                              \
-        "json", no_argument, NULL, CLI_VOPT_JSON                                                   \
-    }
+/* clang-format off */
+#define CLI_VIEW_OPTIONS \
+    {"image", required_argument, NULL, CLI_VOPT_IMAGE}, \
+    {"classify", required_argument, NULL, CLI_VOPT_CLASSIFY}, \
+    {"detect", required_argument, NULL, CLI_VOPT_DETECT}, \
+    {"pose", no_argument, NULL, CLI_VOPT_POSE}, \
+    {"segment", no_argument, NULL, CLI_VOPT_SEGMENT}, \
+    {"labels", required_argument, NULL, CLI_VOPT_LABELS}, \
+    {"draw", required_argument, NULL, CLI_VOPT_DRAW}, \
+    {"top", required_argument, NULL, CLI_VOPT_TOP}, \
+    {"threshold", required_argument, NULL, CLI_VOPT_THRESHOLD}, \
+    {"json", no_argument, NULL, CLI_VOPT_JSON}
+/* clang-format on */
 
 /* Usage text of the options, for help screens. */
 #define CLI_VIEW_USAGE                                                                             \
