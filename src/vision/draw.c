@@ -40,6 +40,13 @@ static int64_t thickness(const npk_image *img)
     return s / 200 > 2 ? s / 200 : 2;
 }
 
+/* Text size: 5 x 7 glyphs scaled by 1 + 1/300 of the smaller side. */
+static int64_t text_scale(const npk_image *img)
+{
+    const uint32_t s = img->width < img->height ? img->width : img->height;
+    return 1 + s / 300;
+}
+
 static int64_t px(float v, uint32_t size)
 {
     if (!(v == v)) return 0; /* NaN */
@@ -67,7 +74,7 @@ static void text(npk_image *img, int64_t x, int64_t y, int64_t scale, const char
 void npk_vis_draw_boxes(npk_image *img, const npk_vis_box *boxes, uint32_t n,
                         const npk_vis_labels *labels)
 {
-    const int64_t t = thickness(img), scale = t / 2 > 1 ? t / 2 : 1;
+    const int64_t t = thickness(img), scale = text_scale(img);
     for (uint32_t i = 0; i < n; i++) {
         const npk_vis_box *b = &boxes[i];
         uint8_t c[3];
@@ -156,8 +163,7 @@ void npk_vis_draw_segmap(npk_image *img, const npk_vis_segmap *map, float alpha,
         }
     }
     /* Legend: classes present, top to bottom. */
-    const int64_t t = thickness(img), scale = t / 2 > 1 ? t / 2 : 1,
-                  row = (VIS_GLYPH_H + 3) * scale;
+    const int64_t t = thickness(img), scale = text_scale(img), row = (VIS_GLYPH_H + 3) * scale;
     int64_t y = t;
     bool *seen = calloc(map->nclass ? map->nclass : 1, sizeof *seen);
     if (!seen) return;
