@@ -186,8 +186,6 @@ static void bench_usb(npk_bench *b, const char *name, const uint8_t *file, size_
     npk_etpu_free(&m);
 }
 
-void bench_edgetpu_tails(npk_bench *b); /* bench_edgetpu_tails.c */
-
 void bench_edgetpu(npk_bench *b)
 {
     struct blob_arg a = {malloc((size_t)N * N), malloc(N / 64 * 512), NULL,
@@ -249,5 +247,4 @@ void bench_edgetpu(npk_bench *b)
         npk_bench_report_bytes(b, "edgetpu usb: parameter hash (cache key) 1 MiB", h.size, th, 0);
         free(blob);
     }
-    bench_edgetpu_tails(b);
 }

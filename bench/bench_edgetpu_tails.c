@@ -27,8 +27,6 @@
 #include "npukit/tflite_interp.h"
 #include "npukit/vision.h"
 
-void bench_edgetpu_tails(npk_bench *b);
-
 typedef struct tail {
     const char *label, *compiled, *twin; /* twin: the uncompiled model (NULL: synthetic inputs) */
     const char *in[3], *out[4];
