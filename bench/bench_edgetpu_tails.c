@@ -13,8 +13,8 @@
  * LiteRT.js (@litertjs/core under Node, one thread, XNNPACK) runs through
  * tests/oracle/litert_run.mjs --repeat in its own process; its node_modules
  * are looked for in $NPK_LITERT_MODULES, then BUILD/oracle/node_modules
- * (scripts/oracle-deps.sh BUILD). npukit runs one thread too. Both report
- * their best time of several runs. */
+ * (scripts/oracle-deps.sh BUILD). npukit runs one thread too. Three
+ * alternating rounds; each side's best run counts. */
 #include <stdbool.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -240,11 +240,9 @@ static void bench_tail(npk_bench *b, const tail *t, peer *p, bool have_peer, con
         goto done;
     }
     struct invoke_arg a = {it};
-    const double mine = npk_bench_time(b, invoke, &a);
-    double theirs = -1;
-    if (have_peer) {
-        /* The same cut model and inputs for LiteRT.js. */
-        char model[1200], inputs[3][1100];
+    double mine = 1e30, theirs = -1;
+    char model[1200], inputs[3][1100];
+    if (have_peer) { /* the same cut model and inputs for LiteRT.js */
         snprintf(model, sizeof model, "%s/tail.tflite", tmp);
         st = npk_write_file(model, cut_bytes, cut_len, &err);
         for (uint32_t i = 0; i < nin && !st; i++) {
@@ -260,15 +258,21 @@ static void bench_tail(npk_bench *b, const tail *t, peer *p, bool have_peer, con
                 npk_tensor_free(&x);
             }
         }
-        if (st)
-            snprintf(p->why, sizeof p->why, "%.250s", err.msg);
-        else
-            theirs = peer_run(p, model, inputs, (int)nin, 20);
+        if (st) snprintf(p->why, sizeof p->why, "%.250s", err.msg);
+    }
+    /* Alternating rounds, so that both see the same load on a shared machine. */
+    for (int round = 0; round < 3; round++) {
+        const double t = npk_bench_time(b, invoke, &a);
+        if (t < mine) mine = t;
+        if (have_peer && !st) {
+            const double u = peer_run(p, model, inputs, (int)nin, 10);
+            if (u <= 0) break;
+            if (theirs < 0 || u < theirs) theirs = u;
+        }
     }
     npk_bench_report_rate(b, label, 1, "runs/s", mine, theirs > 0 ? "LiteRT.js" : NULL,
                           theirs > 0 ? theirs : 0, theirs > 0 ? 1.0 : 0);
-    if (theirs <= 0)
-        npk_bench_note(b, "%s: no LiteRT.js figure: %s", label, have_peer ? p->why : p->why);
+    if (theirs <= 0) npk_bench_note(b, "%s: no LiteRT.js figure: %s", label, p->why);
 done:
     npk_tfl_interp_free(it);
     if (cut_parsed) npk_tfl_free(&cut);
