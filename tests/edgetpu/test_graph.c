@@ -107,6 +107,36 @@ static void movenet(void **state)
          "movenet_single_pose_lightning_ptq.tflite", false, true);
 }
 
+/* The small compiled models of data/edgetpu against their uncompiled twins:
+ * a Dense template (whose emulator answer would otherwise come from the
+ * reference executor: the CPU model wins), a Gabor filter bank, the looming
+ * detector (9 values in a 16-byte tiled layer) and split_concat (three
+ * inputs, five outputs in a hint order other than the layer order). */
+static void dense_256(void **state)
+{
+    (void)state;
+    pair("edgetpu/dense_256_edgetpu.tflite", "edgetpu/dense_256.tflite", false, false);
+}
+
+static void gabor(void **state)
+{
+    (void)state;
+    pair("edgetpu/gabor_64x64_p4_edgetpu.tflite", "edgetpu/gabor_64x64_p4.tflite", false, false);
+}
+
+static void looming(void **state)
+{
+    (void)state;
+    pair("edgetpu/looming_64x64_3x3_edgetpu.tflite", "edgetpu/looming_64x64_3x3.tflite", false,
+         false);
+}
+
+static void split_concat(void **state)
+{
+    (void)state;
+    pair("edgetpu/split_concat_edgetpu.tflite", "edgetpu/split_concat.tflite", false, false);
+}
+
 /* The picture path: cat.bmp through the model input and the top class. */
 static void mobilenet_cat(void **state)
 {
@@ -142,7 +172,9 @@ int main(void)
         cmocka_unit_test(mobilenet_cat), cmocka_unit_test(deeplab_part),
         cmocka_unit_test(deeplab),       cmocka_unit_test(posenet_part),
         cmocka_unit_test(posenet),       cmocka_unit_test(movenet_part),
-        cmocka_unit_test(movenet),
+        cmocka_unit_test(movenet),      cmocka_unit_test(dense_256),
+        cmocka_unit_test(gabor),        cmocka_unit_test(looming),
+        cmocka_unit_test(split_concat),
     };
     return cmocka_run_group_tests(tests, NULL, NULL);
 }
