@@ -4,6 +4,10 @@
  * pair as a pipeline against its stand-in model, the task views, and the
  * user errors (one line, exit 2, nothing written). Pairs whose CPU tail the
  * interpreter cannot run yet are skipped with the operator's name. */
+#include <dirent.h>
+#include <errno.h>
+#include <sys/stat.h>
+
 #include "ssd_standin.h"
 
 #define SEG0 "ssd_mobilenet_v1_coco_quant_postprocess_segment_0_of_2_edgetpu.tflite"
@@ -262,6 +266,86 @@ static void views(void **state)
     }
 }
 
+/* Entries of a directory (. and .. not counted); names into out if given. */
+static int entries(const char *dir, char (*out)[256], int cap)
+{
+    DIR *d = opendir(dir);
+    if (!d) return -1;
+    int n = 0;
+    for (struct dirent *e; (e = readdir(d));) {
+        if (!strcmp(e->d_name, ".") || !strcmp(e->d_name, "..")) continue;
+        if (out && n < cap) snprintf(out[n], sizeof out[n], "%s", e->d_name);
+        n++;
+    }
+    closedir(d);
+    return n;
+}
+
+/* -o DIR with output names longer than a file name can be (PoseNet's decoder
+ * outputs renamed to 346 characters, two of them alike for 300): shortened
+ * distinct names, the directory complete; and a run whose writes fail (a
+ * 512-byte file-size limit) leaves neither the directory nor a temporary. */
+static void outputs_dir(void **state)
+{
+    (void)state;
+    const char *name = "posenet_mobilenet_v1_075_481_641_16_quant_decoder_edgetpu.tflite";
+    npk_mapped map;
+    npk_fixture_map("models/posenet_mobilenet_v1_075_481_641_16_quant_decoder_edgetpu.tflite",
+                    &map);
+    npk_tfl_model m;
+    npk_error err = {0};
+    assert_int_equal(npk_tfl_parse(map.data, map.size, &m, &err), NPK_OK);
+    static char long0[347], long1[347];
+    memset(long0, 'k', 346);
+    memset(long1, 'k', 346);
+    long1[300] = 's';
+    const npk_tfl_subgraph *sg = &m.subgraphs[0];
+    m.subgraphs[0].tensors[sg->outputs[0]].name = long0;
+    m.subgraphs[0].tensors[sg->outputs[1]].name = long1;
+    uint8_t *buf = NULL;
+    size_t len = 0;
+    assert_int_equal(npk_tfl_write(&m, NULL, &buf, &len, &err), NPK_OK);
+    npk_tfl_free(&m);
+    npk_unmap_file(&map);
+    const char *renamed = npk_tmp("long_names.tflite");
+    assert_int_equal(npk_write_file(renamed, buf, len, &err), NPK_OK);
+    free(buf);
+    const char *x = random_input(name, "pn_long_x.npy", 2);
+    const char *parent = npk_tmp("aon");
+    assert_true(mkdir(parent, 0777) == 0 || errno == EEXIST);
+    char dir[1024];
+    snprintf(dir, sizeof dir, "%s/outs", parent);
+    npk_run r = npk_cli("edgetpu run %s --device emu --input %s -o %s", renamed, x, dir);
+    if (r.status) fail_msg("edgetpu run -o DIR: %s", r.err);
+    npk_run_free(&r);
+    char names[8][256];
+    assert_int_equal(entries(parent, NULL, 0), 1); /* no temporary left beside it */
+    assert_int_equal(entries(dir, names, 8), 4);
+    int hashed = 0;
+    for (int i = 0; i < 4; i++) {
+        assert_true(strlen(names[i]) <= 124);
+        if (!strncmp(names[i], "kkkkkkkkkk", 10)) {
+            hashed++;
+            assert_int_equal(strlen(names[i]), 110 + 9 + 4); /* 110, "-" + 8 hex, ".npy" */
+        }
+    }
+    assert_int_equal(hashed, 2);
+    assert_string_not_equal(names[0], names[1]);
+    /* Writes that fail: nothing at all is left. */
+    snprintf(dir, sizeof dir, "%s/failed", parent);
+    char cmd[4096];
+    snprintf(cmd, sizeof cmd,
+             "trap '' XFSZ; ulimit -f 1; exec %s edgetpu run %s --device emu --input %s -o %s",
+             getenv("NPK_CLI_OVERRIDE") && *getenv("NPK_CLI_OVERRIDE") ? getenv("NPK_CLI_OVERRIDE")
+                                                                       : NPK_CLI,
+             renamed, x, dir);
+    r = npk_run_argv((char *[]){"/bin/sh", "-c", cmd, NULL});
+    if (r.status != 2) fail_msg("a failing -o DIR: exit %d: %s", r.status, r.err);
+    npk_run_free(&r);
+    assert_false(npk_exists(dir));
+    assert_int_equal(entries(parent, NULL, 0), 1);
+}
+
 /* One line, exit 2, nothing written (and the device not opened). */
 static void refused(const char *args, const char *what)
 {
@@ -308,7 +392,7 @@ int main(void)
     const struct CMUnitTest tests[] = {
         cmocka_unit_test(mobilenet), cmocka_unit_test(embedding), cmocka_unit_test(deeplab),
         cmocka_unit_test(posenet),   cmocka_unit_test(movenet),   cmocka_unit_test(ssd),
-        cmocka_unit_test(views),     cmocka_unit_test(errors),
+        cmocka_unit_test(views),     cmocka_unit_test(errors),    cmocka_unit_test(outputs_dir),
     };
     return cmocka_run_group_tests(tests, NULL, NULL);
 }
