@@ -398,6 +398,25 @@ static void errors(void **state)
     assert_int_equal(npk_etpu_graph_new(&m, NULL, &g, &err), NPK_E_UNSUPPORTED);
     assert_non_null(strstr(err.msg, "operator 2 (NoSuchOp): no kernel"));
     assert_true(err.has_offset);
+    /* The same through the command line: one line naming the op, exit 2,
+     * no device opened, nothing written. */
+    const char *bad = npk_tmp("no_such_op_edgetpu.tflite"), *x = npk_tmp("no_such_op_x.npy"),
+               *out = npk_tmp("no_such_op_out.npy");
+    assert_int_equal(npk_write_file(bad, file, len, &err), NPK_OK);
+    const int64_t shape[] = {1, 300, 300, 3};
+    npk_tensor t;
+    assert_int_equal(npk_tensor_alloc(&t, NULL, NPK_U8, 4, shape, &err), NPK_OK);
+    memset(t.data, 7, t.nbytes);
+    assert_int_equal(npk_npy_save(x, &t, &err), NPK_OK);
+    npk_tensor_free(&t);
+    npk_run r = npk_cli("edgetpu run %s --device emu --input %s -o %s", bad, x, out);
+    assert_int_equal(r.status, 2);
+    if (!strstr(r.err, "offset 0x") || !strstr(r.err, "operator 2 (NoSuchOp): no kernel"))
+        fail_msg("%s", r.err);
+    assert_true(strchr(r.err, '\n') == r.err + strlen(r.err) - 1);
+    assert_null(strstr(r.out, "opened"));
+    assert_false(npk_exists(out));
+    npk_run_free(&r);
     /* CPU models that do not match the op's boundary. */
     npk_etpu_emu *emu = NULL;
     assert_int_equal(npk_etpu_emu_new(NULL, &emu, &err), NPK_OK);
@@ -424,8 +443,8 @@ static void errors(void **state)
 int main(void)
 {
     const struct CMUnitTest tests[] = {
-        cmocka_unit_test(ssd_pipeline),      cmocka_unit_test(cocompiled_switch),
-        cmocka_unit_test(two_ops),           cmocka_unit_test(ssd_standin_exact),
+        cmocka_unit_test(ssd_pipeline), cmocka_unit_test(cocompiled_switch),
+        cmocka_unit_test(two_ops),      cmocka_unit_test(ssd_standin_exact),
         cmocka_unit_test(errors),
     };
     return cmocka_run_group_tests(tests, NULL, NULL);
