@@ -165,6 +165,55 @@ static void mobilenet_cat(void **state)
     gfx_unload(&u);
 }
 
+/* An op with several packages: the first one for the USB Accelerator's chip
+ * ("beagle") runs. MobileNet's op gets a copy of its package for another chip
+ * in front of its own; alone, that copy is refused before any device. */
+static void packages(void **state)
+{
+    (void)state;
+    gfx c, u;
+    gfx_load("mobilenet_v1_0.5_160_quant_edgetpu.tflite", &c);
+    gfx_load_cpu("mobilenet_v1_0.5_160_quant.tflite", &u);
+    npk_etpu_op *op = &c.m.ops[0];
+    assert_int_equal(op->npackages, 1);
+    npk_etpu_package *orig = op->packages, two[2] = {orig[0], orig[0]};
+    npk_etpu_executable *ex = calloc(orig->nexecutables, sizeof *ex);
+    for (uint32_t i = 0; i < orig->nexecutables; i++) {
+        ex[i] = orig->executables[i];
+        ex[i].chip = "other_chip";
+    }
+    two[0].executables = ex;
+    op->packages = two;
+    op->npackages = 2;
+    npk_etpu_plan plan;
+    npk_error err = {0};
+    assert_int_equal(npk_etpu_plan_init_op(&c.m, 0, &plan, &err), NPK_OK);
+    assert_int_equal(plan.package, 1);
+    npk_etpu_plan_free(&plan);
+    grun g;
+    grun_open(&g, &c, &u, NULL, 0);
+    gcpu ref;
+    gcpu_new(&ref, &u, &g);
+    grun_random_inputs(&g, 7);
+    npk_etpu_graph_info info;
+    grun_invoke(&g, &info);
+    gcpu_copy_inputs(&ref, &g);
+    gcpu_invoke(&ref);
+    grun_expect_equal(&g, &ref);
+    gcpu_free(&ref);
+    grun_close(&g);
+    op->npackages = 1;
+    npk_etpu_graph *none = NULL;
+    assert_int_equal(npk_etpu_graph_new(&c.m, NULL, &none, &err), NPK_E_UNSUPPORTED);
+    assert_non_null(strstr(err.msg, "Edge TPU op 0: none of its 1 packages is for the USB "
+                                    "Accelerator's chip \"beagle\" (first: chip other_chip)"));
+    assert_null(none);
+    op->packages = orig;
+    free(ex);
+    gfx_unload(&c);
+    gfx_unload(&u);
+}
+
 int main(void)
 {
     const struct CMUnitTest tests[] = {
@@ -172,9 +221,9 @@ int main(void)
         cmocka_unit_test(mobilenet_cat), cmocka_unit_test(deeplab_part),
         cmocka_unit_test(deeplab),       cmocka_unit_test(posenet_part),
         cmocka_unit_test(posenet),       cmocka_unit_test(movenet_part),
-        cmocka_unit_test(movenet),      cmocka_unit_test(dense_256),
-        cmocka_unit_test(gabor),        cmocka_unit_test(looming),
-        cmocka_unit_test(split_concat),
+        cmocka_unit_test(movenet),       cmocka_unit_test(dense_256),
+        cmocka_unit_test(gabor),         cmocka_unit_test(looming),
+        cmocka_unit_test(split_concat),  cmocka_unit_test(packages),
     };
     return cmocka_run_group_tests(tests, NULL, NULL);
 }
