@@ -102,12 +102,15 @@ static npk_status arg_max_eval(npk_tfl_exec *x, const npk_tfl_node *n)
         const uint8_t flip = m->in_type == NPK_TFL_INT8 ? 0x80 : 0;
         for (size_t o = 0; o < m->outer; o++) {
             const uint8_t *v = in + o * m->axis;
-            uint8_t bv = (uint8_t)(v[0] ^ flip);
-            size_t best = 0;
-            for (size_t i = 1; i < m->axis; i++) {
+            /* The largest value (a branch-free loop the compiler
+             * vectorises), then the first index holding it. */
+            uint8_t bv = 0;
+            for (size_t i = 0; i < m->axis; i++) {
                 const uint8_t u = (uint8_t)(v[i] ^ flip);
-                if (u > bv) bv = u, best = i;
+                bv = u > bv ? u : bv;
             }
+            size_t best = 0;
+            while ((uint8_t)(v[best] ^ flip) != bv) best++;
             if (m->out_type == NPK_TFL_INT32) {
                 const int32_t r = (int32_t)best;
                 memcpy(out + 4 * o, &r, 4);

@@ -154,11 +154,11 @@ static npk_status bilinear_prepare(npk_tfl_plan *p, npk_tfl_node *n)
             (st = integer_axis(p, n, r->iw, r->ow, align, half, r->x0, r->x1, r->wx)))
             return st;
         if (type != NPK_TFL_INT16) {
-            /* One input row of vertical blends per output row (int32). */
+            /* Two input rows blended horizontally (int32). */
             r->separable = true;
-            const size_t elems[] = {(size_t)r->iw, (size_t)r->depth, sizeof(int32_t)};
-            if (!npk_prod_sz(elems, 3, &n->scratch_bytes))
-                return npk_tfl_k_fail(p, n, "input row too large");
+            const size_t elems[] = {2, (size_t)r->ow, (size_t)r->depth, sizeof(int32_t)};
+            if (!npk_prod_sz(elems, 4, &n->scratch_bytes))
+                return npk_tfl_k_fail(p, n, "output row too large");
             bool nonneg = type == NPK_TFL_UINT8;
             for (int32_t v = 0; v < r->oh && nonneg; v++) nonneg = r->wy[v] >= 0;
             for (int32_t v = 0; v < r->ow && nonneg; v++) nonneg = r->wx[v] >= 0;
@@ -212,39 +212,57 @@ BILINEAR_INTEGER(bilinear_u8, uint8_t, int32_t)
 BILINEAR_INTEGER(bilinear_i8, int8_t, int32_t)
 BILINEAR_INTEGER(bilinear_i16, int16_t, int64_t)
 
-/* The same sums for 8-bit values, separated: per output row the vertical
- * blend t = (1024 - fy) * r0 + fy * r1 of every input position (int32), then
- * per output element (1024 - fx) * t[x0] + fx * t[x1], which is the
- * reference's four-product sum exactly (integer arithmetic: no rounding in
- * between; |t| <= 2048 * 255 and the sum stays below 2^31 as there). Two
- * multiplications per output instead of four, and inner loops over the
- * channels that the compiler vectorises. */
+/* The same sums for 8-bit values, separated: each input row blended
+ * horizontally once, h[x] = (1024 - fx) * r[x0] + fx * r[x1] for every
+ * output column and channel (int32), then every output row from the two
+ * blended rows it needs, (1024 - fy) * h0 + fy * h1: the reference's
+ * four-product sum exactly (integer arithmetic, no rounding in between;
+ * |h| <= 2048 * 255 and the sum stays below 2^31 as there). Two
+ * multiplications per output, in one contiguous loop per output row that
+ * the compiler vectorises; an input row is blended again only when an
+ * output row needs one that the two slots do not hold (downscaling). */
 #define BILINEAR_ROWS(NAME, T)                                                                     \
+    static void NAME##_blend(const resize *r, const T *row, int32_t *h)                            \
+    {                                                                                              \
+        const size_t d = (size_t)r->depth;                                                         \
+        for (int32_t x = 0; x < r->ow; x++) {                                                      \
+            const int32_t fx = r->wx[x], gx = (1 << 10) - fx;                                      \
+            const T *a = row + (size_t)r->x0[x] * d, *b = row + (size_t)r->x1[x] * d;              \
+            for (size_t c = 0; c < d; c++) h[c] = gx * a[c] + fx * b[c];                           \
+            h += d;                                                                                \
+        }                                                                                          \
+    }                                                                                              \
     static void NAME(const resize *r, const uint8_t *in_bytes, uint8_t *out_bytes, int32_t *t)     \
     {                                                                                              \
         const T *in = (const T *)(const void *)in_bytes;                                           \
         T *out = (T *)(void *)out_bytes;                                                           \
-        const size_t d = (size_t)r->depth, row = (size_t)r->iw * d;                                \
+        const size_t d = (size_t)r->depth, row = (size_t)r->iw * d, orow = (size_t)r->ow * d;      \
+        int32_t *slot[2] = {t, t + orow};                                                          \
         for (int32_t b = 0; b < r->batch; b++) {                                                   \
-            const size_t base = (size_t)b * (size_t)r->ih * row;                                   \
+            const T *img = in + (size_t)b * (size_t)r->ih * row;                                   \
+            int32_t held[2] = {-1, -1}; /* input row in each slot */                               \
             for (int32_t y = 0; y < r->oh; y++) {                                                  \
-                const int32_t fy = r->wy[y], gy = (1 << 10) - fy;                                  \
-                const T *r0 = in + base + (size_t)r->y0[y] * row;                                  \
-                const T *r1 = in + base + (size_t)r->y1[y] * row;                                  \
-                for (size_t i = 0; i < row; i++) t[i] = gy * r0[i] + fy * r1[i];                   \
-                for (int32_t x = 0; x < r->ow; x++) {                                              \
-                    const int32_t fx = r->wx[x], gx = (1 << 10) - fx;                              \
-                    const int32_t *t0 = t + (size_t)r->x0[x] * d, *t1 = t + (size_t)r->x1[x] * d;  \
-                    if (r->nonneg)                                                                 \
-                        for (size_t c = 0; c < d; c++)                                             \
-                            out[c] = (T)((gx * t0[c] + fx * t1[c] + (1 << 19)) >> 20);             \
-                    else                                                                           \
-                        for (size_t c = 0; c < d; c++) {                                           \
-                            const int32_t v = gx * t0[c] + fx * t1[c];                             \
-                            out[c] = (T)((v + (v > 0 ? (1 << 19) : -(1 << 19))) / (1 << 20));      \
-                        }                                                                          \
-                    out += d;                                                                      \
+                const int32_t need[2] = {r->y0[y], r->y1[y]};                                      \
+                int s[2];                                                                          \
+                for (int k = 0; k < 2; k++) {                                                      \
+                    s[k] = held[0] == need[k] ? 0 : held[1] == need[k] ? 1 : -1;                   \
+                    if (s[k] < 0) { /* into the slot the other row does not use */                 \
+                        s[k] = k == 1 ? 1 - s[0] : held[0] == need[1] ? 1 : 0;                     \
+                        NAME##_blend(r, img + (size_t)need[k] * row, slot[s[k]]);                  \
+                        held[s[k]] = need[k];                                                      \
+                    }                                                                              \
                 }                                                                                  \
+                const int32_t fy = r->wy[y], gy = (1 << 10) - fy;                                  \
+                const int32_t *h0 = slot[s[0]], *h1 = slot[s[1]];                                  \
+                if (r->nonneg)                                                                     \
+                    for (size_t i = 0; i < orow; i++)                                              \
+                        out[i] = (T)((gy * h0[i] + fy * h1[i] + (1 << 19)) >> 20);                 \
+                else                                                                               \
+                    for (size_t i = 0; i < orow; i++) {                                            \
+                        const int32_t v = gy * h0[i] + fy * h1[i];                                 \
+                        out[i] = (T)((v + (v > 0 ? (1 << 19) : -(1 << 19))) / (1 << 20));          \
+                    }                                                                              \
+                out += orow;                                                                       \
             }                                                                                      \
         }                                                                                          \
     }
