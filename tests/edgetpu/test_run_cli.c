@@ -219,6 +219,16 @@ static void ssd(void **state)
     if (r.status) fail_msg("edgetpu run --detect: %s", r.err);
     assert_non_null(strstr(r.out, "detections with score >= 0.00"));
     assert_true(npk_exists(npk_tmp("ssd.png")));
+    /* tflite run of the stand-in shows the same detections. */
+    npk_run t = npk_cli("tflite run %s --image %s --detect %s --threshold 0", standin,
+                        NPK_FIXTURE("models/cat.bmp"), model("coco_labels.txt"));
+    if (t.status) fail_msg("tflite run --detect: %s", t.err);
+    const char *view = strstr(r.out, "run 1:");
+    assert_non_null(view);
+    view = strchr(view, '\n') + 1;
+    if (strncmp(view, t.out, strlen(t.out)) || !strstr(t.out, "detections with score >= 0.00"))
+        fail_msg("tflite run:\n%s\nedgetpu run:\n%s", t.out, r.out);
+    npk_run_free(&t);
     npk_run_free(&r);
 }
 
@@ -385,6 +395,19 @@ static void errors(void **state)
     /* An uncompiled model given as the compiled one. */
     snprintf(args, sizeof args, "%s --device emu --input %s", u, x);
     refused(args, "no Edge TPU op");
+    /* An input of the wrong type (int32 for uint8). */
+    npk_error err = {0};
+    const int64_t shape[] = {1, 160, 160, 3};
+    npk_tensor t;
+    assert_int_equal(npk_tensor_alloc(&t, NULL, NPK_I32, 4, shape, &err), NPK_OK);
+    const char *xi = npk_tmp("mn_i32.npy");
+    assert_int_equal(npk_npy_save(xi, &t, &err), NPK_OK);
+    npk_tensor_free(&t);
+    snprintf(args, sizeof args, "%s --device emu --input %s", c, xi);
+    refused(args, "input \"input\" is UINT8 [1, 160, 160, 3]: give u8 values or float32");
+    /* A segment's input that neither an earlier segment nor the user gives. */
+    snprintf(args, sizeof args, "%s --device emu", model(SEG1));
+    refused(args, "no --input for \"FeatureExtractor/MobilenetV1/");
 }
 
 int main(void)
