@@ -84,7 +84,7 @@ static void pair(const char *compiled, const char *cpu, const char *tag)
     npk_run_free(&r);
     same_files(npk_tmp(a), npk_tmp(b));
     /* The picture path through both commands. */
-    const char *cat = NPK_FIXTURE("models/cat.bmp");
+    const char *cat = model("cat.bmp");
     r = npk_cli("tflite run %s --image %s -o %s --threads 2", u, cat, npk_tmp(b));
     assert_int_equal(r.status, 0);
     npk_run_free(&r);
@@ -99,7 +99,7 @@ static void pair(const char *compiled, const char *cpu, const char *tag)
  * emulator's lines), containing `want`; with --draw, a picture of cat.bmp's size. */
 static void same_view(const char *compiled, const char *cpu, const char *view, const char *want)
 {
-    const char *c = model(compiled), *u = model(cpu), *cat = NPK_FIXTURE("models/cat.bmp");
+    const char *c = model(compiled), *u = model(cpu), *cat = model("cat.bmp");
     npk_run t = npk_cli("tflite run %s --image %s %s", u, cat, view);
     if (t.status) fail_msg("tflite run %s: %s", view, t.err);
     if (!strstr(t.out, want)) fail_msg("tflite run %s:\n%s", view, t.out);
@@ -214,14 +214,13 @@ static void ssd(void **state)
     r = npk_cli(
         "edgetpu run %s %s --device emu --cpu-model %s --image %s --detect %s --threshold 0 "
         "--draw %s",
-        m0, m1, standin, NPK_FIXTURE("models/cat.bmp"), model("coco_labels.txt"),
-        npk_tmp("ssd.png"));
+        m0, m1, standin, model("cat.bmp"), model("coco_labels.txt"), npk_tmp("ssd.png"));
     if (r.status) fail_msg("edgetpu run --detect: %s", r.err);
     assert_non_null(strstr(r.out, "detections with score >= 0.00"));
     assert_true(npk_exists(npk_tmp("ssd.png")));
     /* tflite run of the stand-in shows the same detections. */
     npk_run t = npk_cli("tflite run %s --image %s --detect %s --threshold 0", standin,
-                        NPK_FIXTURE("models/cat.bmp"), model("coco_labels.txt"));
+                        model("cat.bmp"), model("coco_labels.txt"));
     if (t.status) fail_msg("tflite run --detect: %s", t.err);
     const char *view = strstr(r.out, "run 1:");
     assert_non_null(view);
@@ -238,7 +237,7 @@ static void views(void **state)
     (void)state;
     const char *c = model("mobilenet_v1_0.5_160_quant_edgetpu.tflite"),
                *u = model("mobilenet_v1_0.5_160_quant.tflite"),
-               *labels = model("imagenet_labels.txt"), *cat = NPK_FIXTURE("models/cat.bmp");
+               *labels = model("imagenet_labels.txt"), *cat = model("cat.bmp");
     npk_run r =
         npk_cli("edgetpu run %s --device emu --cpu-model %s --image %s --classify %s --top 3", c, u,
                 cat, labels);
