@@ -3,18 +3,16 @@
  * other operators on the interpreter; inputs from .npy files or a picture,
  * outputs to .npy / safetensors and as task views. A thin layer over
  * edgetpu_graph.h, edgetpu_usb.h, edgetpu_emu.h and vision.h. */
-#include <errno.h>
 #include <getopt.h>
 #include <inttypes.h>
 #include <math.h>
 #include <stdarg.h>
 #include <stdlib.h>
 #include <string.h>
-#include <sys/stat.h>
 #include <time.h>
-#include <unistd.h>
 
 #include "cli.h"
+#include "cli_progress.h"
 #include "cli_views.h"
 #include "npukit/edgetpu_emu.h"
 #include "npukit/edgetpu_graph.h"
@@ -232,104 +230,26 @@ static bool ends_with(const char *s, const char *suffix)
     return a >= b && !strcmp(s + a - b, suffix);
 }
 
-/* A tensor name as a file name: anything but [A-Za-z0-9._-] becomes '_'.
- * Real names can be longer than file systems allow (346 characters in
- * Coral's SSD segments): a longer name keeps its first 110 characters and
- * gets a hash of the whole name, so names stay distinct and the temporary
- * name beside the file (".NAME.npy.XXXXXX") stays within 255 bytes. */
-static void file_name(const char *name, char *out, size_t n)
-{
-    size_t k = 0;
-    const size_t len = strlen(name), keep = len > 120 ? 110 : len;
-    for (const char *c = name; c < name + keep && k + 16 < n; c++)
-        out[k++] = ((*c >= 'a' && *c <= 'z') || (*c >= 'A' && *c <= 'Z') ||
-                    (*c >= '0' && *c <= '9') || *c == '.' || *c == '-')
-                       ? *c
-                       : '_';
-    if (k == 0 || out[0] == '.') out[k++] = '_';
-    if (keep < len) {
-        uint32_t h = 2166136261u; /* FNV-1a */
-        for (const char *c = name; *c; c++) h = (h ^ (uint8_t)*c) * 16777619u;
-        k += (size_t)snprintf(out + k, n - k, "-%08x", h);
-    }
-    memcpy(out + k, ".npy", 5);
-}
-
-/* Removes DIR/NAME for each name, then DIR (a temporary directory). */
-static void remove_dir(const char *dir, char (*names)[128], size_t n)
-{
-    for (size_t i = 0; i < n; i++) {
-        char path[4096];
-        snprintf(path, sizeof path, "%s/%s", dir, names[i]);
-        unlink(path);
-    }
-    rmdir(dir);
-}
-
-/* Several tensors as DIR/NAME.npy, all or nothing. A new DIR is written as a
- * temporary directory beside it and renamed at the end; into an existing
- * one each file goes to a temporary first, renamed only when every write
- * worked. (One function, to move to the shared output-directory
- * transaction of issue 19.) */
-static int write_npy_dir(const char *dir, const npk_tensor *ts, size_t n, char (*names)[128])
+/* Several tensors as DIR/NAME.npy through the output-directory transaction
+ * (file.h: all or nothing; names safe, short enough for the temporaries,
+ * unique). */
+static int write_npy_dir(const char *dir, const npk_tensor *ts, size_t n,
+                         char (*names)[NPK_OUTDIR_NAME_MAX + 1])
 {
     npk_error err = {0};
-    int rc = CLI_OK;
-    for (size_t i = 0; i < n && !rc; i++) {
-        file_name(ts[i].name ? ts[i].name : "", names[i], sizeof names[i]);
-        for (size_t j = 0; j < i && !rc; j++)
-            if (!strcmp(names[j], names[i]))
-                rc = cli_fail("outputs \"%.100s\" and \"%.100s\" map to the same file name: use "
-                              "-o OUT.safetensors",
-                              ts[j].name, ts[i].name);
-    }
-    if (rc) return rc;
-    struct stat st;
-    char *tmp = NULL;
-    const char *into = dir;
-    if (stat(dir, &st) != 0) {
-        size_t len = strlen(dir);
-        while (len > 1 && dir[len - 1] == '/') len--; /* "outs/" */
-        if (!(tmp = malloc(len + 16))) return cli_fail("out of memory");
-        snprintf(tmp, len + 16, "%.*s.tmp-XXXXXX", (int)len, dir);
-        if (!mkdtemp(tmp)) {
-            rc = cli_fail("%s: cannot create directory: %s", dir, strerror(errno));
-            free(tmp);
-            return rc;
-        }
-        into = tmp;
-    } else if (npk_make_dir(dir, &err)) {
+    npk_outdir *d;
+    if (npk_outdir_open(&d, dir, &err)) return cli_error(dir, &err);
+    npk_status st = NPK_OK;
+    for (size_t i = 0; i < n && !st; i++)
+        if (!(st = npk_outdir_name(d, ts[i].name ? ts[i].name : "", ".npy", names[i],
+                                   sizeof names[i], &err)))
+            st = npk_npy_save_in(d, names[i], &ts[i], &err);
+    if (st) {
+        npk_outdir_abort(d);
         return cli_error(dir, &err);
     }
-    npk_out **outs = calloc(n + 1, sizeof *outs);
-    if (!outs) rc = cli_fail("out of memory");
-    for (size_t i = 0; i < n && !rc; i++) {
-        char path[4096];
-        uint8_t *buf = NULL;
-        size_t len = 0;
-        snprintf(path, sizeof path, "%s/%s", into, names[i]);
-        if (npk_npy_encode(&ts[i], &buf, &len, &err) || npk_out_open(&outs[i], path, &err) ||
-            npk_out_write(outs[i], buf, len, &err)) {
-            snprintf(path, sizeof path, "%s/%s", dir, names[i]); /* as the user will see it */
-            rc = cli_error(path, &err);
-        }
-        free(buf);
-    }
-    for (size_t i = 0; outs && i < n; i++) {
-        if (rc)
-            npk_out_abort(outs[i]);
-        else if (npk_out_commit(outs[i], &err))
-            rc = cli_error(dir, &err);
-    }
-    free(outs);
-    if (tmp) {
-        if (!rc && rename(tmp, dir) != 0)
-            rc = cli_fail("%s: cannot rename the finished directory into place: %s", dir,
-                          strerror(errno));
-        if (rc) remove_dir(tmp, names, n);
-        free(tmp);
-    }
-    return rc;
+    if (npk_outdir_commit(d, &err)) return cli_error(dir, &err);
+    return CLI_OK;
 }
 
 /* An output view as a tensor: quantised integers dequantised to float32
@@ -364,7 +284,7 @@ static int write_outputs(run_ctx *r, const char *out)
     npk_error err = {0};
     const uint32_t n = npk_etpu_pipeline_noutputs(r->pipe);
     npk_tensor *ts = calloc(n + 1, sizeof *ts);
-    char(*names)[128] = calloc(n + 1, sizeof *names);
+    char(*names)[NPK_OUTDIR_NAME_MAX + 1] = calloc(n + 1, sizeof *names);
     uint32_t nt = 0;
     int rc = ts && names ? CLI_OK : cli_fail("out of memory");
     for (uint32_t i = 0; i < n && !rc; i++) {
@@ -580,13 +500,17 @@ int cmd_edgetpu_run(int argc, char **argv)
 #ifdef NPK_HAVE_CJSON
     cJSON *runs = r.json ? cJSON_AddArrayToObject(r.j, "runs") : NULL;
 #endif
+    cli_progress pr;
+    cli_progress_start(&pr, "edgetpu run");
     for (uint64_t k = 1; k <= repeat; k++) {
         npk_etpu_graph_info gi;
         const double t0 = now_ms();
         if (npk_etpu_pipeline_invoke(r.pipe, r.dev, &gi, &err)) {
+            cli_progress_end(&pr, false);
             rc = cli_error(NULL, &err);
             goto done;
         }
+        cli_progress_update(&pr, "run", k, repeat);
         const double ms = now_ms() - t0;
         info(&r, "run %" PRIu64 ": %.3f ms (Edge TPU %.3f ms in %u op%s%s)\n", k, ms, gi.device_ms,
              gi.device_runs, gi.device_runs == 1 ? "" : "s",
@@ -602,6 +526,7 @@ int cmd_edgetpu_run(int argc, char **argv)
         }
 #endif
     }
+    cli_progress_end(&pr, true);
     if (out && (rc = write_outputs(&r, out))) goto done;
     if (r.views.task != CLI_TASK_NONE) {
         const uint32_t n = npk_etpu_pipeline_noutputs(r.pipe);
