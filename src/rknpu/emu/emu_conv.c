@@ -137,8 +137,8 @@ __attribute__((target("avx2"))) static void block_avx2(const int16_t *const *row
  * summed in 32-bit lanes that wrap like the portable loop's, and the window
  * sums of the inputs (CPEND) when ws is given. */
 __attribute__((target("avx2"))) static void dw_pixel_avx2(const int16_t *const *xs, size_t taps,
-                                                          const int16_t *wq, size_t C,
-                                                          uint32_t *ap, uint32_t *ws)
+                                                          const int16_t *wq, size_t C, uint32_t *ap,
+                                                          uint32_t *ws)
 {
     for (size_t ch = 0; ch < C; ch += 16) {
         __m256i a0 = _mm256_setzero_si256(), a1 = a0, s0 = a0, s1 = a0;

@@ -382,8 +382,8 @@ npk_status emu_execute(npk_rk_emu *e, const emu_task *t, const emu_where *w, npk
              * the convolution's sum before the BS stage. */
 #ifdef HAVE_AVX2_DPU
             if (simd)
-                row_start_avx2(x, cp, N, t->cpend, t->ow_op, sums ? sums + (t->dw ? p * N : p) : NULL,
-                               t->dw);
+                row_start_avx2(x, cp, N, t->cpend, t->ow_op,
+                               sums ? sums + (t->dw ? p * N : p) : NULL, t->dw);
             else
 #endif
             {
