@@ -19,6 +19,8 @@ typedef struct conv {
     int32_t in_zero, w_zero, out_zero, act_min, act_max;
     int32_t *bias, *mult, *shift; /* folded bias (conv) or bias (depthwise) */
     const npk_tfl_qkern *kern;
+    const uint8_t *packed; /* the kernel's packed weights (B or depthwise), or NULL */
+    size_t im2col_bytes;   /* per worker: im2col rows, then the gemm's work space */
     /* float */
     float fmin, fmax;
     const float *fbias;
@@ -134,22 +136,33 @@ static npk_status conv_prepare(npk_tfl_plan *p, npk_tfl_node *n)
         c->bias[o] = (int32_t)((uint32_t)c->bias[o] - (uint32_t)c->in_zero * wsum +
                                (uint32_t)c->k * (uint32_t)c->in_zero * (uint32_t)c->w_zero);
     }
-    if (!c->direct) {
-        c->scratch_per_worker = (size_t)g->ow * c->k;
-        size_t total;
-        if (!npk_mul_sz(c->scratch_per_worker, (size_t)npk_tfl_k_threads(p), &total))
-            return npk_tfl_k_fail(p, n, "im2col buffer too large");
-        n->scratch_bytes = total;
+    size_t work = 0;
+    if (c->kern->packed_b) {
+        size_t bytes;
+        if (!npk_tfl_qpack_bytes((size_t)g->oc, c->k, &bytes))
+            return npk_tfl_k_fail(p, n, "filter too large");
+        uint8_t *packed = npk_tfl_k_alloc(p, n, bytes);
+        if (!packed) return NPK_E_NOMEM;
+        npk_tfl_qpack_b(w, (size_t)g->oc, c->k, c->k, packed);
+        c->packed = packed;
+        work = c->kern->gemm_work(c->k);
     }
+    /* per worker: im2col rows, then the gemm's work space, each 64-byte aligned */
+    size_t total = 0;
+    if (!npk_mul_sz(c->direct ? 0 : (size_t)g->ow, c->k, &c->im2col_bytes) ||
+        !npk_align_sz(c->im2col_bytes, 64, &c->im2col_bytes) || !npk_align_sz(work, 64, &work) ||
+        !npk_add_sz(c->im2col_bytes, work, &c->scratch_per_worker) ||
+        !npk_mul_sz(c->scratch_per_worker, (size_t)npk_tfl_k_threads(p), &total))
+        return npk_tfl_k_fail(p, n, "im2col buffer too large");
+    n->scratch_bytes = total;
     return NPK_OK;
 }
 
 /* Rows of the direct (1x1) case per task. */
-#define DIRECT_ROWS 16
+#define DIRECT_ROWS 48
 
 static void conv_direct_task(void *ctx, size_t task, int worker)
 {
-    (void)worker;
     const conv *c = ctx;
     const size_t rows = (size_t)c->g.n * c->g.oh * c->g.ow;
     const size_t r0 = task * DIRECT_ROWS;
@@ -170,7 +183,9 @@ static void conv_direct_task(void *ctx, size_t task, int worker)
                        c->act_max,
                        c->out + r0 * (size_t)c->g.oc,
                        (size_t)c->g.oc,
-                       c->is_signed};
+                       c->is_signed,
+                       c->packed,
+                       c->scratch + (size_t)worker * c->scratch_per_worker};
     c->kern->gemm(&q);
 }
 
@@ -196,13 +211,25 @@ static void conv_row_task(void *ctx, size_t task, int worker)
             }
         }
     }
-    npk_tfl_qgemm q = {
-        (size_t)g->ow, (size_t)g->oc, c->k,
-        col,           c->k,          c->w,
-        c->k,          c->bias,       c->mult,
-        c->shift,      c->w_zero,     c->out_zero,
-        c->act_min,    c->act_max,    c->out + ((size_t)b * g->oh + oy) * g->ow * g->oc,
-        (size_t)g->oc, c->is_signed};
+    npk_tfl_qgemm q = {(size_t)g->ow,
+                       (size_t)g->oc,
+                       c->k,
+                       col,
+                       c->k,
+                       c->w,
+                       c->k,
+                       c->bias,
+                       c->mult,
+                       c->shift,
+                       c->w_zero,
+                       c->out_zero,
+                       c->act_min,
+                       c->act_max,
+                       c->out + ((size_t)b * g->oh + oy) * g->ow * g->oc,
+                       (size_t)g->oc,
+                       c->is_signed,
+                       c->packed,
+                       col + c->im2col_bytes};
     c->kern->gemm(&q);
 }
 
@@ -262,6 +289,17 @@ const npk_tfl_kernel npk_tfl_k_conv_2d = {NPK_TFL_OP_CONV_2D, NULL,
 
 /* ---- DEPTHWISE_CONV_2D ---- */
 
+static npk_tfl_qdw dw_params(const conv *c)
+{
+    const npk_tfl_geom *g = &c->g;
+    const npk_tfl_qdw d = {g->ih,       g->iw,      g->ic,      g->ow,        g->oc,
+                           g->dm,       g->kh,      g->kw,      g->sh,        g->sw,
+                           g->dh,       g->dw,      g->ph,      g->pw,        c->w,
+                           c->bias,     c->mult,    c->shift,   c->in_zero,   c->w_zero,
+                           c->out_zero, c->act_min, c->act_max, c->is_signed, c->packed};
+    return d;
+}
+
 static npk_status dw_prepare(npk_tfl_plan *p, npk_tfl_node *n)
 {
     conv *c = npk_tfl_k_alloc(p, n, sizeof *c);
@@ -272,6 +310,15 @@ static npk_status dw_prepare(npk_tfl_plan *p, npk_tfl_node *n)
     if (!c->is_float) {
         c->scratch_per_worker = (size_t)c->g.oc * sizeof(int32_t);
         n->scratch_bytes = c->scratch_per_worker * (size_t)npk_tfl_k_threads(p);
+        c->w = n->in[1]->data;
+        const npk_tfl_qdw d = dw_params(c);
+        const size_t bytes = c->kern->dw_pack_bytes ? c->kern->dw_pack_bytes(&d) : 0;
+        if (bytes) {
+            uint8_t *packed = npk_tfl_k_alloc(p, n, bytes);
+            if (!packed) return NPK_E_NOMEM;
+            c->kern->dw_pack(&d, packed);
+            c->packed = packed;
+        }
     }
     return NPK_OK;
 }
@@ -281,11 +328,7 @@ static void dw_task(void *ctx, size_t task, int worker)
     const conv *c = ctx;
     const npk_tfl_geom *g = &c->g;
     const int32_t b = (int32_t)(task / (size_t)g->oh), oy = (int32_t)(task % (size_t)g->oh);
-    const npk_tfl_qdw d = {g->ih,       g->iw,      g->ic,      g->ow,       g->oc,
-                           g->dm,       g->kh,      g->kw,      g->sh,       g->sw,
-                           g->dh,       g->dw,      g->ph,      g->pw,       c->w,
-                           c->bias,     c->mult,    c->shift,   c->in_zero,  c->w_zero,
-                           c->out_zero, c->act_min, c->act_max, c->is_signed};
+    const npk_tfl_qdw d = dw_params(c);
     int32_t *acc = (int32_t *)(c->scratch + (size_t)worker * c->scratch_per_worker);
     c->kern->dw_row(&d, c->in + (size_t)b * g->ih * g->iw * g->ic, oy,
                     c->out + ((size_t)b * g->oh + oy) * g->ow * g->oc, acc);
