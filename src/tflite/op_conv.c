@@ -143,7 +143,7 @@ static npk_status conv_prepare(npk_tfl_plan *p, npk_tfl_node *n)
             return npk_tfl_k_fail(p, n, "filter too large");
         uint8_t *packed = npk_tfl_k_alloc(p, n, bytes);
         if (!packed) return NPK_E_NOMEM;
-        npk_tfl_qpack_b(w, (size_t)g->oc, c->k, c->k, packed);
+        npk_tfl_qpack_b(w, (size_t)g->oc, c->k, c->k, c->bias, c->mult, c->shift, packed);
         c->packed = packed;
         work = c->kern->gemm_work(c->k);
     }

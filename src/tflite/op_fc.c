@@ -112,7 +112,7 @@ static npk_status fc_prepare(npk_tfl_plan *p, npk_tfl_node *n)
             return npk_tfl_k_fail(p, n, "weights too large");
         uint8_t *packed = npk_tfl_k_alloc(p, n, bytes);
         if (!packed) return NPK_E_NOMEM;
-        npk_tfl_qpack_b(wd, f->units, f->depth, f->depth, packed);
+        npk_tfl_qpack_b(wd, f->units, f->depth, f->depth, f->bias, f->mult, f->shift, packed);
         f->packed = packed;
         size_t total;
         if (!npk_align_sz(f->kern->gemm_work(f->depth), 64, &f->work) ||

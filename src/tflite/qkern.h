@@ -42,27 +42,48 @@ typedef struct npk_tfl_qgemm {
     uint8_t *c;
     size_t ldc;
     bool is_signed; /* int8 A, B and C (else uint8) */
-    /* Kernels with packed_b: B packed by npk_tfl_qpack_b, at the panel of
+    /* Kernels with packed_b: B packed by npk_tfl_qpack_b with bias, mult
+     * and shift (which they may read from there instead), at the panel of
      * column 0 of this call (npk_tfl_qpack_at), and work space of
      * gemm_work(k) bytes. */
     const uint8_t *bp;
     void *work;
 } npk_tfl_qgemm;
 
-/* Packed B: panels of NPK_TFL_QPANEL columns, each holding for every pair
- * of k (kp < ceil(k / 2)) the panel's columns by 2 bytes:
- *   panel p, byte kp * 2 * NPK_TFL_QPANEL + 2 * c + q = B[p * NPK_TFL_QPANEL + c][2 * kp + q]
- * and 0 outside B. Every vector kernel multiplies pairs of k (x86 pmaddwd,
- * NEON umull + uadalp), so one layout serves them all. */
+/* Packed B: panels of NPK_TFL_QPANEL columns. Each panel starts with its
+ * columns' requantisation constants, NPK_TFL_QC_N rows of NPK_TFL_QPANEL
+ * int32 (host order; 0 for columns past n):
+ *   bias, mult, mult_odd (lane 2i: mult of column 2i + 1, lane 2i + 1: 0,
+ *   for 64-bit multiplies of the odd lanes), left = max(shift, 0),
+ *   right = max(-shift, 0), mask = 2^right - 1, half = mask >> 1,
+ * then holds for every pair of k (kp < ceil(k / 2)) the panel's columns by
+ * 2 bytes:
+ *   byte NPK_TFL_QPANEL_HEAD + kp * 2 * NPK_TFL_QPANEL + 2 * c + q = B[p * NPK_TFL_QPANEL + c][2 *
+ * kp + q] and 0 outside B. Every vector kernel multiplies pairs of k (x86 pmaddwd, NEON umull +
+ * uadalp), so one layout serves them all. */
 #define NPK_TFL_QPANEL 16
+enum {
+    NPK_TFL_QC_BIAS,
+    NPK_TFL_QC_MULT,
+    NPK_TFL_QC_MULT_ODD,
+    NPK_TFL_QC_LEFT,
+    NPK_TFL_QC_RIGHT,
+    NPK_TFL_QC_MASK,
+    NPK_TFL_QC_HALF,
+    NPK_TFL_QC_N
+};
+#define NPK_TFL_QPANEL_HEAD (NPK_TFL_QC_N * NPK_TFL_QPANEL * 4)
 
 /* Bytes of packed B; false on overflow. */
 bool npk_tfl_qpack_bytes(size_t n, size_t k, size_t *bytes);
-void npk_tfl_qpack_b(const uint8_t *b, size_t n, size_t k, size_t ldb, uint8_t *packed);
+/* Packs B (n rows of k bytes, stride ldb) with the per-column bias, mult
+ * and shift of the gemm. */
+void npk_tfl_qpack_b(const uint8_t *b, size_t n, size_t k, size_t ldb, const int32_t *bias,
+                     const int32_t *mult, const int32_t *shift, uint8_t *packed);
 /* The panel holding column j (a multiple of NPK_TFL_QPANEL). */
 static inline const uint8_t *npk_tfl_qpack_at(const uint8_t *packed, size_t j, size_t k)
 {
-    return packed + j / NPK_TFL_QPANEL * ((k + 1) / 2) * 2 * NPK_TFL_QPANEL;
+    return packed + j / NPK_TFL_QPANEL * (NPK_TFL_QPANEL_HEAD + (k + 1) / 2 * 2 * NPK_TFL_QPANEL);
 }
 
 /* One output row of a depthwise convolution (NHWC, filter [1, kh, kw, oc]):

@@ -78,6 +78,20 @@ INLINE __m256i mbqm8(__m256i x, const rq8 *q)
     return _mm256_sub_epi32(x, _mm256_cmpgt_epi32(rem, thr));
 }
 
+/* Lanes 8 * half .. 8 * half + 7 of constants stored as NPK_TFL_QC_N rows
+ * of 16 (a panel's, a depthwise block's). */
+INLINE rq8 rq8_load(const int32_t *p, int half)
+{
+    rq8 q;
+    q.mult = ld8x32(p + NPK_TFL_QC_MULT * 16 + half * 8);
+    q.mult_odd = ld8x32(p + NPK_TFL_QC_MULT_ODD * 16 + half * 8);
+    q.left = ld8x32(p + NPK_TFL_QC_LEFT * 16 + half * 8);
+    q.right = ld8x32(p + NPK_TFL_QC_RIGHT * 16 + half * 8);
+    q.mask = ld8x32(p + NPK_TFL_QC_MASK * 16 + half * 8);
+    q.half = ld8x32(p + NPK_TFL_QC_HALF * 16 + half * 8);
+    return q;
+}
+
 /* Zero point and clamp, then 16 lanes (a: lanes 0-7, b: 8-15 in the
  * 16-bit pack's order) to bytes. */
 INLINE __m128i to_bytes(__m256i a, __m256i b, __m256i zp, __m256i lo, __m256i hi, bool sgn)
@@ -165,7 +179,9 @@ typedef void (*tile_fn)(const int16_t *, size_t, const uint8_t *, size_t, __m256
     }
 #define TILES(M) TILE(M, 0, 0) TILE(M, 0, 1) TILE(M, 1, 0) TILE(M, 1, 1)
 TILES(1)
-TILES(2) TILES(3) TILES(4) TILES(5) TILES(6)
+TILES(2)
+TILES(3)
+TILES(4) TILES(5) TILES(6)
 #define ROW(M)                                                                                     \
     {                                                                                              \
         {tile_##M##_0_0, tile_##M##_0_1},                                                          \
@@ -174,16 +190,6 @@ TILES(2) TILES(3) TILES(4) TILES(5) TILES(6)
         }                                                                                          \
     }
     static const tile_fn tiles[MR][2][2] = {ROW(1), ROW(2), ROW(3), ROW(4), ROW(5), ROW(6)};
-
-/* 8 columns' constants from j (cnt of them valid; the rest 0). */
-FN static void col_consts(const npk_tfl_qgemm *g, size_t j, size_t cnt, __m256i *bias, rq8 *q)
-{
-    int32_t b[8] = {0}, m[8] = {0}, s[8] = {0};
-    for (size_t i = 0; i < cnt && i < 8; i++)
-        b[i] = g->bias[j + i], m[i] = g->mult[j + i], s[i] = g->shift[j + i];
-    *bias = ld8x32(b);
-    *q = rq8_make(ld8x32(m), ld8x32(s));
-}
 
 FN static void gemm_avx2(const npk_tfl_qgemm *g)
 {
@@ -200,11 +206,11 @@ FN static void gemm_avx2(const npk_tfl_qgemm *g)
             const size_t nc = g->n - j0 < NPK_TFL_QPANEL ? g->n - j0 : NPK_TFL_QPANEL;
             const bool wide = nc > 8;
             _Alignas(32) __m256i acc[MR][2];
-            tiles[mr - 1][wide][sgn](pa, ld16, npk_tfl_qpack_at(g->bp, j0, g->k), k2, acc);
-            __m256i b0, b1 = _mm256_setzero_si256();
-            rq8 q0, q1;
-            col_consts(g, j0, nc, &b0, &q0);
-            if (wide) col_consts(g, j0 + 8, nc - 8, &b1, &q1);
+            const uint8_t *panel = npk_tfl_qpack_at(g->bp, j0, g->k);
+            tiles[mr - 1][wide][sgn](pa, ld16, panel + NPK_TFL_QPANEL_HEAD, k2, acc);
+            const int32_t *qc = (const int32_t *)(const void *)panel;
+            const __m256i b0 = ld8x32(qc), b1 = ld8x32(qc + 8);
+            const rq8 q0 = rq8_load(qc, 0), q1 = rq8_load(qc, 1);
             for (int r = 0; r < mr; r++) {
                 const __m256i corr_r = _mm256_set1_epi32((int32_t)corr[r]);
                 const __m256i v0 =
@@ -239,8 +245,7 @@ typedef struct dw_head {
     size_t block_bytes, zrow;
 } dw_head;
 
-enum { B_BIAS, B_MULT, B_MULT_ODD, B_LEFT, B_RIGHT, B_MASK, B_HALF, B_PARAMS };
-#define DW_PARAM_BYTES (B_PARAMS * 16 * 4)
+#define DW_PARAM_BYTES (NPK_TFL_QC_N * 16 * 4)
 
 /* Accumulator lane -> channel within the block. */
 static int32_t lane_channel(int lane)
@@ -273,7 +278,7 @@ static void dw_pack(const npk_tfl_qdw *d, uint8_t *packed)
     memcpy(packed, &h, sizeof h);
     for (int32_t b = 0; b < h.blocks; b++) {
         uint8_t *blk = packed + sizeof h + (size_t)b * h.block_bytes;
-        int32_t par[B_PARAMS][16];
+        int32_t par[NPK_TFL_QC_N][16];
         int16_t w[2][16];
         for (int lane = 0; lane < 16; lane++) {
             const int32_t o = b * 16 + lane_channel(lane);
@@ -282,16 +287,17 @@ static void dw_pack(const npk_tfl_qdw *d, uint8_t *packed)
                 wsum += (uint32_t)(npk_tfl_ld8(d->w, (size_t)t * d->out_c + o, d->is_signed) -
                                    d->w_zero);
             const int32_t sh = d->shift[o], right = sh > 0 ? 0 : -sh;
-            par[B_BIAS][lane] = (int32_t)((uint32_t)d->bias[o] - (uint32_t)d->in_zero * wsum);
-            par[B_MULT][lane] = d->mult[o];
-            par[B_LEFT][lane] = sh > 0 ? sh : 0;
-            par[B_RIGHT][lane] = right;
-            par[B_MASK][lane] = (int32_t)(((int64_t)1 << right) - 1);
-            par[B_HALF][lane] = par[B_MASK][lane] >> 1;
+            par[NPK_TFL_QC_BIAS][lane] =
+                (int32_t)((uint32_t)d->bias[o] - (uint32_t)d->in_zero * wsum);
+            par[NPK_TFL_QC_MULT][lane] = d->mult[o];
+            par[NPK_TFL_QC_LEFT][lane] = sh > 0 ? sh : 0;
+            par[NPK_TFL_QC_RIGHT][lane] = right;
+            par[NPK_TFL_QC_MASK][lane] = (int32_t)(((int64_t)1 << right) - 1);
+            par[NPK_TFL_QC_HALF][lane] = par[NPK_TFL_QC_MASK][lane] >> 1;
         }
         /* mult_odd: each 64-bit lane's high half moved down (for pmuldq) */
         for (int lane = 0; lane < 16; lane++)
-            par[B_MULT_ODD][lane] = lane % 2 ? 0 : par[B_MULT][lane + 1];
+            par[NPK_TFL_QC_MULT_ODD][lane] = lane % 2 ? 0 : par[NPK_TFL_QC_MULT][lane + 1];
         memcpy(blk, par, sizeof par);
         for (int32_t pr = 0; pr < h.pairs; pr++) {
             for (int half = 0; half < 2; half++)
@@ -309,18 +315,6 @@ static void dw_pack(const npk_tfl_qdw *d, uint8_t *packed)
         }
     }
     memset(packed + h.zrow, (uint8_t)d->in_zero, (size_t)d->in_c);
-}
-
-INLINE rq8 rq8_load(const int32_t *p, int half)
-{
-    rq8 q;
-    q.mult = ld8x32(p + B_MULT * 16 + half * 8);
-    q.mult_odd = ld8x32(p + B_MULT_ODD * 16 + half * 8);
-    q.left = ld8x32(p + B_LEFT * 16 + half * 8);
-    q.right = ld8x32(p + B_RIGHT * 16 + half * 8);
-    q.mask = ld8x32(p + B_MASK * 16 + half * 8);
-    q.half = ld8x32(p + B_HALF * 16 + half * 8);
-    return q;
 }
 
 INLINE void dw_pixel(const dw_head *h, const uint8_t *blocks, const uint8_t *const *tp,

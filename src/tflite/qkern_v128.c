@@ -216,9 +216,10 @@ typedef void (*tile_fn)(const int16_t *, size_t, const uint8_t *, size_t, __m128
         tile(pa, ld16, pb, k2, M, S, acc);                                                         \
     }
 TILE(1, 0)
-TILE(1, 1) TILE(2, 0) TILE(2, 1) TILE(3, 0) TILE(3, 1) TILE(4, 0)
-    TILE(4, 1) static const tile_fn tiles[MR][2] = {
-        {tile_1_0, tile_1_1}, {tile_2_0, tile_2_1}, {tile_3_0, tile_3_1}, {tile_4_0, tile_4_1}};
+TILE(1, 1)
+TILE(2, 0)
+TILE(2, 1) TILE(3, 0) TILE(3, 1) TILE(4, 0) TILE(4, 1) static const tile_fn tiles[MR][2] = {
+    {tile_1_0, tile_1_1}, {tile_2_0, tile_2_1}, {tile_3_0, tile_3_1}, {tile_4_0, tile_4_1}};
 
 static void gemm_v128(const npk_tfl_qgemm *g)
 {
@@ -233,7 +234,7 @@ static void gemm_v128(const npk_tfl_qgemm *g)
             __m128i acc[MR][2];
             const uint8_t *pb =
                 npk_tfl_qpack_at(g->bp, j0 / NPK_TFL_QPANEL * NPK_TFL_QPANEL, g->k) +
-                j0 % NPK_TFL_QPANEL * 2;
+                NPK_TFL_QPANEL_HEAD + j0 % NPK_TFL_QPANEL * 2;
             tiles[mr - 1][g->is_signed](pa, ld16, pb, k2, acc);
             for (int r = 0; r < mr; r++) {
                 uint32_t s[8];
@@ -306,13 +307,6 @@ static void dw_pixel(const npk_tfl_qdw *d, const dw_head *h, const uint8_t *bloc
 typedef struct rq4 {
     int32x4_t mult, left, right; /* right: minus the right shift, for srshl */
 } rq4;
-
-static inline rq4 rq4_make(const int32_t *mult, const int32_t *shift)
-{
-    const int32x4_t s = vld1q_s32(shift), zero = vdupq_n_s32(0);
-    rq4 q = {vld1q_s32(mult), vmaxq_s32(s, zero), vminq_s32(s, zero)};
-    return q;
-}
 
 static inline int32x4_t mbqm4(int32x4_t x, const rq4 *q)
 {
@@ -409,9 +403,10 @@ typedef void (*tile_fn)(const uint8_t *const *, size_t, const uint8_t *, uint32x
         tile(a, k, pb, M, S, acc);                                                                 \
     }
 TILE(1, 0)
-TILE(1, 1) TILE(2, 0) TILE(2, 1) TILE(3, 0) TILE(3, 1) TILE(4, 0)
-    TILE(4, 1) static const tile_fn tiles[MR][2] = {
-        {tile_1_0, tile_1_1}, {tile_2_0, tile_2_1}, {tile_3_0, tile_3_1}, {tile_4_0, tile_4_1}};
+TILE(1, 1)
+TILE(2, 0)
+TILE(2, 1) TILE(3, 0) TILE(3, 1) TILE(4, 0) TILE(4, 1) static const tile_fn tiles[MR][2] = {
+    {tile_1_0, tile_1_1}, {tile_2_0, tile_2_1}, {tile_3_0, tile_3_1}, {tile_4_0, tile_4_1}};
 
 static void gemm_v128(const npk_tfl_qgemm *g)
 {
@@ -428,15 +423,17 @@ static void gemm_v128(const npk_tfl_qgemm *g)
         for (size_t j0 = 0; j0 < g->n; j0 += NPK_TFL_QPANEL) {
             const size_t nc = g->n - j0 < NPK_TFL_QPANEL ? g->n - j0 : NPK_TFL_QPANEL;
             uint32x4_t acc[MR][4];
-            tiles[mr - 1][g->is_signed](a, g->k, npk_tfl_qpack_at(g->bp, j0, g->k), acc);
-            int32_t bias[16] = {0}, mult[16] = {0}, shift[16] = {0};
-            for (size_t q = 0; q < nc; q++)
-                bias[q] = g->bias[j0 + q], mult[q] = g->mult[j0 + q], shift[q] = g->shift[j0 + q];
+            const uint8_t *panel = npk_tfl_qpack_at(g->bp, j0, g->k);
+            tiles[mr - 1][g->is_signed](a, g->k, panel + NPK_TFL_QPANEL_HEAD, acc);
+            int32_t qc[NPK_TFL_QC_N][NPK_TFL_QPANEL];
+            memcpy(qc, panel, sizeof qc);
             rq4 rq[4];
             int32x4_t b[4];
             for (int i = 0; i < 4; i++) {
-                rq[i] = rq4_make(mult + 4 * i, shift + 4 * i);
-                b[i] = vld1q_s32(bias + 4 * i);
+                rq[i].mult = vld1q_s32(qc[NPK_TFL_QC_MULT] + 4 * i);
+                rq[i].left = vld1q_s32(qc[NPK_TFL_QC_LEFT] + 4 * i);
+                rq[i].right = vnegq_s32(vld1q_s32(qc[NPK_TFL_QC_RIGHT] + 4 * i));
+                b[i] = vld1q_s32(qc[NPK_TFL_QC_BIAS] + 4 * i);
             }
             for (int r = 0; r < mr; r++) {
                 const int32x4_t cr = vdupq_n_s32((int32_t)corr[r]);

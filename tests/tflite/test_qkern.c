@@ -74,7 +74,7 @@ static void run_gemm(const npk_tfl_qkern *kern, const gcase *t, size_t chunk, ui
         size_t bytes;
         assert_true(npk_tfl_qpack_bytes(t->n, t->k, &bytes));
         packed = malloc(bytes + 1);
-        npk_tfl_qpack_b(t->b, t->n, t->k, t->ldb, packed);
+        npk_tfl_qpack_b(t->b, t->n, t->k, t->ldb, t->bias, t->mult, t->shift, packed);
         work = malloc(kern->gemm_work(t->k) + 1);
     }
     for (size_t j0 = 0; j0 < t->n; j0 += chunk) {
@@ -337,18 +337,34 @@ static void test_pack_layout(void **state)
         for (size_t k = 1; k <= 9; k++) {
             const size_t ldb = k + n % 3;
             uint8_t *b = malloc(n * ldb), *p;
+            int32_t bias[40], mult[40], shift[40];
             for (size_t i = 0; i < n * ldb; i++) b[i] = (uint8_t)(1 + npk_rand(&s) % 255);
+            for (size_t j = 0; j < n; j++)
+                bias[j] = (int32_t)npk_rand(&s), mult[j] = rnd_mult(&s),
+                shift[j] = rnd(&s, -31, 30);
             size_t bytes;
             assert_true(npk_tfl_qpack_bytes(n, k, &bytes));
-            assert_int_equal(bytes, (n + 15) / 16 * ((k + 1) / 2) * 32);
+            assert_int_equal(bytes, (n + 15) / 16 * (NPK_TFL_QPANEL_HEAD + (k + 1) / 2 * 32));
             p = malloc(bytes);
-            npk_tfl_qpack_b(b, n, k, ldb, p);
-            for (size_t j = 0; j < (n + 15) / 16 * 16; j++)
+            npk_tfl_qpack_b(b, n, k, ldb, bias, mult, shift, p);
+            for (size_t j = 0; j < (n + 15) / 16 * 16; j++) {
+                const uint8_t *panel = npk_tfl_qpack_at(p, j / 16 * 16, k);
+                int32_t qc[NPK_TFL_QC_N][16];
+                memcpy(qc, panel, sizeof qc);
+                const int32_t sh = j < n ? shift[j] : 0, right = sh < 0 ? -sh : 0;
+                assert_int_equal(qc[NPK_TFL_QC_BIAS][j % 16], j < n ? bias[j] : 0);
+                assert_int_equal(qc[NPK_TFL_QC_MULT][j % 16], j < n ? mult[j] : 0);
+                assert_int_equal(qc[NPK_TFL_QC_MULT_ODD][j % 16],
+                                 j % 2 || j + 1 >= n ? 0 : mult[j + 1]);
+                assert_int_equal(qc[NPK_TFL_QC_LEFT][j % 16], sh > 0 ? sh : 0);
+                assert_int_equal(qc[NPK_TFL_QC_RIGHT][j % 16], right);
+                assert_int_equal(qc[NPK_TFL_QC_MASK][j % 16], (1ll << right) - 1);
+                assert_int_equal(qc[NPK_TFL_QC_HALF][j % 16], ((1ll << right) - 1) >> 1);
                 for (size_t t = 0; t < (k + 1) / 2 * 2; t++) {
-                    const uint8_t v =
-                        npk_tfl_qpack_at(p, j / 16 * 16, k)[t / 2 * 32 + j % 16 * 2 + t % 2];
+                    const uint8_t v = panel[NPK_TFL_QPANEL_HEAD + t / 2 * 32 + j % 16 * 2 + t % 2];
                     assert_int_equal(v, j < n && t < k ? b[j * ldb + t] : 0);
                 }
+            }
             free(b);
             free(p);
         }
