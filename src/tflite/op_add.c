@@ -8,6 +8,7 @@
 #include "tflite/broadcast.h"
 #include "tflite/conv_util.h"
 #include "tflite/kernel.h"
+#include "tflite/qkern.h"
 #include "tflite/qmath.h"
 
 #define LEFT_SHIFT 20
@@ -129,10 +130,12 @@ static npk_status add_eval(npk_tfl_exec *x, const npk_tfl_node *n)
     q->b = n->in[1]->data;
     q->out = n->out[0]->data;
     const size_t count = n->out[0]->count;
-    if (q->bc.same && q->type == NPK_TFL_UINT8) {
-        for (size_t i = 0; i < count; i++) q->out[i] = add_q(q, q->a[i], q->b[i]);
-    } else if (q->bc.same && q->type == NPK_TFL_INT8) {
-        for (size_t i = 0; i < count; i++) q->out[i] = add_q(q, (int8_t)q->a[i], (int8_t)q->b[i]);
+    if (q->bc.same && (q->type == NPK_TFL_UINT8 || q->type == NPK_TFL_INT8)) {
+        /* the same arithmetic as add_q, vectorised (qkern.h) */
+        const npk_tfl_qadd qa = {q->off1,     q->off2,    q->m1,      q->s1,
+                                 q->m2,       q->s2,      q->mo,      q->so,
+                                 q->out_zero, q->act_min, q->act_max, q->type == NPK_TFL_INT8};
+        npk_tfl_qkern_get()->add(&qa, q->a, q->b, q->out, count);
     } else if (q->bc.same) {
         for (size_t i = 0; i < count; i++) add_one(q, i, i, i);
     } else {

@@ -101,6 +101,19 @@ typedef struct npk_tfl_qdw {
     const uint8_t *packed; /* the kernel's dw_pack of these parameters, or NULL */
 } npk_tfl_qdw;
 
+/* ADD of two 8-bit tensors of the same shape (TFLite's quantised Add,
+ * add.h, with add.cc's parameters): for each element
+ *   a = MBQM((x1 + off1) << 20, m1, s1), b = MBQM((x2 + off2) << 20, m2, s2)
+ *   out = clamp(MBQM(a + b, mo, so) + out_zero, act_min, act_max)
+ * with shifts s <= 0 (MultiplyByQuantizedMultiplierSmallerThanOneExp);
+ * a multiplier may be negative (SUB), never INT32_MIN. */
+#define NPK_TFL_QADD_LEFT 20
+typedef struct npk_tfl_qadd {
+    int32_t off1, off2, m1, s1, m2, s2, mo, so;
+    int32_t out_zero, act_min, act_max;
+    bool is_signed;
+} npk_tfl_qadd;
+
 typedef struct npk_tfl_qkern {
     const char *name;
     bool packed_b; /* gemm reads g->bp and g->work, not g->b */
@@ -115,6 +128,9 @@ typedef struct npk_tfl_qkern {
      * in_c bytes), out at the row (out_w * out_c bytes); acc is scratch of
      * out_c int32. */
     void (*dw_row)(const npk_tfl_qdw *d, const uint8_t *in, int32_t oy, uint8_t *out, int32_t *acc);
+    /* count elements of a and b to out. */
+    void (*add)(const npk_tfl_qadd *q, const uint8_t *a, const uint8_t *b, uint8_t *out,
+                size_t count);
 } npk_tfl_qkern;
 
 extern const npk_tfl_qkern npk_tfl_qkern_portable;

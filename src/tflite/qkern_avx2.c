@@ -61,11 +61,10 @@ INLINE rq8 rq8_make(__m256i mult, __m256i shift)
     return q;
 }
 
-/* MultiplyByQuantizedMultiplier on 8 lanes. */
-INLINE __m256i mbqm8(__m256i x, const rq8 *q)
+/* SaturatingRoundingDoublingHighMul then RoundingDivideByPOT on 8 lanes. */
+INLINE __m256i srdhm_rdbpot8(__m256i x, const rq8 *q)
 {
     const __m256i round = _mm256_set1_epi64x((int64_t)1 << 30), zero = _mm256_setzero_si256();
-    x = _mm256_sllv_epi32(x, q->left);
     __m256i even = _mm256_mul_epi32(x, q->mult);
     __m256i odd = _mm256_mul_epi32(_mm256_srli_epi64(x, 32), q->mult_odd);
     even = _mm256_srli_epi64(_mm256_add_epi64(even, round), 31); /* bits 31..62 -> low half */
@@ -76,6 +75,12 @@ INLINE __m256i mbqm8(__m256i x, const rq8 *q)
     const __m256i thr = _mm256_sub_epi32(q->half, _mm256_cmpgt_epi32(zero, x));
     x = _mm256_srav_epi32(x, q->right);
     return _mm256_sub_epi32(x, _mm256_cmpgt_epi32(rem, thr));
+}
+
+/* MultiplyByQuantizedMultiplier on 8 lanes. */
+INLINE __m256i mbqm8(__m256i x, const rq8 *q)
+{
+    return srdhm_rdbpot8(_mm256_sllv_epi32(x, q->left), q);
 }
 
 /* Lanes 8 * half .. 8 * half + 7 of constants stored as NPK_TFL_QC_N rows
@@ -181,7 +186,8 @@ typedef void (*tile_fn)(const int16_t *, size_t, const uint8_t *, size_t, __m256
 TILES(1)
 TILES(2)
 TILES(3)
-TILES(4) TILES(5) TILES(6)
+TILES(4)
+TILES(5) TILES(6)
 #define ROW(M)                                                                                     \
     {                                                                                              \
         {tile_##M##_0_0, tile_##M##_0_1},                                                          \
@@ -376,8 +382,56 @@ FN static void dw_row_avx2(const npk_tfl_qdw *d, const uint8_t *in, int32_t oy, 
     }
 }
 
-static const npk_tfl_qkern avx2 = {"avx2",        true,    gemm_work,  gemm_avx2,
-                                   dw_pack_bytes, dw_pack, dw_row_avx2};
+/* ---- ADD ---- */
+
+/* 8 bytes widened to 32-bit lanes. */
+INLINE __m256i widen8x32(const uint8_t *p, bool sgn)
+{
+    const __m128i v = _mm_loadl_epi64((const __m128i *)(const void *)p);
+    return sgn ? _mm256_cvtepi8_epi32(v) : _mm256_cvtepu8_epi32(v);
+}
+
+INLINE __m256i add8(const uint8_t *a, const uint8_t *b, bool sgn, __m256i off1, __m256i off2,
+                    const rq8 *q1, const rq8 *q2, const rq8 *qo)
+{
+    const __m256i x1 =
+        _mm256_slli_epi32(_mm256_add_epi32(widen8x32(a, sgn), off1), NPK_TFL_QADD_LEFT);
+    const __m256i x2 =
+        _mm256_slli_epi32(_mm256_add_epi32(widen8x32(b, sgn), off2), NPK_TFL_QADD_LEFT);
+    return srdhm_rdbpot8(_mm256_add_epi32(srdhm_rdbpot8(x1, q1), srdhm_rdbpot8(x2, q2)), qo);
+}
+
+INLINE void add_run(const npk_tfl_qadd *q, const uint8_t *a, const uint8_t *b, uint8_t *out,
+                    size_t count, bool sgn)
+{
+    const rq8 q1 = rq8_make(_mm256_set1_epi32(q->m1), _mm256_set1_epi32(q->s1));
+    const rq8 q2 = rq8_make(_mm256_set1_epi32(q->m2), _mm256_set1_epi32(q->s2));
+    const rq8 qo = rq8_make(_mm256_set1_epi32(q->mo), _mm256_set1_epi32(q->so));
+    const __m256i off1 = _mm256_set1_epi32(q->off1), off2 = _mm256_set1_epi32(q->off2),
+                  zp = _mm256_set1_epi32(q->out_zero), lo = _mm256_set1_epi32(q->act_min),
+                  hi = _mm256_set1_epi32(q->act_max);
+    size_t i = 0;
+    for (; i + 16 <= count; i += 16) {
+        const __m256i r0 = add8(a + i, b + i, sgn, off1, off2, &q1, &q2, &qo);
+        const __m256i r1 = add8(a + i + 8, b + i + 8, sgn, off1, off2, &q1, &q2, &qo);
+        /* bytes come out as elements 0-3 8-11 4-7 12-15 */
+        _mm_storeu_si128((__m128i *)(void *)(out + i),
+                         _mm_shuffle_epi32(to_bytes(r0, r1, zp, lo, hi, sgn), 0xD8));
+    }
+    if (i < count) npk_tfl_qkern_portable.add(q, a + i, b + i, out + i, count - i);
+}
+
+FN static void add_avx2(const npk_tfl_qadd *q, const uint8_t *a, const uint8_t *b, uint8_t *out,
+                        size_t count)
+{
+    if (q->is_signed)
+        add_run(q, a, b, out, count, true);
+    else
+        add_run(q, a, b, out, count, false);
+}
+
+static const npk_tfl_qkern avx2 = {"avx2",        true,    gemm_work,   gemm_avx2,
+                                   dw_pack_bytes, dw_pack, dw_row_avx2, add_avx2};
 const npk_tfl_qkern *const npk_tfl_qkern_avx2 = &avx2;
 #else
 const npk_tfl_qkern *const npk_tfl_qkern_avx2 = NULL;

@@ -168,4 +168,23 @@ void npk_tfl_qdw_pixel_ref(const npk_tfl_qdw *d, const uint8_t *in, int32_t oy, 
     }
 }
 
-const npk_tfl_qkern npk_tfl_qkern_portable = {"portable", false, NULL, gemm, NULL, NULL, dw_row};
+/* MultiplyByQuantizedMultiplierSmallerThanOneExp (shift <= 0). */
+static inline int32_t mul_small(int32_t x, int32_t m, int32_t s)
+{
+    return npk_tfl_rdbpot(npk_tfl_srdhm(x, m), -s);
+}
+
+static void add(const npk_tfl_qadd *q, const uint8_t *a, const uint8_t *b, uint8_t *out,
+                size_t count)
+{
+    for (size_t i = 0; i < count; i++) {
+        const int32_t x1 = npk_tfl_ld8(a, i, q->is_signed), x2 = npk_tfl_ld8(b, i, q->is_signed);
+        const int32_t s1 = mul_small((x1 + q->off1) * (1 << NPK_TFL_QADD_LEFT), q->m1, q->s1);
+        const int32_t s2 = mul_small((x2 + q->off2) * (1 << NPK_TFL_QADD_LEFT), q->m2, q->s2);
+        const int32_t r = mul_small(s1 + s2, q->mo, q->so) + q->out_zero;
+        out[i] = (uint8_t)npk_tfl_clamp(r, q->act_min, q->act_max);
+    }
+}
+
+const npk_tfl_qkern npk_tfl_qkern_portable = {"portable", false, NULL,   gemm,
+                                              NULL,       NULL,  dw_row, add};

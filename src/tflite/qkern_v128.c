@@ -218,7 +218,8 @@ typedef void (*tile_fn)(const int16_t *, size_t, const uint8_t *, size_t, __m128
 TILE(1, 0)
 TILE(1, 1)
 TILE(2, 0)
-TILE(2, 1) TILE(3, 0) TILE(3, 1) TILE(4, 0) TILE(4, 1) static const tile_fn tiles[MR][2] = {
+TILE(2, 1)
+TILE(3, 0) TILE(3, 1) TILE(4, 0) TILE(4, 1) static const tile_fn tiles[MR][2] = {
     {tile_1_0, tile_1_1}, {tile_2_0, tile_2_1}, {tile_3_0, tile_3_1}, {tile_4_0, tile_4_1}};
 
 static void gemm_v128(const npk_tfl_qgemm *g)
@@ -405,7 +406,8 @@ typedef void (*tile_fn)(const uint8_t *const *, size_t, const uint8_t *, uint32x
 TILE(1, 0)
 TILE(1, 1)
 TILE(2, 0)
-TILE(2, 1) TILE(3, 0) TILE(3, 1) TILE(4, 0) TILE(4, 1) static const tile_fn tiles[MR][2] = {
+TILE(2, 1)
+TILE(3, 0) TILE(3, 1) TILE(4, 0) TILE(4, 1) static const tile_fn tiles[MR][2] = {
     {tile_1_0, tile_1_1}, {tile_2_0, tile_2_1}, {tile_3_0, tile_3_1}, {tile_4_0, tile_4_1}};
 
 static void gemm_v128(const npk_tfl_qgemm *g)
@@ -508,6 +510,57 @@ static void dw_pixel(const npk_tfl_qdw *d, const dw_head *h, const uint8_t *bloc
     }
 }
 
+/* ---- ADD ---- */
+
+static inline int32x4_t srdhm_rdbpot4(int32x4_t x, int32x4_t mult, int32x4_t right)
+{
+    x = vqrdmulhq_s32(x, mult);
+    const int32x4_t fix = vshrq_n_s32(vandq_s32(x, right), 31);
+    return vrshlq_s32(vqaddq_s32(x, fix), right);
+}
+
+static inline int32x4_t add4(int16x4_t x1, int16x4_t x2, const npk_tfl_qadd *q)
+{
+    const int32x4_t a =
+        vshlq_n_s32(vaddq_s32(vmovl_s16(x1), vdupq_n_s32(q->off1)), NPK_TFL_QADD_LEFT);
+    const int32x4_t b =
+        vshlq_n_s32(vaddq_s32(vmovl_s16(x2), vdupq_n_s32(q->off2)), NPK_TFL_QADD_LEFT);
+    return srdhm_rdbpot4(vaddq_s32(srdhm_rdbpot4(a, vdupq_n_s32(q->m1), vdupq_n_s32(q->s1)),
+                                   srdhm_rdbpot4(b, vdupq_n_s32(q->m2), vdupq_n_s32(q->s2))),
+                         vdupq_n_s32(q->mo), vdupq_n_s32(q->so));
+}
+
+static void add_v128(const npk_tfl_qadd *q, const uint8_t *a, const uint8_t *b, uint8_t *out,
+                     size_t count)
+{
+    const int32x4_t zp = vdupq_n_s32(q->out_zero), lo = vdupq_n_s32(q->act_min),
+                    hi = vdupq_n_s32(q->act_max);
+    size_t i = 0;
+    for (; i + 8 <= count; i += 8) {
+        int16x8_t x1, x2;
+        if (q->is_signed) {
+            x1 = vmovl_s8(vld1_s8((const int8_t *)a + i));
+            x2 = vmovl_s8(vld1_s8((const int8_t *)b + i));
+        } else {
+            x1 = vreinterpretq_s16_u16(vmovl_u8(vld1_u8(a + i)));
+            x2 = vreinterpretq_s16_u16(vmovl_u8(vld1_u8(b + i)));
+        }
+        vst1_u8(out + i,
+                to_bytes(add4(vget_low_s16(x1), vget_low_s16(x2), q),
+                         add4(vget_high_s16(x1), vget_high_s16(x2), q), zp, lo, hi, q->is_signed));
+    }
+    if (i < count) npk_tfl_qkern_portable.add(q, a + i, b + i, out + i, count - i);
+}
+
+#endif
+
+#if defined(V128_SSE2)
+/* SSE2 has neither signed 32x32 multiplies nor per-lane shifts: scalar. */
+static void add_v128(const npk_tfl_qadd *q, const uint8_t *a, const uint8_t *b, uint8_t *out,
+                     size_t count)
+{
+    npk_tfl_qkern_portable.add(q, a, b, out, count);
+}
 #endif
 
 static const npk_tfl_qkern v128 = {
@@ -516,7 +569,7 @@ static const npk_tfl_qkern v128 = {
 #else
     "neon",
 #endif
-    true,   gemm_work, gemm_v128, dw_pack_bytes, dw_pack, dw_row_v128};
+    true,   gemm_work, gemm_v128, dw_pack_bytes, dw_pack, dw_row_v128, add_v128};
 const npk_tfl_qkern *const npk_tfl_qkern_v128 = &v128;
 #else
 const npk_tfl_qkern *const npk_tfl_qkern_v128 = NULL;

@@ -327,6 +327,52 @@ static void test_dw_random(void **state)
     }
 }
 
+/* ---- ADD ---- */
+
+static void test_add_random(void **state)
+{
+    (void)state;
+    uint64_t s = 0xA0761D6478BD642Fu;
+    const npk_tfl_qkern *k[2];
+    const size_t np = paths(k);
+    for (int c = 0; c < 400; c++) {
+        const size_t count = (size_t)(c % 5 ? rnd(&s, 0, 70) : rnd(&s, 71, 3000));
+        uint8_t *a = malloc(count + 1), *b = malloc(count + 1);
+        uint8_t *want = malloc(count + 2 * GUARD), *got = malloc(count + 2 * GUARD);
+        for (size_t i = 0; i < count; i++)
+            a[i] = (uint8_t)npk_rand(&s), b[i] = (uint8_t)npk_rand(&s);
+        npk_tfl_qadd q;
+        q.is_signed = c % 2;
+        const int32_t qmin = q.is_signed ? -128 : 0, qmax = q.is_signed ? 127 : 255;
+        q.off1 = -rnd(&s, qmin, qmax), q.off2 = -rnd(&s, qmin, qmax);
+        /* add.cc: input multipliers below 1/2 (the scale over twice the larger), the output's below
+         * one */
+        q.m1 = rnd(&s, 1 << 30, INT32_MAX), q.s1 = rnd(&s, c % 7 ? -3 : -31, -1);
+        q.m2 = rnd(&s, 1 << 30, INT32_MAX), q.s2 = rnd(&s, c % 7 ? -3 : -31, -1);
+        if (c % 3 == 0) q.m2 = -q.m2; /* SUB */
+        q.mo = rnd(&s, 1 << 30, INT32_MAX), q.so = rnd(&s, c % 11 ? -22 : -31, c % 13 ? -14 : 0);
+        q.out_zero = rnd(&s, qmin, qmax);
+        q.act_min = c % 2 ? qmin : rnd(&s, qmin, qmax);
+        q.act_max = c % 3 ? qmax : rnd(&s, q.act_min, qmax);
+        memset(want, 0x77, count + 2 * GUARD);
+        npk_tfl_qkern_portable.add(&q, a, b, want + GUARD, count);
+        for (size_t p = 0; p < np; p++) {
+            memset(got, 0x77, count + 2 * GUARD);
+            k[p]->add(&q, a, b, got + GUARD, count);
+            if (memcmp(want, got, count + 2 * GUARD)) {
+                size_t i = 0;
+                while (want[i] == got[i]) i++;
+                fail_msg("%s add of %zu %s: byte %ld is %u, portable %u", k[p]->name, count,
+                         q.is_signed ? "int8" : "uint8", (long)i - GUARD, got[i], want[i]);
+            }
+        }
+        free(a);
+        free(b);
+        free(want);
+        free(got);
+    }
+}
+
 /* ---- packing ---- */
 
 static void test_pack_layout(void **state)
@@ -377,7 +423,7 @@ int main(void)
     const struct CMUnitTest tests[] = {
         cmocka_unit_test(test_dispatch),      cmocka_unit_test(test_pack_layout),
         cmocka_unit_test(test_requant_edges), cmocka_unit_test(test_gemm_random),
-        cmocka_unit_test(test_dw_random),
+        cmocka_unit_test(test_dw_random),     cmocka_unit_test(test_add_random),
     };
     return cmocka_run_group_tests(tests, NULL, NULL);
 }
