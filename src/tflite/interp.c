@@ -36,6 +36,7 @@ struct npk_tfl_interp {
     void *arena_mem;
     uint8_t *arena;
     size_t arena_bytes, peak_live;
+    size_t param_bytes; /* npk_tfl_k_alloc: operators' parameters, packed weights */
     block *blocks;
     npk_tfl_pool *pool;
     npk_tfl_observer obs;
@@ -63,6 +64,7 @@ static void *plan_alloc(npk_tfl_interp *it, size_t bytes)
 void *npk_tfl_k_alloc(npk_tfl_plan *p, const npk_tfl_node *n, size_t bytes)
 {
     void *q = plan_alloc(p->it, bytes);
+    if (q) p->it->param_bytes += bytes;
     if (!q) {
         if (n)
             npk_tfl_k_fail(p, n, "out of memory (%zu bytes)", bytes);
@@ -745,6 +747,11 @@ size_t npk_tfl_interp_arena_bytes(const npk_tfl_interp *it)
 size_t npk_tfl_interp_peak_live_bytes(const npk_tfl_interp *it)
 {
     return it->peak_live;
+}
+
+size_t npk_tfl_interp_param_bytes(const npk_tfl_interp *it)
+{
+    return it->param_bytes;
 }
 
 bool npk_tfl_op_supported(const npk_tfl_model *m, uint32_t subgraph, uint32_t op_index, char *why,
