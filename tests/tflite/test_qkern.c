@@ -13,6 +13,9 @@
 
 #include "core/cpu.h"
 #include "npk_test.h"
+#include "npukit/file.h"
+#include "npukit/tflite.h"
+#include "npukit/tflite_interp.h"
 #include "tflite/qkern.h"
 
 #define GUARD 32
@@ -373,6 +376,73 @@ static void test_add_random(void **state)
     }
 }
 
+/* ---- whole models ---- */
+
+/* Outputs of a fixture model for input i * 7 mod 256 on force level
+ * `level`, with `threads` threads (malloc'd, *len bytes). */
+static uint8_t *model_outputs(const npk_tfl_model *m, int level, int threads, size_t *len)
+{
+    npk_tfl_interp *it = NULL;
+    npk_error err = {0};
+    npk_tfl_interp_opts o = {.threads = threads};
+    npk_tfl_qkern_force(level);
+    const npk_status st = npk_tfl_interp_new(m, &o, &it, &err);
+    npk_tfl_qkern_force(0);
+    if (st) fail_msg("%s", err.msg);
+    for (uint32_t i = 0; i < npk_tfl_interp_ninputs(it); i++) {
+        npk_tfl_view v;
+        assert_int_equal(npk_tfl_interp_input(it, i, &v, &err), NPK_OK);
+        for (size_t k = 0; k < v.bytes; k++) ((uint8_t *)v.data)[k] = (uint8_t)(k * 7);
+    }
+    if (npk_tfl_interp_invoke(it, &err)) fail_msg("%s", err.msg);
+    uint8_t *all = NULL;
+    *len = 0;
+    for (uint32_t i = 0; i < npk_tfl_interp_noutputs(it); i++) {
+        npk_tfl_view v;
+        assert_int_equal(npk_tfl_interp_output(it, i, &v, &err), NPK_OK);
+        all = realloc(all, *len + v.bytes);
+        memcpy(all + *len, v.data, v.bytes);
+        *len += v.bytes;
+    }
+    npk_tfl_interp_free(it);
+    return all;
+}
+
+/* Every path gives the whole models' outputs of the portable kernels
+ * (test_models pins their hashes on the best path), with 1 and 3 threads:
+ * uint8 per-tensor and int8 per-channel networks. */
+static void test_models_every_path(void **state)
+{
+    (void)state;
+    static const char *const models[] = {
+        "models/mobilenet_v1_0.5_160_quant.tflite",
+        "models/mobilenet_v2_1.0_224_quant.tflite",
+        "models/tf2_mobilenet_v2_1.0_224_ptq.tflite",
+    };
+    for (size_t i = 0; i < sizeof models / sizeof models[0]; i++) {
+        if (npk_test_light() && i > 0) break; /* under an emulator: the smallest */
+        npk_mapped map;
+        npk_tfl_model m;
+        npk_error err = {0};
+        npk_fixture_map(models[i], &map);
+        if (npk_tfl_parse(map.data, map.size, &m, &err)) fail_msg("%s: %s", models[i], err.msg);
+        size_t nref, n;
+        uint8_t *ref = model_outputs(&m, 2, 1, &nref);
+        for (int level = 0; level <= 1; level++)
+            for (int threads = 1; threads <= 3; threads += 2) {
+                uint8_t *got = model_outputs(&m, level, threads, &n);
+                assert_int_equal(n, nref);
+                if (memcmp(ref, got, n))
+                    fail_msg("%s: force level %d, %d threads: outputs differ from portable",
+                             models[i], level, threads);
+                free(got);
+            }
+        free(ref);
+        npk_tfl_free(&m);
+        npk_unmap_file(&map);
+    }
+}
+
 /* ---- packing ---- */
 
 static void test_pack_layout(void **state)
@@ -421,9 +491,10 @@ static void test_pack_layout(void **state)
 int main(void)
 {
     const struct CMUnitTest tests[] = {
-        cmocka_unit_test(test_dispatch),      cmocka_unit_test(test_pack_layout),
-        cmocka_unit_test(test_requant_edges), cmocka_unit_test(test_gemm_random),
-        cmocka_unit_test(test_dw_random),     cmocka_unit_test(test_add_random),
+        cmocka_unit_test(test_dispatch),          cmocka_unit_test(test_pack_layout),
+        cmocka_unit_test(test_requant_edges),     cmocka_unit_test(test_gemm_random),
+        cmocka_unit_test(test_dw_random),         cmocka_unit_test(test_add_random),
+        cmocka_unit_test(test_models_every_path),
     };
     return cmocka_run_group_tests(tests, NULL, NULL);
 }
