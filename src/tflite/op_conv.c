@@ -21,6 +21,7 @@ typedef struct conv {
     const npk_tfl_qkern *kern;
     const uint8_t *packed; /* the kernel's packed weights (B or depthwise), or NULL */
     size_t im2col_bytes;   /* per worker: im2col rows, then the gemm's work space */
+    size_t direct_rows;    /* rows per task of the direct (1x1) case */
     /* float */
     float fmin, fmax;
     const float *fbias;
@@ -136,6 +137,13 @@ static npk_status conv_prepare(npk_tfl_plan *p, npk_tfl_node *n)
         c->bias[o] = (int32_t)((uint32_t)c->bias[o] - (uint32_t)c->in_zero * wsum +
                                (uint32_t)c->k * (uint32_t)c->in_zero * (uint32_t)c->w_zero);
     }
+    /* Direct case: tasks of 12 to 96 rows (a multiple of every kernel's
+     * tile height), at least 4 per thread when there are rows enough. */
+    const size_t rows = (size_t)g->n * g->oh * g->ow, per = 4 * (size_t)npk_tfl_k_threads(p);
+    c->direct_rows = (rows + per - 1) / per;
+    c->direct_rows = c->direct_rows < 12   ? 12
+                     : c->direct_rows > 96 ? 96
+                                           : (c->direct_rows + 11) / 12 * 12;
     size_t work = 0;
     if (c->kern->packed_b) {
         size_t bytes;
@@ -158,15 +166,12 @@ static npk_status conv_prepare(npk_tfl_plan *p, npk_tfl_node *n)
     return NPK_OK;
 }
 
-/* Rows of the direct (1x1) case per task. */
-#define DIRECT_ROWS 48
-
 static void conv_direct_task(void *ctx, size_t task, int worker)
 {
     const conv *c = ctx;
     const size_t rows = (size_t)c->g.n * c->g.oh * c->g.ow;
-    const size_t r0 = task * DIRECT_ROWS;
-    const size_t m = rows - r0 < DIRECT_ROWS ? rows - r0 : DIRECT_ROWS;
+    const size_t r0 = task * c->direct_rows;
+    const size_t m = rows - r0 < c->direct_rows ? rows - r0 : c->direct_rows;
     npk_tfl_qgemm q = {m,
                        (size_t)c->g.oc,
                        c->k,
@@ -275,7 +280,7 @@ static npk_status conv_eval(npk_tfl_exec *x, const npk_tfl_node *n)
     if (c->is_float)
         npk_tfl_pool_run(x->pool, rows, conv_float_task, c);
     else if (c->direct)
-        npk_tfl_pool_run(x->pool, (rows * c->g.ow + DIRECT_ROWS - 1) / DIRECT_ROWS,
+        npk_tfl_pool_run(x->pool, (rows * c->g.ow + c->direct_rows - 1) / c->direct_rows,
                          conv_direct_task, c);
     else
         npk_tfl_pool_run(x->pool, rows, conv_row_task, c);
