@@ -22,6 +22,7 @@ demo: build
 	sh scripts/demo.sh $(BUILD)
 
 check: build
+	scripts/oracle-deps.sh $(BUILD)
 	cd $(BUILD) && ctest --output-on-failure -j $(JOBS)
 
 bench: build
@@ -31,6 +32,7 @@ bench: build
 asan-check: deps
 	cmake -S . -B build-asan -DNPK_SANITIZE=ON -DCMAKE_BUILD_TYPE=Debug -DNPK_BENCH=OFF
 	cmake --build build-asan -j $(JOBS)
+	scripts/oracle-deps.sh build-asan
 	cd build-asan && ASAN_OPTIONS=detect_leaks=1 ctest --output-on-failure -j $(JOBS)
 
 # Build for the boards (aarch64, mipsel, big-endian mips) and test under qemu-user.

@@ -1,20 +1,31 @@
 /* RKNPU: stream generation rate, stream decoding, and the layout conversions
  * against memcpy of the same bytes (buffers well past the caches). */
 #include <stdint.h>
+#include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 
 #include "bench.h"
+#include "npukit/file.h"
 #include "npukit/half.h"
 #include "npukit/rknpu_device.h"
 #include "npukit/rknpu_emu.h"
+#include "npukit/rknpu_layer.h"
 #include "npukit/rknpu_layout.h"
 #include "npukit/rknpu_matmul.h"
 #include "npukit/rknpu_stream.h"
+#include "npukit/tflite.h"
+#include "npukit/tflite_interp.h"
 
 #ifdef NPK_HAVE_OPENBLAS
 #include <cblas.h>
 #endif
+
+static uint64_t npk_rand_bench(uint64_t *s)
+{
+    *s ^= *s >> 12, *s ^= *s << 25, *s ^= *s >> 27;
+    return *s * 0x2545F4914F6CDD1Dull;
+}
 
 /* ---- stream generation ---- */
 
@@ -127,6 +138,161 @@ static void blas_sgemm(void *p)
 }
 #endif
 
+/* ---- layers: mobilenet_v2_1.0_224_quant's largest convolution ---- */
+
+/* The 1x1 convolution 7x7x320 -> 1280 (20.1 M multiply-accumulates, the
+ * model's largest by work), uint8, per tensor, with ReLU6. */
+struct conv_arg {
+    npk_rk_layer l;
+    npk_rk_lplan p;
+    npk_rk_emu *e;
+    uint8_t *in, *out, *wt, *reg;
+    uint64_t sink;
+};
+
+static void conv_plan(void *p)
+{
+    struct conv_arg *a = p;
+    npk_rk_lplan q;
+    npk_rk_lplan_opts o = {
+        1, NPK_RK_FORM_VENDOR, 0x10000000, 0x20000000, 0x30000000, 0x40000000, 0, 0, 0};
+    if (npk_rk_lplan_make(&a->l, &o, &q, NULL) == NPK_OK) a->sink += q.regcmd_entries;
+    npk_rk_lplan_free(&q);
+}
+
+static void conv_run(void *p)
+{
+    struct conv_arg *a = p;
+    if (npk_rk_emu_submit(a->e, &a->p.submit, a->p.records, a->p.count, NULL) == NPK_OK)
+        a->sink += a->out[7];
+}
+
+/* The peer: the TFLite interpreter (one thread) on the model's own layer,
+ * the graph cut to that one operator. */
+struct interp_arg {
+    npk_tfl_interp *it;
+};
+
+static void interp_run(void *p)
+{
+    struct interp_arg *a = p;
+    npk_tfl_interp_invoke(a->it, NULL);
+}
+
+static double interp_peer(npk_bench *b)
+{
+    char path[1024];
+    const char *e = getenv("NPUKIT_FIXTURES");
+    if (e && *e)
+        snprintf(path, sizeof path, "%s/models/mobilenet_v2_1.0_224_quant.tflite", e);
+    else {
+        snprintf(path, sizeof path, "%s", __FILE__);
+        for (int up = 0; up < 2; up++) {
+            char *s = strrchr(path, '/');
+            if (s) *s = 0;
+        }
+        size_t len = strlen(path);
+        snprintf(path + len, sizeof path - len,
+                 "/../shared/data/models/mobilenet_v2_1.0_224_quant.tflite");
+    }
+    npk_mapped m;
+    npk_tfl_model md;
+    npk_error err = {0};
+    if (npk_map_file(path, &m, &err)) {
+        npk_bench_note(b, "rknpu conv: no interpreter peer (%s)", err.msg);
+        return 0;
+    }
+    double t = 0;
+    if (npk_tfl_parse(m.data, m.size, &md, &err) == NPK_OK) {
+        const npk_tfl_subgraph *g = &md.subgraphs[0];
+        int best = -1;
+        double bm = 0;
+        for (uint32_t i = 0; i < g->noperators; i++) {
+            const npk_tfl_operator *o = &g->operators[i];
+            const npk_tfl_opcode *oc = npk_tfl_op_code(&md, o);
+            if (!oc || oc->builtin != 3 || o->ninputs < 2) continue; /* CONV_2D */
+            const npk_tfl_tensor *wt = &g->tensors[o->inputs[1]], *ot = &g->tensors[o->outputs[0]];
+            double macs = (double)ot->shape[1] * ot->shape[2];
+            for (uint32_t d = 0; d < wt->ndim; d++) macs *= wt->shape[d];
+            if (macs > bm) bm = macs, best = (int)i;
+        }
+        if (best >= 0) {
+            const npk_tfl_operator *o = &g->operators[best];
+            int32_t in[1] = {o->inputs[0]}, out[1] = {o->outputs[0]};
+            npk_tfl_interp_opts io = {0};
+            io.threads = 1;
+            io.inputs = in, io.ninputs = 1, io.outputs = out, io.noutputs = 1;
+            struct interp_arg a = {NULL};
+            if (npk_tfl_interp_new(&md, &io, &a.it, &err) == NPK_OK) {
+                t = npk_bench_time(b, interp_run, &a);
+                npk_bench_note(b,
+                               "rknpu conv: peer = the interpreter on operator %d of "
+                               "mobilenet_v2_1.0_224_quant (the same shape), 1 thread",
+                               best);
+                npk_tfl_interp_free(a.it);
+            }
+        }
+        npk_tfl_free(&md);
+    }
+    npk_unmap_file(&m);
+    return t;
+}
+
+static void bench_conv(npk_bench *b)
+{
+    struct conv_arg a;
+    memset(&a, 0, sizeof a);
+    npk_rk_layer *l = &a.l;
+    l->kind = NPK_RK_LAYER_CONV;
+    l->type = NPK_RK_LT_UINT8;
+    l->in_h = l->in_w = l->out_h = l->out_w = 7;
+    l->in_c = 320, l->out_c = 1280;
+    l->k_h = l->k_w = l->stride_h = l->stride_w = l->dil_h = l->dil_w = 1;
+    l->in = (npk_rk_lquant){0.0235, 128};
+    l->w = (npk_rk_lquant){0.0021, 120};
+    l->out = (npk_rk_lquant){0.0235, 0};
+    npk_rk_activation_range(3, NPK_RK_LT_UINT8, l->out.scale, l->out.zero_point, &l->act_min,
+                            &l->act_max);
+    uint8_t *w = malloc((size_t)320 * 1280);
+    int32_t *bias = malloc(1280 * sizeof *bias);
+    uint8_t *x = malloc(7 * 7 * 320);
+    uint64_t r = 11;
+    for (size_t i = 0; i < (size_t)320 * 1280; i++) w[i] = (uint8_t)npk_rand_bench(&r);
+    for (size_t i = 0; i < 7 * 7 * 320; i++) x[i] = (uint8_t)npk_rand_bench(&r);
+    for (int i = 0; i < 1280; i++) bias[i] = (int32_t)(npk_rand_bench(&r) % 20000) - 10000;
+    l->weights = w;
+    l->bias_i32 = bias;
+    npk_rk_lplan_opts o = {
+        1, NPK_RK_FORM_VENDOR, 0x10000000, 0x20000000, 0x30000000, 0x40000000, 0, 0, 0};
+    npk_rk_emu_opts eo = {3, 0, false};
+    if (npk_rk_lplan_make(l, &o, &a.p, NULL) || npk_rk_emu_create(&eo, &a.e, NULL)) {
+        npk_bench_note(b, "rknpu conv: setup failed");
+        goto done;
+    }
+    a.in = calloc(1, a.p.input_bytes);
+    a.out = calloc(1, a.p.output_bytes);
+    a.wt = malloc(a.p.weight_bytes);
+    a.reg = calloc(a.p.regcmd_entries, 8);
+    memcpy(a.wt, a.p.wblob, a.p.weight_bytes);
+    npk_rk_stream_to_bin(a.p.regcmd, a.p.regcmd_entries, a.reg);
+    npk_rk_lplan_pack_input(&a.p, x, a.in);
+    npk_rk_emu_map(a.e, 0x10000000, a.in, a.p.input_bytes, NULL);
+    npk_rk_emu_map(a.e, 0x20000000, a.wt, a.p.weight_bytes, NULL);
+    npk_rk_emu_map(a.e, 0x30000000, a.out, a.p.output_bytes, NULL);
+    npk_rk_emu_map(a.e, 0x40000000, a.reg, a.p.regcmd_entries * 8, NULL);
+    npk_bench_note(b, "rknpu conv: %zu tasks", a.p.count);
+    npk_bench_report_rate(b, "rknpu: plan mobilenet_v2's 7x7x320->1280 conv (weights packed)", 1,
+                          "plans/s", npk_bench_time(b, conv_plan, &a), NULL, 0, 0);
+    double peer = interp_peer(b);
+    npk_bench_report_rate(b, "rknpu emulator: uint8 conv 7x7x320->1280", 2.0 * 49 * 320 * 1280,
+                          "OP/s", npk_bench_time(b, conv_run, &a),
+                          peer > 0 ? "TFLite interpreter" : NULL, peer, peer > 0 ? 1.0 : 0);
+done:
+    npk_rk_emu_destroy(a.e);
+    npk_rk_lplan_free(&a.p);
+    free(a.in), free(a.out), free(a.wt), free(a.reg), free(w), free(bias), free(x);
+}
+
 static void bench_emulator(npk_bench *b)
 {
     struct emu_arg a;
@@ -208,6 +374,7 @@ static void bench_emulator(npk_bench *b)
 void bench_rknpu(npk_bench *b)
 {
     bench_emulator(b);
+    bench_conv(b);
 
     struct gen_arg *g = calloc(1, sizeof *g);
     uint64_t rng = 1;

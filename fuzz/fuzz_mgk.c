@@ -1,10 +1,12 @@
-/* libFuzzer target for the MGK parser, codec, requant reader, extract and
- * replace. Invariant: re-encoding the extracted weights of any file that
- * parses reproduces the file byte for byte. */
+/* libFuzzer target for the MGK parser, codec, requant reader, extract,
+ * replace, the graph and the ONNX export. Invariant: re-encoding the
+ * extracted weights (convolutions and GRUs) of any file that parses
+ * reproduces the file byte for byte. */
 #include <stdlib.h>
 #include <string.h>
 
 #include "npukit/mgk.h"
+#include "npukit/mgk_graph.h"
 
 int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
 {
@@ -42,6 +44,14 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
             free(out);
         }
         npk_set_free(&set);
+    }
+    npk_mgk_graph g;
+    if (npk_mgk_graph_build(&m, &g, NULL) == NPK_OK) npk_mgk_graph_free(&g);
+    for (int qdq = 0; qdq < 2; qdq++) {
+        npk_mgk_onnx_opts o = {qdq == 1, true};
+        uint8_t *onnx;
+        size_t n;
+        if (npk_mgk_export_onnx(&m, &o, &onnx, &n, NULL) == NPK_OK) free(onnx);
     }
     npk_mgk_free(&m);
     return 0;

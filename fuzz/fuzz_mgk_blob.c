@@ -9,6 +9,7 @@
 #include <string.h>
 
 #include "npukit/mgk.h"
+#include "npukit/mgk_graph.h"
 #include "mgk/mgk_internal.h"
 
 #define REGION 0x20900u /* the fixture's weight region size */
@@ -38,6 +39,8 @@ static void exercise(const npk_mgk_model *m)
     }
     npk_tensor_set set;
     if (npk_mgk_extract(m, &set, NULL) == NPK_OK) npk_set_free(&set);
+    npk_mgk_graph g; /* record bodies, tensor ids and shapes */
+    if (npk_mgk_graph_build(m, &g, NULL) == NPK_OK) npk_mgk_graph_free(&g);
 }
 
 int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)

@@ -22,7 +22,7 @@ static const npk_mgk_model *model(void)
     static npk_mgk_model m;
     static uint8_t *buf;
     if (!buf) {
-        npk_mgk_synth_spec spec = {ls, 4, 1, false, false};
+        npk_mgk_synth_spec spec = {ls, 4, 1, false, false, 0, 0};
         size_t len;
         if (npk_mgk_synth(&spec, &buf, &len, NULL) || npk_mgk_parse(buf, len, &m, NULL)) abort();
     }

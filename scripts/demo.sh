@@ -50,6 +50,13 @@ step "$npk" mgk layer "$out/demo.mgk" 2
 step "$npk" mgk extract "$out/demo.mgk" -o "$out/demo_mgk.safetensors"
 step "$npk" mgk replace "$out/demo.mgk" --weights "$out/demo_mgk.safetensors" -o "$out/demo_same.mgk"
 step cmp "$out/demo.mgk" "$out/demo_same.mgk"
+# The network: nodes and tensors with shapes and quantisation; ONNX (the unknown record
+# becomes a custom-domain node; kept beside $out, whose files `info` lists at the end),
+# when this build has protobuf-c.
+step "$npk" mgk graph "$out/demo.mgk"
+if "$npk" --version | grep -q 'features:.* onnx'; then
+    step "$npk" mgk export --allow-unknown "$out/demo.mgk" -o "$out.mgk.onnx"
+fi
 # --- end mgk ---
 
 # --- rknpu (Rockchip NPU streams) ---

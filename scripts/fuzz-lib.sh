@@ -61,6 +61,7 @@ seeds_for() {
     mgk_replace) ls $s/mgk_replace/* ;;
     rknpu_stream | rknpu_plan) ls "$fx"/rknpu/golden/*x*.txt $gen/mm.* 2>/dev/null ;;
     rknpu_emu) ls $gen/mm.emu ;; # plus fuzz/regressions/rknpu_emu
+    rknpu_layer) true ;;         # fuzz/regressions/rknpu_layer only
     edgetpu_usb) ls $s/edgetpu_usb/* ;;
     flatbuf | edgetpu | tflite) ls "$fx"/edgetpu/*.tflite $gen/*.tflite 2>/dev/null ;;
     darwinn) ls $s/darwinn/* ;;
@@ -69,6 +70,7 @@ seeds_for() {
     cnn2) ls "$fx"/cnn2/* 2>/dev/null ;;
     cnn2_pack) ls $s/cnn2_pack/* $gen/ab.safetensors ;;
     png) ls $s/png/* ;;
+    image) ls $s/png/* "$fx"/models/cat.bmp 2>/dev/null ;; # plus fuzz/regressions/image
     *) ls "$fx"/*/* $gen/* 2>/dev/null ;;
     esac
 }

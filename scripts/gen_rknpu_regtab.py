@@ -60,7 +60,7 @@ def main():
  * This is the single source of register facts in npukit: offsets, names and
  * bit ranges appear nowhere else. It is an X-macro list (no include guard);
  * include/npukit/rknpu_regs.h expands it into the enums of register and field
- * identifiers and src/rknpu/regdb.c into the lookup tables.
+ * identifiers and src/rknpu/regs/regdb.c into the lookup tables.
  *
  *   NPK_RK_BLOCK(block, op_code, mmio_base)
  *   NPK_RK_REG(block, offset, name, undocumented)

@@ -50,6 +50,11 @@ for f in $(find "$fx" -type f | sort); do
         vg mgk info --json --records --symbols "$f"
         vg mgk extract "$f" -o "$tmp/x.safetensors"
         vg mgk replace "$f" --weights "$tmp/x.safetensors" -o "$tmp/x.mgk"
+        vg mgk graph --json "$f"
+        if "$npk" --version | grep -q 'features:.* onnx'; then
+            vg mgk export "$f" -o "$tmp/x.onnx"
+            vg mgk export --qdq "$f" -o "$tmp/xq.onnx"
+        fi
         ;;
     tflite)
         vg tflite info --json "$f"
@@ -88,6 +93,10 @@ vgok mgk info --json --records --symbols "$tmp/s.mgk"
 vgok mgk layer "$tmp/s.mgk" 1 --weights --json
 vgok mgk extract "$tmp/s.mgk" -o "$tmp/s.safetensors"
 vgok mgk replace "$tmp/s.mgk" --weights "$tmp/s.safetensors" -o "$tmp/s2.mgk"
+vgok mgk graph --dot "$tmp/s.mgk"
+if "$npk" --version | grep -q 'features:.* onnx'; then
+    vgok mgk export --allow-unknown "$tmp/s.mgk" -o "$tmp/s.onnx"
+fi
 # The TFLite interpreter: a fixture that runs, with a dump and threads; a cut.
 if [ -f "$fx/edgetpu/gabor_64x64_p4.tflite" ]; then
     vgok tensor random --shape 1,64,64,1 --dtype u8 --min 0 --max 255 -o "$tmp/g.npy"

@@ -5,7 +5,9 @@
 #include <string.h>
 
 #include "cli.h"
+#include "cmd_mgk.h"
 #include "commands.h"
+#include "npukit/bytes.h"
 #include "npukit/mgk.h"
 
 static int m_info(int argc, char **argv);
@@ -27,16 +29,30 @@ static const cli_subcommand subs[] = {
     {"extract", "FILE -o OUT.safetensors",
      "write layer_<id>.weight int8 [Cout, Cin, KH, KW] of every convolution, with\n"
      "      layer_<id>.bias / .scale / .mult (where the requant table gives them) and\n"
-     "      layer_<id>.requant (its raw rows)",
+     "      layer_<id>.requant (its raw rows); for every GRU layer_<id>.W [dirs, 3H, I] and\n"
+     "      .R [dirs, 3H, H] (int8, gates z, r, h), .Wb/.Rb (int32), .Ws/.Rs (float32),\n"
+     "      .h_scale and .h_zp",
      m_extract},
     {"replace", "FILE --weights IN.safetensors -o OUT.mgk",
-     "re-encode every layer whose layer_<id>.weight is in IN (same shape, integer values in\n"
-     "      the layer's bit width) into a new file; every other byte stays unchanged",
+     "re-encode every layer whose layer_<id>.weight (convolutions) or layer_<id>.W / .R\n"
+     "      (GRUs) is in IN (same shape, integer values in the layer's bit width) into a new\n"
+     "      file; every other byte stays unchanged",
      m_replace},
+    {"graph", "FILE [--json | --dot] [--png OUT.png]",
+     "the network: records as nodes, tensors as edges with shapes, formats, types and\n"
+     "      quantisation; --dot writes Graphviz DOT, --png renders it with `dot`",
+     mgk_cmd_graph},
+    {"export", "FILE -o OUT.onnx [--qdq] [--allow-unknown]",
+     "the network as ONNX: weights dequantised to float (or, with --qdq, int8 with\n"
+     "      DequantizeLinear and Q/DQ pairs on activations), GRU as ONNX GRU; records of\n"
+     "      unknown semantics are refused unless --allow-unknown (custom-domain nodes)",
+     mgk_cmd_export},
     {"synth",
-     "-o OUT.mgk [--layer CIN,COUT,KH,KW,BITS]... [--seed N] [--extra-records] [--garbage]",
-     "generate a small synthetic MGK test file (default: one 16->8 3x3 8-bit layer). For tests\n"
-     "      and demos only: not a vendor compiler, the file does not run on a device",
+     "-o OUT.mgk [--layer CIN,COUT,KH,KW,BITS[,SH,SW]]... [--size HxW] [--seed N]\n"
+     "      [--extra-records] [--garbage]",
+     "generate a small synthetic MGK test file (default: one 16->8 3x3 8-bit layer on an 8x8\n"
+     "      input; layers chain when their channels agree). For tests and demos only: not a\n"
+     "      vendor compiler, the file does not run on a device",
      m_synth},
 };
 
@@ -44,7 +60,7 @@ void cmd_mgk_help(FILE *out)
 {
     cli_group_help(out, "mgk",
                    "Ingenic MGK models (MIPS ELF + IMGK payload): inspect, extract and replace\n"
-                   "convolution weights, generate synthetic test files.",
+                   "weights, show the network, export it to ONNX, generate synthetic test files.",
                    subs, (int)(sizeof subs / sizeof subs[0]));
 }
 
@@ -137,11 +153,19 @@ static void print_text(const char *path, const npk_mgk_model *m, bool records, b
             printf(" %.*s (%.*s %.*s, id %d)", (int)r->inputs[k].name.len, r->inputs[k].name.s,
                    (int)r->inputs[k].format.len, r->inputs[k].format.s, (int)r->inputs[k].type.len,
                    r->inputs[k].type.s, r->inputs[k].id);
-        printf("; output id %d\n       body 0x%llx, %llu bytes:", r->out_id,
-               (unsigned long long)r->body_offset, (unsigned long long)r->body_size);
-        for (uint64_t k = 0; k < r->body_size && k < 32; k++)
-            printf(" %02x", m->data[r->body_offset + k]);
-        printf("%s\n", r->body_size > 32 ? " ..." : "");
+        uint32_t unknown = 0;
+        for (uint32_t k = 0; k < r->nfields; k++) unknown += !r->fields[k].known;
+        printf(
+            "; output id %d\n       body 0x%llx, %llu bytes, %u fields (%u of unknown meaning)%s\n",
+            r->out_id, (unsigned long long)r->body_offset, (unsigned long long)r->body_size,
+            r->nfields, unknown, r->p.decoded || !r->known_kind ? "" : ", NOT decoded");
+        char val[160];
+        for (uint32_t k = 0; k < r->nfields; k++) {
+            const npk_mgk_field *f = &r->fields[k];
+            npk_mgk_field_format(m, f, val, sizeof val, 12);
+            printf("         0x%06llx %-18s %-9s %-28s %s%s\n", (unsigned long long)f->offset,
+                   f->name, npk_mgk_ftype_name(f->type), val, f->known ? "" : "? ", f->meaning);
+        }
     }
     printf("convolution layers: %zu (offsets relative to the weight region)\n", m->nconvs);
     printf("  %-4s %-30s %-11s %-5s %-4s %-26s %-24s %s\n", "id", "kernel", "cin->cout", "KHxKW",
@@ -161,11 +185,27 @@ static void print_text(const char *path, const npk_mgk_model *m, bool records, b
             printf("       note: 3x3 tap order assumed row-major (native middle-row reversal "
                    "unverified)\n");
     }
+    printf("GRU layers: %zu (data located through the constructor's gru_param_init calls)\n",
+           m->ngrus);
+    for (size_t i = 0; i < m->ngrus; i++) {
+        const npk_mgk_gru *g = &m->grus[i];
+        if (!g->usable) {
+            printf("  %-4d unusable: %s\n", g->id, g->problem);
+            continue;
+        }
+        printf("  %-4d %d direction(s), batch %d, seq %d, input %d, hidden %d; weights "
+               "[%d,%d,1,1,%d,32,32]@0x%llx, table %llu words@0x%llx; zero points in %d, hidden "
+               "%d; call at 0x%x\n",
+               g->id, g->ndir, g->batch, g->seq, g->input, g->hidden, g->n_ofp, g->m_ifp, g->planes,
+               (unsigned long long)g->weight_offset, (unsigned long long)g->table_bytes / 4,
+               (unsigned long long)g->table_offset, g->in_zp, g->h_zp, g->call_addr);
+    }
     printf("unassigned weight-region ranges: %zu\n", m->nunassigned);
     for (size_t i = 0; i < m->nunassigned; i++)
-        printf("  +0x%llx  %llu bytes%s\n", (unsigned long long)m->unassigned[i].offset,
+        printf("  +0x%llx  %llu bytes%s%s%s\n", (unsigned long long)m->unassigned[i].offset,
                (unsigned long long)m->unassigned[i].size,
-               m->unassigned[i].all_zero ? " (all zero)" : "");
+               m->unassigned[i].all_zero ? " (all zero)" : "", m->unassigned[i].why ? ": " : "",
+               m->unassigned[i].why ? m->unassigned[i].why : "");
     for (size_t i = 0; i < m->nwarnings; i++)
         printf("warning: offset 0x%llx: %s\n", (unsigned long long)m->warnings[i].offset,
                m->warnings[i].msg);
@@ -173,6 +213,14 @@ static void print_text(const char *path, const npk_mgk_model *m, bool records, b
 }
 
 #ifdef NPK_HAVE_CJSON
+static cJSON *jstr_new(npk_mgk_str s);
+
+/* Every string from the file goes to JSON through here (cmd_mgk.h). */
+cJSON *mgk_json_str(npk_mgk_str s)
+{
+    return jstr_new(s);
+}
+
 static cJSON *jstr_new(npk_mgk_str s)
 {
     char *t = malloc(s.len + 1u);
@@ -244,6 +292,41 @@ static cJSON *layer_json(const npk_mgk_model *m, const npk_mgk_conv *c)
     return o;
 }
 
+/* One decoded field: name, offset, type, size, known, meaning and its value
+ * (numbers, arrays of numbers, or a string for strings and raw bytes). */
+static cJSON *field_json(const npk_mgk_model *m, const npk_mgk_field *f)
+{
+    cJSON *o = cJSON_CreateObject();
+    cJSON_AddStringToObject(o, "name", f->name);
+    cli_json_u64(o, "offset", f->offset);
+    cJSON_AddStringToObject(o, "type", npk_mgk_ftype_name(f->type));
+    cli_json_u64(o, "size", f->size);
+    cJSON_AddBoolToObject(o, "known", f->known);
+    cJSON_AddStringToObject(o, "meaning", f->meaning);
+    const uint8_t *p = m->data + f->data;
+    switch (f->type) {
+    case NPK_MGK_F_F32: cJSON_AddNumberToObject(o, "value", f->f); break;
+    case NPK_MGK_F_IVEC:
+    case NPK_MGK_F_I64VEC:
+    case NPK_MGK_F_F32VEC: {
+        cJSON *a = cJSON_AddArrayToObject(o, "value");
+        for (uint32_t i = 0; i < f->count; i++) {
+            double v = f->type == NPK_MGK_F_IVEC ? (double)(int32_t)npk_ld32le(p + 4 * (size_t)i)
+                       : f->type == NPK_MGK_F_I64VEC
+                           ? (double)(int64_t)npk_ld64le(p + 8 * (size_t)i)
+                           : (double)npk_ldf32le(p + 4 * (size_t)i);
+            cJSON_AddItemToArray(a, cJSON_CreateNumber(v));
+        }
+        break;
+    }
+    case NPK_MGK_F_STR: jstr(o, "value", (npk_mgk_str){(const char *)p, f->count}); break;
+    case NPK_MGK_F_BYTES:
+    case NPK_MGK_F_IVEC3: jhex_bytes(o, "value_hex", m->data + f->offset, f->size); break;
+    default: cJSON_AddNumberToObject(o, "value", (double)f->i); break;
+    }
+    return o;
+}
+
 static cJSON *record_json(const npk_mgk_model *m, const npk_mgk_record *r, size_t idx)
 {
     cJSON *o = cJSON_CreateObject();
@@ -274,7 +357,40 @@ static cJSON *record_json(const npk_mgk_model *m, const npk_mgk_record *r, size_
     cli_json_u64(o, "body_offset", r->body_offset);
     cli_json_u64(o, "body_size", r->body_size);
     jhex_bytes(o, "body_hex", m->data + r->body_offset, (size_t)r->body_size);
+    cJSON_AddBoolToObject(o, "decoded", r->p.decoded);
+    cJSON *fs = cJSON_AddArrayToObject(o, "fields");
+    for (uint32_t k = 0; k < r->nfields; k++)
+        cJSON_AddItemToArray(fs, field_json(m, &r->fields[k]));
     if (r->conv >= 0) cJSON_AddNumberToObject(o, "layer_id", m->convs[r->conv].id);
+    return o;
+}
+
+static cJSON *gru_json(const npk_mgk_gru *g)
+{
+    cJSON *o = cJSON_CreateObject();
+    cJSON_AddNumberToObject(o, "id", g->id);
+    cJSON_AddBoolToObject(o, "located", g->located);
+    cJSON_AddBoolToObject(o, "usable", g->usable);
+    if (g->problem[0]) cJSON_AddStringToObject(o, "problem", g->problem);
+    if (g->located) {
+        cli_json_hex(o, "call_address", g->call_addr);
+        cJSON_AddNumberToObject(o, "weight_offset", (double)g->weight_offset);
+        cJSON_AddNumberToObject(o, "table_offset", (double)g->table_offset);
+    }
+    if (g->usable) {
+        cJSON_AddNumberToObject(o, "directions", g->ndir);
+        cJSON_AddNumberToObject(o, "batch", g->batch);
+        cJSON_AddNumberToObject(o, "seq", g->seq);
+        cJSON_AddNumberToObject(o, "input_size", g->input);
+        cJSON_AddNumberToObject(o, "hidden_size", g->hidden);
+        int32_t ws[7] = {g->n_ofp, g->m_ifp, 1, 1, g->planes, 32, 32};
+        jints(o, "weight_shape", ws, 7);
+        cJSON_AddNumberToObject(o, "weight_bytes", (double)g->weight_bytes);
+        cJSON_AddNumberToObject(o, "table_bytes", (double)g->table_bytes);
+        cJSON_AddNumberToObject(o, "input_zero_point", g->in_zp);
+        cJSON_AddNumberToObject(o, "hidden_zero_point", g->h_zp);
+        cJSON_AddStringToObject(o, "gate_order", "z,r,h");
+    }
     return o;
 }
 
@@ -334,12 +450,15 @@ static void print_json(const npk_mgk_model *m, bool records, bool symbols)
     cJSON_AddNumberToObject(o, "records", (double)m->nrecords);
     cJSON *ls = cJSON_AddArrayToObject(o, "layers");
     for (size_t i = 0; i < m->nconvs; i++) cJSON_AddItemToArray(ls, layer_json(m, &m->convs[i]));
+    cJSON *gs = cJSON_AddArrayToObject(o, "grus");
+    for (size_t i = 0; i < m->ngrus; i++) cJSON_AddItemToArray(gs, gru_json(&m->grus[i]));
     cJSON *un = cJSON_AddArrayToObject(o, "unassigned");
     for (size_t i = 0; i < m->nunassigned; i++) {
         cJSON *t = cJSON_CreateObject();
         cli_json_u64(t, "offset", m->unassigned[i].offset);
         cli_json_u64(t, "size", m->unassigned[i].size);
         cJSON_AddBoolToObject(t, "all_zero", m->unassigned[i].all_zero);
+        if (m->unassigned[i].why) cJSON_AddStringToObject(t, "why", m->unassigned[i].why);
         cJSON_AddItemToArray(un, t);
     }
     cJSON *uk = cJSON_AddArrayToObject(o, "unknown_records");
@@ -554,6 +673,12 @@ static int m_extract(int argc, char **argv)
                     m.convs[i].problem);
             rc = CLI_PROBLEMS;
         }
+    for (size_t i = 0; rc != CLI_FAIL && i < m.ngrus; i++)
+        if (!m.grus[i].usable) {
+            fprintf(stderr, "npukit: %s: GRU layer %d skipped: %s\n", path, m.grus[i].id,
+                    m.grus[i].problem);
+            rc = CLI_PROBLEMS;
+        }
     npk_mgk_free(&m);
     npk_unmap_file(&map);
     return rc;
@@ -611,21 +736,23 @@ static int m_replace(int argc, char **argv)
 
 static int parse_layer(const char *s, npk_mgk_synth_layer *l)
 {
-    int64_t v[5];
+    int64_t v[7] = {0, 0, 0, 0, 0, 1, 1};
     char buf[128];
     snprintf(buf, sizeof buf, "%s", s);
     int n = 0;
     for (char *tok = strtok(buf, ","); tok; tok = strtok(NULL, ",")) {
-        if (n == 5 || !cli_parse_i64(tok, &v[n]) || v[n] < 1 || v[n] > 4096) return -1;
+        if (n == 7 || !cli_parse_i64(tok, &v[n]) || v[n] < 1 || v[n] > 4096) return -1;
         n++;
     }
-    if (n != 5) return -1;
+    if (n != 5 && n != 7) return -1;
     memset(l, 0, sizeof *l);
     l->cin = (int)v[0];
     l->cout = (int)v[1];
     l->kh = (int)v[2];
     l->kw = (int)v[3];
     l->bits = (int)v[4];
+    l->stride_h = (int)v[5];
+    l->stride_w = (int)v[6];
     return 0;
 }
 
@@ -634,11 +761,14 @@ static int m_synth(int argc, char **argv)
     const char *out = NULL;
     npk_mgk_synth_layer layers[64];
     size_t nl = 0;
-    npk_mgk_synth_spec spec = {layers, 0, 1, false, false};
-    static const struct option opts[] = {
-        {"output", required_argument, NULL, 'o'}, {"layer", required_argument, NULL, 'l'},
-        {"seed", required_argument, NULL, 's'},   {"extra-records", no_argument, NULL, 'x'},
-        {"garbage", no_argument, NULL, 'g'},      {0, 0, 0, 0}};
+    npk_mgk_synth_spec spec = {layers, 0, 1, false, false, 0, 0};
+    static const struct option opts[] = {{"output", required_argument, NULL, 'o'},
+                                         {"layer", required_argument, NULL, 'l'},
+                                         {"seed", required_argument, NULL, 's'},
+                                         {"extra-records", no_argument, NULL, 'x'},
+                                         {"garbage", no_argument, NULL, 'g'},
+                                         {"size", required_argument, NULL, 'z'},
+                                         {0, 0, 0, 0}};
     int c;
     cli_getopt_reset();
     while ((c = getopt_long(argc, argv, "o:", opts, NULL)) != -1) {
@@ -657,6 +787,20 @@ static int m_synth(int argc, char **argv)
             break;
         case 'x': spec.extra_records = true; break;
         case 'g': spec.garbage = true; break;
+        case 'z': {
+            int64_t h, w;
+            char buf[64], *x;
+            snprintf(buf, sizeof buf, "%s", optarg);
+            x = strchr(buf, 'x');
+            if (!x) return cli_usage("mgk synth", "bad --size '%s' (want HxW)", optarg);
+            *x = 0;
+            if (!cli_parse_i64(buf, &h) || !cli_parse_i64(x + 1, &w) || h < 1 || w < 1 ||
+                h > 1024 || w > 1024)
+                return cli_usage("mgk synth", "bad --size '%s' (want HxW, 1..1024)", optarg);
+            spec.height = (int)h;
+            spec.width = (int)w;
+            break;
+        }
         default: return cli_bad_option("mgk synth", argv);
         }
     }

@@ -1,5 +1,5 @@
 /* npukit rknpu run-matmul and devices: running matmuls on the emulator or an
- * NPU, and listing NPU device nodes. A thin layer over src/rknpu/dev*.c. */
+ * NPU, and listing NPU device nodes. A thin layer over src/rknpu/dev/. */
 #include <getopt.h>
 #include <stdlib.h>
 #include <string.h>

@@ -101,6 +101,7 @@ typedef struct npk_mgk_warning {
 typedef struct npk_mgk_range {
     uint64_t offset, size; /* relative to the weight region */
     bool all_zero;         /* every byte of the range is 0 */
+    const char *why;       /* static explanation of an unassigned range, or NULL */
 } npk_mgk_range;
 
 /* ---- the `model` blob ---- */
@@ -109,6 +110,97 @@ typedef struct npk_mgk_tensor_ref {
     npk_mgk_str name, format, type; /* e.g. "x.43", "NDHWC32", "UINT8" */
     int32_t id;
 } npk_mgk_tensor_ref;
+
+/* ---- decoded record bodies ----
+ * Every body is decoded into named fields (docs/mgk.md "Record bodies" gives
+ * the evidence for each). A field the project cannot interpret is still
+ * decoded by its type and flagged `known = false`; a body that does not
+ * match its kind's layout is kept as one unknown BYTES field (and a warning). */
+
+typedef enum npk_mgk_kind {
+    NPK_MGK_K_UNKNOWN = 0,
+    NPK_MGK_K_CONV,
+    NPK_MGK_K_FORMAT_CONVERT,
+    NPK_MGK_K_RESHAPE,
+    NPK_MGK_K_CONCAT,
+    NPK_MGK_K_GRU,
+    NPK_MGK_K_NORMALIZE,
+    NPK_MGK_K_ADD,
+    NPK_MGK_K_UPSAMPLE,
+    NPK_MGK_K_PERMUTE
+} npk_mgk_kind;
+
+typedef enum npk_mgk_ftype {
+    NPK_MGK_F_U8,
+    NPK_MGK_F_U16,
+    NPK_MGK_F_I32,
+    NPK_MGK_F_U32,
+    NPK_MGK_F_I64,
+    NPK_MGK_F_F32,
+    NPK_MGK_F_IVEC,   /* u32 count, i32 items */
+    NPK_MGK_F_I64VEC, /* u32 count, i64 items */
+    NPK_MGK_F_F32VEC, /* u32 count, f32 items */
+    NPK_MGK_F_IVEC3,  /* vector<vector<vector<int>>>: kept as bytes, `count` outer items */
+    NPK_MGK_F_STR,    /* u32 length, bytes */
+    NPK_MGK_F_BYTES   /* raw bytes of unknown meaning */
+} npk_mgk_ftype;
+
+typedef struct npk_mgk_field {
+    const char *name;    /* static, e.g. "out_shape" */
+    const char *meaning; /* static one-line meaning with its evidence tag, or "unknown" */
+    npk_mgk_ftype type;
+    bool known;      /* false: decoded by type only, meaning not established */
+    uint64_t offset; /* file offset of the field */
+    uint32_t size;   /* bytes */
+    uint32_t count;  /* items of a vector, bytes of a string or raw field */
+    uint64_t data;   /* file offset of the first item */
+    int64_t i;       /* scalar value (integers); bits for F32 */
+    double f;        /* F32 value */
+} npk_mgk_field;
+
+#define NPK_MGK_MAX_TB     8 /* inputs/outputs described by one tensor block */
+#define NPK_MGK_MAX_RANK   8
+#define NPK_MGK_MAX_INPUTS 8 /* inputs of Concat/Add records */
+
+/* The tensor block that ends every body (read_tensor_param + its tail). */
+typedef struct npk_mgk_tblock {
+    bool present;
+    uint8_t flag;
+    uint32_t nshapes;
+    int32_t shape[NPK_MGK_MAX_TB][NPK_MGK_MAX_RANK];
+    uint32_t rank[NPK_MGK_MAX_TB];
+    int32_t index, one;
+    uint32_t nout_off, nin_off;
+    int64_t out_off[NPK_MGK_MAX_TB], in_off[NPK_MGK_MAX_TB];
+    bool has_tail; /* false for Gru bodies, which end after the output offsets */
+} npk_mgk_tblock;
+
+/* Typed view of the decoded fields (what the graph and the export use). */
+typedef struct npk_mgk_params {
+    npk_mgk_kind kind;
+    bool decoded; /* the body matched its layout */
+    npk_mgk_tblock tb;
+    int32_t q; /* first word: zero points (kind-specific, see docs) */
+    /* FormatConvert */
+    int32_t fc_channels, fc_direction; /* direction 0: NHWC -> NDHWC32, 1: back */
+    /* Normalize (per-channel y = x * scale + bias in code units) */
+    int32_t nz_bias_count, nz_scale_count;
+    int64_t nz_bias_offset, nz_scale_offset; /* relative to the weight region */
+    /* Add */
+    int32_t add_mode;
+    uint32_t add_ninputs;
+    int32_t add_w[NPK_MGK_MAX_INPUTS];
+    float add_mult, add_bias;
+    /* Concat */
+    float cat_inv_scale;
+    uint32_t cat_ninputs;
+    int32_t cat_zp[NPK_MGK_MAX_INPUTS];
+    float cat_scale[NPK_MGK_MAX_INPUTS];
+    /* UpSample */
+    int32_t up_mode;
+    uint32_t up_nscales;
+    float up_scales[NPK_MGK_MAX_RANK];
+} npk_mgk_params;
 
 typedef struct npk_mgk_record {
     uint64_t offset, size; /* file offset and length, including the trailing length word */
@@ -123,15 +215,25 @@ typedef struct npk_mgk_record {
     bool known_kind;                 /* kind is one the documentation lists */
     uint64_t body_offset, body_size; /* kind-specific bytes (raw) */
     int conv;                        /* index into npk_mgk_model.convs, or -1 */
+    int gru;                         /* index into npk_mgk_model.grus, or -1 */
+    npk_mgk_field *fields;           /* the decoded body */
+    uint32_t nfields;
+    npk_mgk_params p;
 } npk_mgk_record;
 
 typedef struct npk_mgk_conv {
     size_t record; /* index into records; also the layer id */
     int id;        /* layer id used by extract/replace: layer_<id>.weight */
-    /* The fixed block after the kernel id (113 bytes in the fixture). */
-    uint8_t unknown_head[30]; /* 2 bytes + 7 x i32, meaning unknown */
-    int32_t unknown_a;        /* 2 for 1x3/1x5, 1 for 1x1 layers in the fixture */
-    int32_t cin, cout;        /* real channel counts as stored */
+    /* read_layer_param (18 bytes), then the fixed fields, in the read order
+     * of conv2d_int8_param_init (docs/mgk.md "Convolution"). */
+    int32_t zp_word;     /* ConvOp +0x9C: low 16 bits input zero point, high 16 output's */
+    uint16_t rq_code;    /* +0xA4: requant-mode code (1 or 2 in the fixture) */
+    uint64_t clamp_word; /* +0xA8: clamp/zero-point word (0 or 0xffff in the fixture) */
+    uint32_t mode;     /* +0xB0: & 7 = 1 float (MXU) requant, 2 hardware packed; bit 3 two-slope */
+    int32_t rows_flag; /* +0xE4 */
+    uint32_t nrows_a, nrows_b; /* two vectors whose first items overwrite +0xE0/+0xE4 (empty) */
+    int32_t unknown_a;         /* +0xFC: 2 for 1x3/1x5, 1 for 1x1 layers in the fixture */
+    int32_t cin, cout;         /* real channel counts as stored */
     int32_t pads[8], kernel[8], stride[8], dilation[8];
     uint32_t npads, nkernel, nstride, ndilation;
     int32_t unknown_b[2];
@@ -145,10 +247,13 @@ typedef struct npk_mgk_conv {
     int32_t third_shape[8];
     uint32_t nthird;
     uint8_t has_third;
-    int32_t counts[3];  /* element counts: weights (2-bit fields), requant words, third */
-    int64_t offsets[3]; /* relative to the weight region */
-    uint64_t shape_pos; /* file offset of the weight_shape count word */
-    uint64_t tail_offset, tail_size; /* undecoded bytes before the trailer */
+    int32_t counts[3];    /* element counts: weights (2-bit fields), requant words, third */
+    int64_t offsets[3];   /* relative to the weight region */
+    uint32_t nfourth;     /* a fourth tensor: shape items, element count, offset */
+    int32_t fourth_count; /* (empty, 0, 0 in the fixture) */
+    int64_t fourth_offset;
+    uint64_t shape_pos;              /* file offset of the weight_shape count word */
+    uint64_t tail_offset, tail_size; /* undecoded bytes before the trailer (0 when decoded) */
     /* Derived and checked. */
     bool usable;       /* the weights can be decoded */
     bool requant_ok;   /* the requantisation table can be read */
@@ -158,6 +263,27 @@ typedef struct npk_mgk_conv {
     bool unpadded;                 /* false when Cin/Cout do not fit the shape (all lanes used) */
     uint64_t weight_offset, weight_bytes, requant_offset, requant_bytes;
 } npk_mgk_conv;
+
+/* A GRU layer. Its weight and table offsets are not in the blob: the
+ * generated constructor passes them to gru_param_init as immediates, and
+ * npukit reads them from that call (docs/mgk.md "GRU"). */
+typedef struct npk_mgk_gru {
+    size_t record; /* index into records; also the layer id */
+    int id;
+    bool located;          /* the gru_param_init call of this record was found */
+    bool usable;           /* weights and tables can be decoded */
+    char problem[160];     /* why not */
+    uint32_t call_addr;    /* address of the call in the constructor */
+    int32_t arg_out_id;    /* argument 6, must equal the record's output id */
+    int32_t arg_hidden;    /* argument 9: hidden size */
+    int32_t arg_zps;       /* argument 16: low 16 bits input zero point, high hidden's */
+    int64_t weight_offset; /* argument 21, relative to the weight region */
+    int64_t table_offset;  /* argument 22: biases, scales, hidden quantisation */
+    int batch, seq, ndir, hidden, input;
+    int n_ofp, m_ifp, planes, bits; /* the NMHWSOIB2 block: [3H*ndir/32, (I+H)/32, 1, 1, S] */
+    uint64_t weight_bytes, table_bytes;
+    int in_zp, h_zp;
+} npk_mgk_gru;
 
 typedef struct npk_mgk_model {
     const uint8_t *data;
@@ -181,6 +307,8 @@ typedef struct npk_mgk_model {
     size_t nrecords;
     npk_mgk_conv *convs;
     size_t nconvs;
+    npk_mgk_gru *grus;
+    size_t ngrus;
     npk_mgk_range *unassigned;
     size_t nunassigned;
     npk_mgk_warning warnings[NPK_MGK_MAX_WARNINGS];
@@ -192,6 +320,17 @@ npk_status npk_mgk_parse(const uint8_t *buf, size_t len, npk_mgk_model *m, npk_e
 void npk_mgk_free(npk_mgk_model *m);
 /* The convolution with layer id `id`, or NULL. */
 const npk_mgk_conv *npk_mgk_find_layer(const npk_mgk_model *m, int id);
+/* The GRU with layer id `id`, or NULL. */
+const npk_mgk_gru *npk_mgk_find_gru(const npk_mgk_model *m, int id);
+/* Kind of a record and its name ("Convolution", ..., "unknown"). */
+const char *npk_mgk_kind_name(npk_mgk_kind k);
+/* A field of a record by name, or NULL. */
+const npk_mgk_field *npk_mgk_field_get(const npk_mgk_record *r, const char *name);
+/* A field's value as text (vectors show at most max_items items); returns
+ * the length it needed. Strings are escaped to printable ASCII. */
+size_t npk_mgk_field_format(const npk_mgk_model *m, const npk_mgk_field *f, char *buf, size_t n,
+                            uint32_t max_items);
+const char *npk_mgk_ftype_name(npk_mgk_ftype t);
 const npk_mgk_record *npk_mgk_conv_record(const npk_mgk_model *m, const npk_mgk_conv *c);
 
 /* ---- NMHWSOIB2 weight codec ---- */
@@ -270,12 +409,32 @@ npk_status npk_mgk_requant_read(const npk_mgk_model *m, const npk_mgk_conv *c, n
                                 npk_error *err);
 void npk_mgk_requant_free(npk_mgk_requant *rq);
 
+/* ---- GRU weights ---- */
+
+/* A GRU's tensors, gate order z, r, h within each direction (docs/mgk.md). */
+typedef struct npk_mgk_gru_tensors {
+    int ndir, hidden, input;
+    int8_t *w;        /* [ndir][3H][I] input weights */
+    int8_t *r;        /* [ndir][3H][H] recurrent weights */
+    int32_t *wb, *rb; /* [ndir][3H] int32 biases of the input and recurrent products */
+    float *ws, *rs;   /* [ndir][3H] fp32 scales of the same */
+    float *h_scale;   /* [H] scale of the quantised hidden state */
+    int32_t *h_zp;    /* [ndir] zero point of the hidden state */
+} npk_mgk_gru_tensors;
+
+npk_status npk_mgk_gru_read(const npk_mgk_model *m, const npk_mgk_gru *g, npk_mgk_gru_tensors *t,
+                            npk_error *err);
+void npk_mgk_gru_tensors_free(npk_mgk_gru_tensors *t);
+
 /* ---- export and weight replacement ---- */
 
 /* Tensors of every usable convolution: layer_<id>.weight int8 [Cout, Cin,
  * KH, KW]; layer_<id>.bias int32 [Cout], .scale float32 [Cout] (float and
  * two-slope tables), .mult int32 [Cout] (packed tables), and
- * layer_<id>.requant int32 [rows, Cout] (the raw table rows). */
+ * layer_<id>.requant int32 [rows, Cout] (the raw table rows). Every usable
+ * GRU: layer_<id>.W int8 [ndir, 3H, I], .R int8 [ndir, 3H, H], .Wb/.Rb int32
+ * [ndir, 3H], .Ws/.Rs float32 [ndir, 3H], .h_scale float32 [H], .h_zp int32
+ * [ndir]. */
 npk_status npk_mgk_extract(const npk_mgk_model *m, npk_tensor_set *out, npk_error *err);
 
 typedef struct npk_mgk_replace_stats {
@@ -284,9 +443,10 @@ typedef struct npk_mgk_replace_stats {
     size_t ignored;       /* tensors that are not layer_<id>.weight */
 } npk_mgk_replace_stats;
 
-/* Re-encode every layer whose layer_<id>.weight is in `w` into a copy of the
- * file (*out, malloc'd). Shapes must match exactly; integer dtypes only;
- * values must fit the layer's bit width. Every other byte is unchanged. */
+/* Re-encode every layer whose layer_<id>.weight (convolutions) or
+ * layer_<id>.W / .R (GRUs) is in `w` into a copy of the file (*out,
+ * malloc'd). Shapes must match exactly; integer dtypes only; values must fit
+ * the layer's bit width. Every other byte is unchanged. */
 npk_status npk_mgk_replace(const npk_mgk_model *m, const npk_tensor_set *w, uint8_t **out,
                            size_t *out_len, npk_mgk_replace_stats *stats, npk_error *err);
 
@@ -307,6 +467,7 @@ typedef struct npk_mgk_synth_spec {
     uint64_t seed;
     bool garbage;       /* fill the unused footer/table bytes like the vendor files do */
     bool extra_records; /* add a FormatConvert record and one of an unknown kind */
+    int height, width;  /* input feature map (0: 8 x 8) */
 } npk_mgk_synth_spec;
 
 npk_status npk_mgk_synth(const npk_mgk_synth_spec *spec, uint8_t **out, size_t *len,

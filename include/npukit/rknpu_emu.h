@@ -5,10 +5,13 @@
  * buffers mapped at NPU addresses) and the register writes of each fetched
  * stream. A core's program counter fetches a stream, applies its writes to
  * the core's register file, and on the operation-enable entry runs one task
- * from the registers alone: CNA reads the feature cube (NC1HWC2) and the
- * packed weights, CORE multiplies (fp16 products with fp32 accumulation, or
- * int8 with int32), DPU applies the enabled BS/BN/EW stages and the output
- * conversion and writes the output cube. The tail's PC_BASE_ADDRESS and
+ * from the registers alone: a convolution (CNA reads the NC1HWC2 feature
+ * cube, with padding, and the packed weights; CORE multiplies, fp16 with
+ * fp32 accumulation or int8 with int32, direct or depthwise, any kernel,
+ * stride and dilation; DPU applies CPEND, the BS/BN/EW stages with their
+ * operand streams and the output conversion and writes the output cube), an
+ * element-wise task (the DPU reading its input and a second operand through
+ * its read DMA) or a max pooling (the PPU reading through PPU_RDMA). The tail's PC_BASE_ADDRESS and
  * PC_REGISTER_AMOUNTS chain to the next stream.
  *
  * Anything the model does not cover -- a register it does not know, a field

@@ -2,7 +2,7 @@
  * include/uapi/drm/rocket_accel.h, final revision) and the two DRM core
  * ioctls both NPU backends use (DRM_IOCTL_VERSION, DRM_IOCTL_GEM_CLOSE,
  * from include/uapi/drm/drm.h). Layouts are pinned with _Static_assert in
- * src/rknpu/rocket_uapi.c. Ioctl numbers use the asm-generic encoding (see
+ * src/rknpu/dev/rocket_uapi.c. Ioctl numbers use the asm-generic encoding (see
  * npukit/rknpu_uapi.h). */
 #ifndef NPUKIT_RKNPU_ROCKET_H
 #define NPUKIT_RKNPU_ROCKET_H

@@ -17,5 +17,8 @@ const char *npk_features(void)
 #ifdef NPK_HAVE_LIBUSB
            "usb "
 #endif
+#ifdef NPK_HAVE_PROTOBUF_C
+           "onnx "
+#endif
         ;
 }

@@ -119,136 +119,6 @@ static npk_status parse_header(npk_cursor *c, npk_mgk_record *r, npk_error *err)
     return NPK_OK;
 }
 
-static void conv_problem(npk_mgk_conv *c, const char *fmt, ...) NPK_PRINTF(2, 3);
-static void conv_problem(npk_mgk_conv *c, const char *fmt, ...)
-{
-    if (c->problem[0]) return;
-    va_list ap;
-    va_start(ap, fmt);
-    vsnprintf(c->problem, sizeof c->problem, fmt, ap);
-    va_end(ap);
-}
-
-static bool in_region(const npk_mgk_model *m, int64_t off, uint64_t size)
-{
-    return off >= 0 && size <= m->region_size && (uint64_t)off <= m->region_size - size;
-}
-
-/* Check the decoded fields and derive sizes; sets usable / requant_ok. */
-static void conv_derive(const npk_mgk_model *m, npk_mgk_conv *c)
-{
-    const int32_t *ws = c->weight_shape, *rs = c->requant_shape;
-    const npk_mgk_bitwidth *bw = npk_mgk_bitwidth_by_planes(ws[4]);
-    c->n_ofp = ws[0];
-    c->m_ifp = ws[1];
-    c->kh = ws[2];
-    c->kw = ws[3];
-    c->planes = ws[4];
-    if (ws[5] != 32 || ws[6] != 32) {
-        conv_problem(c, "weight shape lanes %d x %d, expected 32 x 32", ws[5], ws[6]);
-        return;
-    }
-    for (int i = 0; i < 4; i++)
-        if (ws[i] < 1 || ws[i] > 4096) {
-            conv_problem(c, "weight shape dimension %d is %d", i, ws[i]);
-            return;
-        }
-    if (!bw) {
-        conv_problem(c, "S_BIT2 = %d planes: no known bit width", ws[4]);
-        return;
-    }
-    c->bits = bw->bits;
-    uint64_t elems = (uint64_t)ws[0] * (uint64_t)ws[1] * (uint64_t)ws[2] * (uint64_t)ws[3] *
-                     (uint64_t)ws[4] * 1024u;
-    if (c->counts[0] < 0 || elems != (uint64_t)c->counts[0]) {
-        conv_problem(c, "weight element count %d does not match the shape (%llu)", c->counts[0],
-                     (unsigned long long)elems);
-        return;
-    }
-    c->weight_bytes = elems / 4;
-    if (!in_region(m, c->offsets[0], c->weight_bytes)) {
-        conv_problem(c, "weights at region+0x%llx (%llu bytes) lie outside the weight region",
-                     (unsigned long long)c->offsets[0], (unsigned long long)c->weight_bytes);
-        return;
-    }
-    c->weight_offset = (uint64_t)c->offsets[0];
-    /* Real channel counts select the lanes; if they do not fit, keep all lanes. */
-    if (c->cout > 32 * (c->n_ofp - 1) && c->cout <= 32 * c->n_ofp && c->cin > 32 * (c->m_ifp - 1) &&
-        c->cin <= 32 * c->m_ifp) {
-        c->out_channels = c->cout;
-        c->in_channels = c->cin;
-        c->unpadded = true;
-    } else {
-        c->out_channels = 32 * c->n_ofp;
-        c->in_channels = 32 * c->m_ifp;
-        conv_problem(c, "Cin/Cout %d/%d do not fit the weight shape; all lanes used", c->cin,
-                     c->cout);
-    }
-    c->usable = true;
-    if (rs[0] != ws[0] || rs[1] < 1 || rs[1] > 64 || rs[2] != 1 || rs[3] != 1 || rs[4] != 32) {
-        conv_problem(c, "requant shape [%d, %d, %d, %d, %d] not understood", rs[0], rs[1], rs[2],
-                     rs[3], rs[4]);
-        return;
-    }
-    uint64_t rq = (uint64_t)rs[0] * 32u * (uint64_t)rs[1];
-    if (c->counts[1] < 0 || rq != (uint64_t)c->counts[1]) {
-        conv_problem(c, "requant element count %d does not match its shape (%llu)", c->counts[1],
-                     (unsigned long long)rq);
-        return;
-    }
-    c->requant_bytes = rq * 4;
-    if (!in_region(m, c->offsets[1], c->requant_bytes)) {
-        conv_problem(c, "requant table at region+0x%llx (%llu bytes) lies outside the region",
-                     (unsigned long long)c->offsets[1], (unsigned long long)c->requant_bytes);
-        return;
-    }
-    c->m_bt = rs[1];
-    c->requant_offset = (uint64_t)c->offsets[1];
-    c->requant_ok = true;
-}
-
-/* The convolution body, in the read order of conv2d_int8_param_init. */
-static npk_status parse_conv(npk_mgk_model *m, npk_cursor *c, npk_mgk_conv *cv, npk_error *err)
-{
-    npk_status st;
-    uint32_t n;
-    if ((st = npk_cur_copy(c, cv->unknown_head, sizeof cv->unknown_head, err)) ||
-        (st = npk_cur_i32le(c, &cv->unknown_a, err)) || (st = npk_cur_i32le(c, &cv->cin, err)) ||
-        (st = npk_cur_i32le(c, &cv->cout, err)) ||
-        (st = mgk_read_ivec(c, cv->pads, 8, &cv->npads, err)) ||
-        (st = mgk_read_ivec(c, cv->kernel, 8, &cv->nkernel, err)) ||
-        (st = mgk_read_ivec(c, cv->stride, 8, &cv->nstride, err)) ||
-        (st = mgk_read_ivec(c, cv->dilation, 8, &cv->ndilation, err)) ||
-        (st = npk_cur_i32le(c, &cv->unknown_b[0], err)) ||
-        (st = npk_cur_i32le(c, &cv->unknown_b[1], err)) ||
-        (st = npk_cur_copy(c, cv->unknown_c, 3, err)) || (st = npk_cur_i32le(c, &cv->act, err)) ||
-        (st = mgk_read_str(c, &cv->layout, err)) ||
-        (st = npk_cur_copy(c, cv->zero_points, 5, err)) ||
-        (st = npk_cur_i32le(c, &cv->unknown_d, err)))
-        return st;
-    cv->shape_pos = npk_cur_offset(c);
-    if ((st = mgk_read_ivec(c, cv->weight_shape, 7, &n, err))) return st;
-    if (n != 7)
-        return npk_fail_at(err, NPK_E_FORMAT, cv->shape_pos,
-                           "convolution weight shape has %u dimensions, expected 7", n);
-    uint64_t at = npk_cur_offset(c);
-    if ((st = mgk_read_ivec(c, cv->requant_shape, 5, &n, err))) return st;
-    if (n != 5)
-        return npk_fail_at(err, NPK_E_FORMAT, at,
-                           "convolution requant shape has %u dimensions, expected 5", n);
-    if ((st = mgk_read_ivec(c, cv->third_shape, 8, &cv->nthird, err)) ||
-        (st = npk_cur_u8(c, &cv->has_third, err)))
-        return st;
-    for (int i = 0; i < 3; i++)
-        if ((st = npk_cur_i32le(c, &cv->counts[i], err))) return st;
-    for (int i = 0; i < 3; i++)
-        if ((st = npk_cur_i64le(c, &cv->offsets[i], err))) return st;
-    cv->tail_offset = npk_cur_offset(c);
-    cv->tail_size = npk_cur_left(c);
-    conv_derive(m, cv);
-    return NPK_OK;
-}
-
 /* Frame the records by their trailing length words, last to first. */
 static npk_status frame_records(const npk_mgk_model *m, const npk_mgk_section *blob,
                                 uint64_t **starts, size_t *count, npk_error *err)
@@ -318,17 +188,13 @@ npk_status mgk_parse_blob(npk_mgk_model *m, npk_error *err)
         r->offset = blob->offset + starts[i];
         r->size = next - starts[i];
         r->conv = -1;
+        r->gru = -1;
         npk_cursor c = npk_cur_init(m->data + r->offset, (size_t)(r->size - TRAILER), r->offset);
         c.what = "model record";
         if ((st = parse_header(&c, r, err))) break;
         r->body_offset = npk_cur_offset(&c);
         r->body_size = npk_cur_left(&c);
-        if (!npk_mgk_str_eq(r->kind, "Convolution")) continue;
-        npk_mgk_conv *cv = &m->convs[m->nconvs];
-        cv->record = i;
-        cv->id = (int)i;
-        if ((st = parse_conv(m, &c, cv, err))) break;
-        r->conv = (int)m->nconvs++;
+        st = mgk_decode_body(m, i, &c, err);
     }
     free(starts);
     return st;
@@ -340,16 +206,52 @@ static int cmp_range(const void *a, const void *b)
     return x->offset < y->offset ? -1 : x->offset > y->offset;
 }
 
-/* Byte ranges of the weight region that no convolution record claims. */
+/* A Normalize table claim, when it lies in the region. */
+static bool nz_claim(const npk_mgk_model *m, int32_t count, int64_t off, npk_mgk_range *r)
+{
+    uint64_t bytes = count > 0 ? 4u * (uint64_t)count : 0;
+    if (!bytes || off < 0 || (uint64_t)off > m->region_size ||
+        bytes > m->region_size - (uint64_t)off)
+        return false;
+    *r = (npk_mgk_range){(uint64_t)off, bytes, false, NULL};
+    return true;
+}
+
+/* Why an unclaimed range is there, as far as can be told. */
+static const char *explain(const npk_mgk_model *m, const npk_mgk_range *r)
+{
+    if (!r->all_zero) return NULL;
+    if (r->offset + r->size == m->region_size) return "zero padding at the end of the region";
+    if (r->size < 128 && (r->offset + r->size) % 64 == 0)
+        return "zero padding up to a 64-byte boundary";
+    return "zero bytes no record and no constructor argument refers to";
+}
+
+/* Byte ranges of the weight region that no layer claims (convolution weights
+ * and requant tables, GRU weights and tables, Normalize tables). */
 npk_status mgk_find_unassigned(npk_mgk_model *m, npk_error *err)
 {
-    npk_mgk_range *used = calloc(2 * m->nconvs + 1, sizeof *used);
+    size_t cap = 2 * m->nconvs + 2 * m->ngrus + 2 * m->nrecords + 1;
+    npk_mgk_range *used = calloc(cap, sizeof *used);
     if (!used) return npk_fail(err, NPK_E_NOMEM, "out of memory");
     size_t nu = 0;
     for (size_t i = 0; i < m->nconvs; i++) {
         const npk_mgk_conv *c = &m->convs[i];
-        if (c->usable) used[nu++] = (npk_mgk_range){c->weight_offset, c->weight_bytes, false};
-        if (c->requant_ok) used[nu++] = (npk_mgk_range){c->requant_offset, c->requant_bytes, false};
+        if (c->usable) used[nu++] = (npk_mgk_range){c->weight_offset, c->weight_bytes, false, NULL};
+        if (c->requant_ok)
+            used[nu++] = (npk_mgk_range){c->requant_offset, c->requant_bytes, false, NULL};
+    }
+    for (size_t i = 0; i < m->ngrus; i++) {
+        const npk_mgk_gru *g = &m->grus[i];
+        if (!g->usable) continue;
+        used[nu++] = (npk_mgk_range){(uint64_t)g->weight_offset, g->weight_bytes, false, NULL};
+        used[nu++] = (npk_mgk_range){(uint64_t)g->table_offset, g->table_bytes, false, NULL};
+    }
+    for (size_t i = 0; i < m->nrecords; i++) {
+        const npk_mgk_params *p = &m->records[i].p;
+        if (p->kind != NPK_MGK_K_NORMALIZE || !p->decoded) continue;
+        nu += nz_claim(m, p->nz_bias_count, p->nz_bias_offset, &used[nu]);
+        nu += nz_claim(m, p->nz_scale_count, p->nz_scale_offset, &used[nu]);
     }
     qsort(used, nu, sizeof *used, cmp_range);
     m->unassigned = calloc(nu + 1, sizeof *m->unassigned);
@@ -370,6 +272,7 @@ npk_status mgk_find_unassigned(npk_mgk_model *m, npk_error *err)
             const uint8_t *p = m->data + m->region_offset + at;
             r->all_zero = true;
             for (uint64_t k = 0; k < r->size && r->all_zero; k++) r->all_zero = p[k] == 0;
+            r->why = explain(m, r);
         }
         if (i < nu && used[i].offset + used[i].size > at) at = used[i].offset + used[i].size;
     }

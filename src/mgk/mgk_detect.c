@@ -46,6 +46,12 @@ npk_status npk_mgk_summarize(const uint8_t *buf, size_t len, npk_summary *out, n
             snprintf(bits + l, sizeof bits - l, "%s%d", l ? "," : "", b);
         }
     if (bits[0]) npk_sum_str(out, "weight_bits", "%s", bits);
+    if (m.ngrus) {
+        size_t ok = 0;
+        for (size_t i = 0; i < m.ngrus; i++) ok += m.grus[i].usable;
+        npk_sum_uint(out, "gru_layers", m.ngrus);
+        if (ok != m.ngrus) npk_sum_uint(out, "gru_layers_undecodable", m.ngrus - ok);
+    }
     char vers[NPK_KV_STR_MAX] = "";
     for (size_t i = 0; i < m.nversions; i++) {
         const npk_mgk_version *v = &m.versions[i];

@@ -45,6 +45,29 @@ static npk_status extract_requant(const npk_mgk_model *m, const npk_mgk_conv *c,
     return st;
 }
 
+static npk_status extract_gru(const npk_mgk_model *m, const npk_mgk_gru *g, npk_tensor_set *out,
+                              npk_error *err)
+{
+    npk_mgk_gru_tensors t;
+    npk_status st = npk_mgk_gru_read(m, g, &t, err);
+    if (st) return st;
+    int64_t nd = t.ndir, h3 = 3 * (int64_t)t.hidden;
+    int64_t sw[3] = {nd, h3, t.input}, sr[3] = {nd, h3, t.hidden}, sb[2] = {nd, h3};
+    int64_t sh[1] = {t.hidden}, sz[1] = {nd};
+    static const char *suffix[8] = {"W", "R", "Wb", "Rb", "Ws", "Rs", "h_scale", "h_zp"};
+    const void *data[8] = {t.w, t.r, t.wb, t.rb, t.ws, t.rs, t.h_scale, t.h_zp};
+    const npk_dtype dt[8] = {NPK_I8, NPK_I8, NPK_I32, NPK_I32, NPK_F32, NPK_F32, NPK_F32, NPK_I32};
+    const int nd_[8] = {3, 3, 2, 2, 2, 2, 1, 1};
+    const int64_t *shp[8] = {sw, sr, sb, sb, sb, sb, sh, sz};
+    for (int i = 0; i < 8 && !st; i++) {
+        char name[64];
+        snprintf(name, sizeof name, "layer_%d.%s", g->id, suffix[i]);
+        st = add_tensor(out, name, dt[i], nd_[i], shp[i], data[i], err);
+    }
+    npk_mgk_gru_tensors_free(&t);
+    return st;
+}
+
 npk_status npk_mgk_extract(const npk_mgk_model *m, npk_tensor_set *out, npk_error *err)
 {
     npk_set_init(out);
@@ -63,19 +86,24 @@ npk_status npk_mgk_extract(const npk_mgk_model *m, npk_tensor_set *out, npk_erro
         }
         if (c->requant_ok) st = extract_requant(m, c, out, err);
     }
+    for (size_t i = 0; i < m->ngrus && !st; i++)
+        if (m->grus[i].usable) st = extract_gru(m, &m->grus[i], out, err);
     if (st) npk_set_free(out);
     return st;
 }
 
-/* "layer_<id>.weight" -> id; -1 for any other name. */
-static int weight_name_id(const char *name)
+/* "layer_<id>.<suffix>" -> id, with *suffix pointing after the dot; -1 for
+ * any other name. */
+static int layer_name_id(const char *name, const char **suffix)
 {
     if (!name || strncmp(name, "layer_", 6) != 0) return -1;
     const char *p = name + 6;
     long id = 0;
     if (*p < '0' || *p > '9') return -1;
     while (*p >= '0' && *p <= '9' && id < 100000000) id = id * 10 + (*p++ - '0');
-    return strcmp(p, ".weight") == 0 ? (int)id : -1;
+    if (*p != '.') return -1;
+    *suffix = p + 1;
+    return (int)id;
 }
 
 static bool is_integer_dtype(npk_dtype dt)
@@ -122,6 +150,55 @@ static int64_t int_at(const npk_tensor *t, size_t i)
         return v > INT64_MAX ? INT64_MAX : (int64_t)v;
     }
     }
+}
+
+/* An integer tensor of exactly `count` values in [-128, 127] as int8. */
+static npk_status to_int8(const npk_tensor *t, const int64_t *shape, int ndim, int layer,
+                          int8_t **out, npk_error *err)
+{
+    *out = NULL;
+    if (t->ndim != ndim || memcmp(t->shape, shape, (size_t)ndim * sizeof *shape) != 0)
+        return npk_fail(err, NPK_E_ARG, "%s: shape does not match layer %d's", t->name, layer);
+    if (!is_integer_dtype(t->dtype))
+        return npk_fail(err, NPK_E_ARG, "%s: dtype %s; quantised weights must be integers", t->name,
+                        npk_dtype_name(t->dtype));
+    size_t n = npk_tensor_count(t);
+    int8_t *v = malloc(n ? n : 1);
+    if (!v) return npk_fail(err, NPK_E_NOMEM, "out of memory");
+    for (size_t i = 0; i < n; i++) {
+        int64_t x = int_at(t, i);
+        if (x < -128 || x > 127) {
+            free(v);
+            return npk_fail(err, NPK_E_ARG,
+                            "%s: value %lld at index %zu is outside the 8-bit range of layer %d",
+                            t->name, (long long)x, i, layer);
+        }
+        v[i] = (int8_t)x;
+    }
+    *out = v;
+    return NPK_OK;
+}
+
+static npk_status replace_gru(const npk_mgk_model *m, const npk_mgk_gru *g, const npk_tensor *tw,
+                              const npk_tensor *tr, uint8_t *file, npk_error *err)
+{
+    const npk_tensor *named = tw ? tw : tr;
+    if (!g->usable)
+        return npk_fail(err, NPK_E_UNSUPPORTED, "%s: GRU layer %d cannot be encoded: %s",
+                        named->name, g->id, g->problem);
+    npk_mgk_gru_tensors cur;
+    npk_status st = npk_mgk_gru_read(m, g, &cur, err);
+    if (st) return st;
+    int64_t sw[3] = {g->ndir, 3 * (int64_t)g->hidden, g->input};
+    int64_t sr[3] = {g->ndir, 3 * (int64_t)g->hidden, g->hidden};
+    int8_t *w = NULL, *r = NULL;
+    if (tw) st = to_int8(tw, sw, 3, g->id, &w, err);
+    if (!st && tr) st = to_int8(tr, sr, 3, g->id, &r, err);
+    if (!st) st = mgk_gru_encode(m, g, w ? w : cur.w, r ? r : cur.r, file, err);
+    free(w);
+    free(r);
+    npk_mgk_gru_tensors_free(&cur);
+    return st;
 }
 
 static npk_status replace_layer(const npk_mgk_model *m, const npk_mgk_conv *c, const npk_tensor *t,
@@ -176,18 +253,36 @@ npk_status npk_mgk_replace(const npk_mgk_model *m, const npk_tensor_set *w, uint
     npk_status st = NPK_OK;
     for (size_t i = 0; i < w->count && !st; i++) {
         const npk_tensor *t = &w->items[i];
-        int id = weight_name_id(t->name);
-        if (id < 0) {
+        const char *suffix = NULL;
+        int id = layer_name_id(t->name, &suffix);
+        if (id >= 0 && !strcmp(suffix, "weight")) {
+            const npk_mgk_conv *c = npk_mgk_find_layer(m, id);
+            if (!c) {
+                st = npk_fail(err, NPK_E_NOTFOUND, "%s: the model has no convolution layer %d",
+                              t->name, id);
+                break;
+            }
+            if (!(st = replace_layer(m, c, t, file, err))) local.layers++;
+        } else if (id >= 0 && (!strcmp(suffix, "W") || !strcmp(suffix, "R"))) {
+            const npk_mgk_gru *g = npk_mgk_find_gru(m, id);
+            if (!g) {
+                st =
+                    npk_fail(err, NPK_E_NOTFOUND, "%s: the model has no GRU layer %d", t->name, id);
+                break;
+            }
+            if (suffix[0] == 'R') {
+                char wn[64];
+                snprintf(wn, sizeof wn, "layer_%d.W", id);
+                if (npk_set_find(w, wn)) continue; /* done with its W */
+            }
+            char rn[64];
+            snprintf(rn, sizeof rn, "layer_%d.R", id);
+            const npk_tensor *tr = suffix[0] == 'W' ? npk_set_find(w, rn) : t;
+            const npk_tensor *tw = suffix[0] == 'W' ? t : NULL;
+            if (!(st = replace_gru(m, g, tw, tr, file, err))) local.layers++;
+        } else {
             local.ignored++;
-            continue;
         }
-        const npk_mgk_conv *c = npk_mgk_find_layer(m, id);
-        if (!c) {
-            st = npk_fail(err, NPK_E_NOTFOUND, "%s: the model has no convolution layer %d", t->name,
-                          id);
-            break;
-        }
-        if (!(st = replace_layer(m, c, t, file, err))) local.layers++;
     }
     if (st) {
         free(file);

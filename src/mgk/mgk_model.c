@@ -14,7 +14,8 @@ npk_status npk_mgk_parse(const uint8_t *buf, size_t len, npk_mgk_model *m, npk_e
     if (len < 52 + NPK_MGK_FOOTER_SIZE)
         return npk_fail_at(err, NPK_E_FORMAT, 0, "too short for an MGK file (%zu bytes)", len);
     if ((st = mgk_parse_elf(buf, len, &m->elf, err)) || (st = mgk_parse_container(m, err)) ||
-        (st = mgk_parse_blob(m, err)) || (st = mgk_find_unassigned(m, err))) {
+        (st = mgk_parse_blob(m, err)) || (st = mgk_find_grus(m, err)) ||
+        (st = mgk_find_unassigned(m, err))) {
         npk_mgk_free(m);
         return st;
     }
@@ -29,9 +30,11 @@ void npk_mgk_free(npk_mgk_model *m)
         free(m->records[i].inputs);
         free(m->records[i].out_formats);
         free(m->records[i].out_types);
+        free(m->records[i].fields);
     }
     free(m->records);
     free(m->convs);
+    free(m->grus);
     free(m->versions);
     free(m->unassigned);
     memset(m, 0, sizeof *m);

@@ -14,6 +14,7 @@
 #define MAX_SYNTH_LAYERS   256
 #define MAX_SYNTH_CHANNELS 4096
 #define MAX_SYNTH_KERNEL   16
+#define MAX_SYNTH_SIZE     1024
 
 typedef struct obuf {
     uint8_t *p;
@@ -216,12 +217,12 @@ static npk_status fill_layer(const npk_mgk_synth_layer *l, uint8_t *region, lpla
     return NPK_OK;
 }
 
-static void put_header(obuf *b, const char *name, const char *in_name, int in_id, int out_id,
-                       const char *kernel)
+static void put_header(obuf *b, const char *name, const char *in_name, const char *in_fmt,
+                       int in_id, int out_id, const char *kernel)
 {
     ob_str(b, name);
     ob_u32(b, 1);
-    ob_str(b, "NDHWC32");
+    ob_str(b, in_fmt);
     ob_u32(b, 1);
     ob_str(b, "UINT8");
     ob_u32(b, 1);
@@ -241,20 +242,70 @@ static void end_record(obuf *b, size_t start)
     ob_u64(b, (uint64_t)(b->n + 8 - start)); /* the record's own length */
 }
 
-/* One convolution record; `name` receives the name of its output tensor. */
+/* The tensor block: one NDHWC32 output [1, D, H, W, 32]. */
+static void put_tblock(obuf *b, int idx, int c, int h, int w)
+{
+    int32_t shape[5] = {1, (c + 31) / 32, h, w, 32};
+    ob_u8(b, 0);
+    ob_ivec(b, shape, 5);
+    ob_i32(b, idx);
+    ob_i32(b, 1);
+    ob_u32(b, 1);
+    ob_u64(b, 0x1000u * (uint64_t)(idx + 1)); /* arena offsets: any distinct values */
+    ob_u32(b, 1);
+    ob_u64(b, 0x1000u * (uint64_t)idx);
+    ob_u32(b, 1);
+    ob_u64(b, ~0ull);
+    ob_u32(b, 1);
+    ob_u64(b, ~0ull);
+    ob_u8(b, 0);
+    ob_u8(b, 0);
+    ob_i32(b, 0);
+    ob_i32(b, 0);
+    ob_i32(b, 0);
+}
+
+/* Output size of a convolution along one axis. */
+static int conv_out(int in, int k, int stride, int pad)
+{
+    int n = in + 2 * pad - k;
+    return n < 0 ? 0 : n / stride + 1;
+}
+
+typedef struct synth_tensor {
+    char name[48];
+    const char *format;
+    int id, c, h, w, zp;
+} synth_tensor;
+
+/* One convolution record in the read order of conv2d_int8_param_init,
+ * float requant path, no activation; `out` receives its output tensor. */
 static void put_conv(obuf *b, const npk_mgk_synth_layer *l, const lplace *p, int idx,
-                     const char *in_name, char name[48])
+                     const synth_tensor *in, synth_tensor *out)
 {
     size_t start = b->n;
-    snprintf(name, 48, "layer_%d_QuantizeFeature", idx);
-    put_header(b, name, in_name, idx, idx + 1, "Convolution/base_i8/2/0/0");
-    ob_grow(b, 30); /* unknown head */
+    int sh = l->stride_h > 0 ? l->stride_h : 1, sw = l->stride_w > 0 ? l->stride_w : 1;
+    snprintf(out->name, sizeof out->name, "layer_%d_QuantizeFeature", idx);
+    out->format = "NDHWC32";
+    out->id = in->id + 1 > idx + 1 ? in->id + 1 : idx + 1;
+    out->c = l->cout;
+    out->h = conv_out(in->h, l->kh, sh, l->kh / 2);
+    out->w = conv_out(in->w, l->kw, sw, l->kw / 2);
+    out->zp = 96 + (idx * 37) % 64;
+    put_header(b, out->name, in->name, in->format, in->id, out->id, "Convolution/base_i8/2/0/0");
+    ob_i32(b, (int32_t)((uint32_t)in->zp | (uint32_t)out->zp << 16));
+    ob_u16(b, 1); /* requant-mode code */
+    ob_u64(b, 0); /* clamp word */
+    ob_u32(b, 1); /* mode: float requant */
+    ob_i32(b, 1); /* rows flag */
+    ob_u32(b, 0); /* two empty vectors */
+    ob_u32(b, 0);
     ob_i32(b, l->kh * l->kw > 1 ? 2 : 1);
     ob_i32(b, l->cin);
     ob_i32(b, l->cout);
     int32_t pads[4] = {l->kh / 2, l->kh / 2, l->kw / 2, l->kw / 2};
     int32_t kernel[2] = {l->kw, l->kh}; /* (W, H) as in the vendor file */
-    int32_t stride[2] = {l->stride_w > 0 ? l->stride_w : 1, l->stride_h > 0 ? l->stride_h : 1};
+    int32_t stride[2] = {sw, sh};
     int32_t dil[2] = {1, 1};
     ob_ivec(b, pads, 4);
     ob_ivec(b, kernel, 2);
@@ -263,7 +314,7 @@ static void put_conv(obuf *b, const npk_mgk_synth_layer *l, const lplace *p, int
     ob_i32(b, 1);
     ob_i32(b, 2);
     ob_bytes(b, "\0\0\1", 3);
-    ob_i32(b, -1);
+    ob_i32(b, -1); /* no activation */
     ob_str(b, "BGRA");
     ob_grow(b, 5);
     ob_i32(b, 6);
@@ -280,14 +331,35 @@ static void put_conv(obuf *b, const npk_mgk_synth_layer *l, const lplace *p, int
     ob_u64(b, p->woff);
     ob_u64(b, p->roff);
     ob_u64(b, 0);
-    ob_grow(b, 16); /* vector<int> (empty), i32, i64: unknown, zero in the vendor file */
+    ob_u32(b, 0); /* fourth tensor: empty shape, 0 elements, offset 0 */
+    ob_i32(b, 0);
+    ob_u64(b, 0);
+    put_tblock(b, idx, out->c, out->h, out->w);
     end_record(b, start);
 }
 
-static void put_other(obuf *b, const char *name, const char *in_name, const char *kernel, int in_id)
+/* FormatConvert NHWC -> NDHWC32 of the graph input. */
+static void put_convert(obuf *b, const synth_tensor *in, synth_tensor *out)
 {
     size_t start = b->n;
-    put_header(b, name, in_name, in_id, in_id + 1, kernel);
+    *out = *in;
+    snprintf(out->name, sizeof out->name, "__FormatConvert__0");
+    out->format = "NDHWC32";
+    out->id = in->id + 1;
+    put_header(b, out->name, in->name, in->format, in->id, out->id,
+               "FormatConvert/format_cvt_ubit8/2/0/0/");
+    ob_i32(b, in->zp);
+    ob_i32(b, 1);
+    ob_i32(b, in->c);
+    ob_i32(b, 0); /* NHWC -> NDHWC32 */
+    put_tblock(b, 0, out->c, out->h, out->w);
+    end_record(b, start);
+}
+
+static void put_other(obuf *b, const char *name, const synth_tensor *in, const char *kernel)
+{
+    size_t start = b->n;
+    put_header(b, name, in->name, in->format, in->id, in->id + 1, kernel);
     ob_i32(b, 1);
     ob_i32(b, 32);
     ob_i32(b, 0);
@@ -297,6 +369,9 @@ static void put_other(obuf *b, const char *name, const char *in_name, const char
 
 static npk_status check_spec(const npk_mgk_synth_spec *spec, npk_error *err)
 {
+    if (spec->height < 0 || spec->width < 0 || spec->height > MAX_SYNTH_SIZE ||
+        spec->width > MAX_SYNTH_SIZE)
+        return npk_fail(err, NPK_E_ARG, "synth: input size must be 1..%d", MAX_SYNTH_SIZE);
     if (!spec->layers || spec->nlayers < 1 || spec->nlayers > MAX_SYNTH_LAYERS)
         return npk_fail(err, NPK_E_ARG, "synth: 1 to %d layers", MAX_SYNTH_LAYERS);
     for (size_t i = 0; i < spec->nlayers; i++) {
@@ -308,6 +383,8 @@ static npk_status check_spec(const npk_mgk_synth_spec *spec, npk_error *err)
         if (l->kh < 1 || l->kw < 1 || l->kh > MAX_SYNTH_KERNEL || l->kw > MAX_SYNTH_KERNEL)
             return npk_fail(err, NPK_E_ARG, "synth: layer %zu: kernel must be 1..%d", i,
                             MAX_SYNTH_KERNEL);
+        if (l->stride_h < 0 || l->stride_w < 0 || l->stride_h > 4 || l->stride_w > 4)
+            return npk_fail(err, NPK_E_ARG, "synth: layer %zu: stride must be 1..4", i);
         if (!npk_mgk_bitwidth_by_bits(l->bits))
             return npk_fail(err, NPK_E_ARG, "synth: layer %zu: %d-bit weights (2, 4, 6 or 8)", i,
                             l->bits);
@@ -350,19 +427,27 @@ npk_status npk_mgk_synth(const npk_mgk_synth_spec *spec, uint8_t **out, size_t *
         return st;
     }
     uint64_t model_off = b.n;
-    int tid = 0;
+    int h = spec->height > 0 ? spec->height : 8, w = spec->width > 0 ? spec->width : 8;
+    synth_tensor cur = {"input", "NDHWC32", 0, spec->layers[0].cin, h, w, 128}, next;
+    int rec = 0;
     if (spec->extra_records) {
-        put_other(&b, "__FormatConvert__0", "input", "FormatConvert/format_cvt_ubit8/2/0/0/", tid);
-        tid++;
+        cur.format = "NHWC";
+        put_convert(&b, &cur, &next);
+        cur = next;
+        rec++;
     }
-    char prev[48] = "input", name[48];
-    if (spec->extra_records) snprintf(prev, sizeof prev, "__FormatConvert__0");
-    for (size_t i = 0; i < spec->nlayers; i++, tid++) { /* tensor ids follow record indices */
-        put_conv(&b, &spec->layers[i], &pl[i], tid, prev, name);
-        memcpy(prev, name, sizeof prev);
+    /* Layers chain when the channels agree; otherwise a layer reads a new input. */
+    for (size_t i = 0; i < spec->nlayers; i++, rec++) {
+        const npk_mgk_synth_layer *l = &spec->layers[i];
+        if (l->cin != cur.c) {
+            synth_tensor in = {"", "NDHWC32", cur.id + 1, l->cin, h, w, 128};
+            snprintf(in.name, sizeof in.name, "input_%zu", i);
+            cur = in;
+        }
+        put_conv(&b, l, &pl[i], rec, &cur, &next);
+        cur = next;
     }
-    if (spec->extra_records)
-        put_other(&b, "custom_op_out", prev, "Synthetic/npukit_unknown/0/", tid);
+    if (spec->extra_records) put_other(&b, "custom_op_out", &cur, "Synthetic/npukit_unknown/0/");
     free(pl);
     uint64_t model_size = b.n - model_off;
     static const char strtab[] = "\0model\0.mlstrtab\0.verstr\0.version";

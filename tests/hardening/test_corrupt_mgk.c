@@ -5,9 +5,10 @@
  * record, the payload sections, the segment record, the section table and
  * the footer), the same boundaries as cuts that keep the footer (so every
  * table points past the shortened payload), and the structural fields set
- * to extreme values. */
+ * to extreme values; `mgk graph` and `mgk export` run on every case too. */
 #include "harden.h"
 #include "npukit/mgk.h"
+#include "npukit/mgk_graph.h"
 
 static char layer_id[16];
 
@@ -17,8 +18,12 @@ static const hd_cmd cmds[] = {
     {"mgk extract @IN -o @OUT/w.safetensors", 2, 0, 0, HD_JSON},
     {"mgk layer @IN @2 --weights", 2, 0, 0, 0},
     {"mgk replace @IN --weights @1 -o @OUT/new.mgk", 2, 0, 0, HD_JSON},
+    {"mgk graph --json @IN", 2, 0, 0, HD_JSON},
+    {"mgk graph --dot @IN", 2, 0, 0, 0},
+    {"mgk export --allow-unknown @IN -o @OUT/m.onnx", 2, 0, 0, 0}, /* last: needs protobuf-c */
 };
-#define NCMDS (sizeof cmds / sizeof cmds[0])
+/* Every command, or all but the export in builds without ONNX support. */
+#define NCMDS (sizeof cmds / sizeof cmds[0] - !npk_mgk_onnx_available())
 #define NCUT  3 /* cuts: the first three commands (all of them read the whole file) */
 
 /* buf[0, at) followed by the footer: tables keep their absolute offsets. */

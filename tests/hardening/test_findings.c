@@ -137,7 +137,7 @@ static void test_mgk_shstrndx_not_strtab(void **state)
 {
     (void)state;
     static const npk_mgk_synth_layer ls[] = {{16, 8, 3, 3, 8, 1, 1, NULL}};
-    npk_mgk_synth_spec spec = {ls, 1, 1, false, false};
+    npk_mgk_synth_spec spec = {ls, 1, 1, false, false, 0, 0};
     uint8_t *buf;
     size_t len;
     npk_error err = {0};

@@ -71,6 +71,25 @@ printf 'IMGK\001\001\001\001' >>"$tmp/cut.mgk"
 head -c 72 /dev/zero >>"$tmp/cut.mgk"
 expect2 "$npk" mgk info "$tmp/cut.mgk"
 grep -q 'offset 0x' "$tmp/err" || fail "no offset in: $(cat "$tmp/err")"
+# graph: text, DOT, PNG through Graphviz's dot (or a clear error without it).
+"$npk" mgk graph "$tmp/s.mgk" >"$tmp/g.txt"
+grep -q 'nodes (topological order):' "$tmp/g.txt" || fail "graph text"
+grep -q '#3   unknown .*NOT ESTABLISHED' "$tmp/g.txt" || fail "graph: unknown record not flagged"
+"$npk" mgk graph --dot "$tmp/s.mgk" >"$tmp/g.dot"
+head -1 "$tmp/g.dot" | grep -q '^digraph mgk {' || fail "graph --dot"
+grep -q 'r1 -> r2 \[label="\[1,2,8,8,32\] NDHWC32 UINT8' "$tmp/g.dot" || fail "graph --dot edge label"
+if command -v dot >/dev/null; then
+    "$npk" mgk graph --png "$tmp/g.png" "$tmp/s.mgk"
+    [ "$(head -c 4 "$tmp/g.png" | od -An -tx1 | tr -d ' ')" = 89504e47 ] || fail "graph --png: not a PNG"
+fi
+expect2 env PATH=/nonexistent "$npk" mgk graph --png "$tmp/nodot.png" "$tmp/s.mgk"
+grep -q "needs Graphviz's .dot. program" "$tmp/err" || fail "no-dot message: $(cat "$tmp/err")"
+[ ! -e "$tmp/nodot.png" ] || fail "graph --png wrote a file without dot"
+expect2 "$npk" mgk graph --json --dot "$tmp/s.mgk"
+expect2 "$npk" mgk graph "$tmp/trunc.mgk"
+expect2 "$npk" mgk export "$tmp/s.mgk"
+expect2 "$npk" mgk export "$tmp/trunc.mgk" -o "$tmp/t.onnx"
+[ ! -e "$tmp/t.onnx" ] || fail "export wrote a file on error"
 expect2 "$npk" mgk synth --layer 1,2,3 -o "$tmp/x.mgk"
 expect2 "$npk" mgk synth --layer 8,8,1,1,3 -o "$tmp/x.mgk"
 [ ! -e "$tmp/x.mgk" ] || fail "synth wrote a file on error"
@@ -97,6 +116,18 @@ assert [u["kind"] for u in j["unknown_records"]] == ["Synthetic"]
 assert len(j["record_list"]) == 4 and j["record_list"][0]["kind"] == "FormatConvert"
 assert j["versions"] == ["0.0.0", "npukit-synth"]
 assert j["warnings"] == []
+EOF
+"$npk" mgk graph --json "$tmp/s.mgk" >"$tmp/g.json"
+"$py" - "$tmp/g.json" <<'EOF'
+import json, sys
+g = json.load(open(sys.argv[1]))
+assert [n["kind"] for n in g["nodes"]] == ["FormatConvert", "Convolution", "Convolution", "unknown"]
+assert [n["established"] for n in g["nodes"]] == [True, True, True, False]
+t = {x["id"]: x for x in g["tensors"]}
+assert g["inputs"] == [0] and t[0]["format"] == "NHWC" and t[0]["shape"] == [1, 8, 8, 24]
+assert t[2]["logical_shape"] == [1, 8, 8, 40] and t[2]["zero_point"] == 133
+assert t[2]["scale_source"] == "code units"
+assert g["warnings"] == []
 EOF
 "$npk" mgk extract "$tmp/s.mgk" -o "$tmp/s.safetensors"
 "$npk" mgk replace "$tmp/s.mgk" --weights "$tmp/s.safetensors" -o "$tmp/s2.mgk" 2>/dev/null
@@ -147,8 +178,23 @@ assert l["weight_shape"] == [1, 4, 1, 5, 4, 32, 32] and l["requant_offset"] == 0
 assert (l["out_channels"], l["in_channels"], l["kernel_h"], l["kernel_w"], l["bits"]) == (2, 128, 1, 5, 8)
 assert l["requant_form"] == "float"
 assert [(u["offset"], u["size"]) for u in j["unassigned"]] == [
-    (0x500, 512), (0x3880, 128), (0xB780, 15552), (0xFD40, 8128), (0x12200, 256), (0x20880, 128)]
+    (0x500, 512), (0x38A0, 32), (0x38E0, 32), (0xF408, 56), (0x11CC4, 60), (0x20880, 128)]
+assert all(u["all_zero"] and u["why"] for u in j["unassigned"])
+assert [(g["id"], g["directions"], g["weight_offset"], g["table_offset"]) for g in j["grus"]] == [
+    (19, 2, 0xB780, 0xE780), (34, 1, 0xFE40, 0x11640)]
 assert j["unknown_records"] == [] and j["warnings"] == []
+EOF
+"$npk" mgk graph --json "$fix" >"$tmp/fg.json"
+"$py" - "$tmp/fg.json" <<'EOF'
+import json, sys
+g = json.load(open(sys.argv[1]))
+assert len(g["nodes"]) == 62 and all(n["established"] for n in g["nodes"])
+ops = sorted(set(n["op"] for n in g["nodes"]))
+assert ops == ["Add", "Concat", "Conv", "Conv+PRelu", "Gru", "Identity", "Mul+Add", "Reshape",
+               "Resize", "Transpose"], ops
+t = {x["id"]: x for x in g["tensors"]}
+assert t[81]["name"] == "onnx__Sigmoid_521_last_layer" and t[81]["shape"] == [1, 1, 256, 2]
+assert len(g["inputs"]) == 12 and len(g["outputs"]) == 11 and g["warnings"] == []
 EOF
 "$npk" mgk extract "$fix" -o "$tmp/f.safetensors"
 "$npk" mgk replace "$fix" --weights "$tmp/f.safetensors" -o "$tmp/f2.mgk" 2>/dev/null

@@ -19,7 +19,7 @@ static int setup(void **state)
     (void)state;
     static const npk_mgk_synth_layer ls[] = {{20, 40, 3, 3, 8, 1, 1, NULL},
                                              {40, 5, 1, 5, 4, 1, 1, NULL}};
-    npk_mgk_synth_spec spec = {ls, 2, 7, true, true};
+    npk_mgk_synth_spec spec = {ls, 2, 7, true, true, 0, 0};
     npk_error err = {0};
     if (npk_mgk_synth(&spec, &orig, &orig_len, &err)) return -1;
     return npk_mgk_parse(orig, orig_len, &ref, &err) ? -1 : 0;

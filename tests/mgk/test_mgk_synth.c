@@ -11,7 +11,7 @@
 static uint8_t *make(const npk_mgk_synth_layer *layers, size_t n, bool extra, bool garbage,
                      size_t *len)
 {
-    npk_mgk_synth_spec spec = {layers, n, 42, garbage, extra};
+    npk_mgk_synth_spec spec = {layers, n, 42, garbage, extra, 0, 0};
     uint8_t *buf;
     npk_error err = {0};
     if (npk_mgk_synth(&spec, &buf, len, &err)) fail_msg("synth: %s", err.msg);
@@ -176,7 +176,7 @@ static void test_synth_errors(void **state)
 {
     (void)state;
     npk_mgk_synth_layer l = {8, 8, 1, 1, 3, 1, 1, NULL};
-    npk_mgk_synth_spec spec = {&l, 1, 1, false, false};
+    npk_mgk_synth_spec spec = {&l, 1, 1, false, false, 0, 0};
     uint8_t *buf = NULL;
     size_t len;
     npk_error err = {0};

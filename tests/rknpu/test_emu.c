@@ -302,27 +302,28 @@ static void test_unmodelled_fields(void **state)
 {
     (void)state;
     static const field_case cases[] = {
-        {NPK_RKF_CNA_CONV_CON1_CONV_MODE, 3, "CNA_CONV_CON1.CONV_MODE = 3 is not modelled"},
+        {NPK_RKF_CNA_CONV_CON1_CONV_MODE, 3, "WEIGHT_KERNELS = 64 is not 1 for a depthwise"},
+        {NPK_RKF_CNA_CONV_CON1_CONV_MODE, 1, "CNA_CONV_CON1.CONV_MODE = 1 is not modelled"},
         {NPK_RKF_CNA_CONV_CON1_IN_PRECISION, 5, "CNA_CONV_CON1.IN_PRECISION = 5"},
         {NPK_RKF_CNA_CONV_CON1_PROC_PRECISION, 0,
          "CNA_CONV_CON1.PROC_PRECISION = 0 does not match"},
-        {NPK_RKF_CNA_CONV_CON3_CONV_X_STRIDE, 2, "CNA_CONV_CON3.CONV_X_STRIDE = 2 is not modelled"},
-        {NPK_RKF_CNA_CONV_CON3_ATROUS_Y_DILATION, 1, "CNA_CONV_CON3.ATROUS_Y_DILATION = 1"},
+        {NPK_RKF_CNA_CONV_CON3_CONV_Y_STRIDE, 2, "rows of padding below"},
+        {NPK_RKF_CNA_CONV_CON3_CONV_X_STRIDE, 0, "CNA_CONV_CON3.CONV_X_STRIDE = 0 is not modelled"},
         {NPK_RKF_CNA_CONV_CON2_KERNEL_GROUP, 1, "CNA_CONV_CON2.KERNEL_GROUP = 1"},
-        {NPK_RKF_CNA_WEIGHT_SIZE2_WEIGHT_WIDTH, 3, "CNA_WEIGHT_SIZE2.WEIGHT_WIDTH = 3"},
-        {NPK_RKF_CNA_PAD_CON0_PAD_TOP, 1, "CNA_PAD_CON0.PAD_TOP = 1"},
+        {NPK_RKF_CNA_WEIGHT_SIZE2_WEIGHT_WIDTH, 3, "WEIGHT_BYTES_PER_KERNEL = 128 does not match"},
+        {NPK_RKF_CNA_PAD_CON0_PAD_TOP, 1, "CNA_PAD_CON0.PAD_TOP = 1 reaches past the kernel"},
         {NPK_RKF_CNA_CVT_CON0_CVT_BYPASS, 0, "CNA_CVT_CON0.CVT_BYPASS = 0"},
         {NPK_RKF_CNA_DCOMP_CTRL_DECOMP_CONTROL, 1, "CNA_DCOMP_CTRL.DECOMP_CONTROL = 1"},
         {NPK_RKF_CNA_CBUF_CON0_WEIGHT_REUSE, 1, "CNA_CBUF_CON0.WEIGHT_REUSE = 1"},
         {NPK_RKF_CNA_CBUF_CON0_DATA_BANK, 0, "CNA_CBUF_CON0.DATA_BANK = 0"},
         {NPK_RKF_CNA_CBUF_CON1_DATA_ENTRIES, 7, "CNA_CBUF_CON1.DATA_ENTRIES = 7 does not match"},
         {NPK_RKF_CNA_DATA_SIZE2_DATAOUT_WIDTH, 2,
-         "CNA_DATA_SIZE2.DATAOUT_WIDTH = 2 does not match"},
+         "CNA_DATA_SIZE2.DATAOUT_WIDTH = 2 needs 1 columns of padding"},
         {NPK_RKF_CNA_DMA_CON1_LINE_STRIDE, 2, "CNA_DMA_CON1.LINE_STRIDE = 2 makes 8-byte lines"},
         {NPK_RKF_CNA_DMA_CON2_SURF_STRIDE, 0x0FFFFFF0, "CNA_DMA_CON2.SURF_STRIDE"},
         {NPK_RKF_CNA_FC_CON0_FC_SKIP_EN, 1, "CNA_FC_CON0.FC_SKIP_EN = 1"},
         {NPK_RKF_CNA_WEIGHT_SIZE0_WEIGHT_BYTES, 4096, "CNA_WEIGHT_SIZE0.WEIGHT_BYTES = 4096"},
-        {NPK_RKF_CORE_MISC_CFG_DW_EN, 1, "CORE_MISC_CFG.DW_EN = 1"},
+        {NPK_RKF_CORE_MISC_CFG_DW_EN, 1, "CORE_MISC_CFG.DW_EN = 1 does not match"},
         {NPK_RKF_CORE_CLIP_TRUNCATE_CLIP_TRUNCATE, 4, "CORE_CLIP_TRUNCATE.CLIP_TRUNCATE = 4"},
         {NPK_RKF_CORE_DATAOUT_SIZE_1_DATAOUT_CHANNEL, 31,
          "CORE_DATAOUT_SIZE_1.DATAOUT_CHANNEL = 31"},
@@ -332,19 +333,20 @@ static void test_unmodelled_fields(void **state)
         {NPK_RKF_DPU_DATA_FORMAT_OUT_PRECISION, 0, "DPU_DATA_FORMAT.OUT_PRECISION = 0"},
         {NPK_RKF_DPU_BS_CFG_BS_BYPASS, 0, ""}, /* placeholder: all sub-stages bypassed is fine */
         {NPK_RKF_DPU_BS_CFG_BS_MUL_PRELU, 1, "DPU_BS_CFG.BS_MUL_PRELU = 1"},
-        {NPK_RKF_DPU_BS_CFG_BS_ALU_SRC, 1, "DPU_BS_CFG.BS_ALU_SRC = 1"},
+        {NPK_RKF_DPU_BS_CFG_BS_ALU_SRC, 1, "DPU_BS_CFG.BS_ALU_SRC = 1 with the stage bypassed"},
+        {NPK_RKF_DPU_BS_OW_CFG_OD_BYPASS, 0, "DPU_BS_OW_CFG.OD_BYPASS = 0 on the floating-point"},
         {NPK_RKF_DPU_BS_OW_CFG_SIZE_E_1, 1, "DPU_BS_OW_CFG.SIZE_E_1 = 1 is not 3"},
-        {NPK_RKF_DPU_BS_OW_CFG_OD_BYPASS, 0, "DPU_BS_OW_CFG.OD_BYPASS = 0"},
         {NPK_RKF_DPU_EW_CFG_EW_LUT_BYPASS, 0, "DPU_EW_CFG.EW_LUT_BYPASS = 0"},
         {NPK_RKF_DPU_EW_CFG_EW_OP_SRC, 1, "DPU_EW_CFG.EW_OP_SRC = 1"},
-        {NPK_RKF_DPU_OUT_CVT_SCALE_OUT_CVT_SCALE, 2, "DPU_OUT_CVT_SCALE.OUT_CVT_SCALE = 2"},
+        {NPK_RKF_DPU_OUT_CVT_SCALE_OUT_CVT_SCALE, 2,
+         "OUT_CVT_SCALE = 2 does not match the identity"},
         {NPK_RKF_DPU_OUT_CVT_SCALE_FP32TOFP16_EN, 1, "DPU_OUT_CVT_SCALE.FP32TOFP16_EN = 1"},
         {NPK_RKF_DPU_OUT_CVT_SHIFT_OUT_CVT_SHIFT, 3, "DPU_OUT_CVT_SHIFT.OUT_CVT_SHIFT = 3"},
         {NPK_RKF_DPU_OUT_CVT_OFFSET_OUT_CVT_OFFSET, 5, "DPU_OUT_CVT_OFFSET.OUT_CVT_OFFSET = 5"},
         {NPK_RKF_DPU_DST_SURF_STRIDE_DST_SURF_STRIDE, 2, "DPU_DST_SURF_STRIDE.DST_SURF_STRIDE = 2"},
         {NPK_RKF_DPU_SURFACE_ADD_SURF_ADD, 4, "DPU_SURFACE_ADD.SURF_ADD = 4"},
         {NPK_RKF_DPU_DATA_CUBE_CHANNEL_ORIG_CHANNEL, 5, "DPU_DATA_CUBE_CHANNEL.ORIG_CHANNEL = 5"},
-        {NPK_RKF_DPU_BS_OW_OP_OW_OP, 0x80, "DPU_BS_OW_OP.OW_OP = 128"},
+        {NPK_RKF_DPU_BS_OW_OP_OW_OP, 0x80, "DPU_BS_OW_OP.OW_OP = 128 with CPEND bypassed"},
         {NPK_RKF_DPU_UNDOC_40C4_VALUE, 9, "DPU_UNDOC_40C4.VALUE = 9"},
         {NPK_RKF_DPU_DST_BASE_ADDR_DST_BASE_ADDR, 0x30000008,
          "DST_BASE_ADDR = 805306376 is not 16"},
@@ -369,8 +371,15 @@ static void test_unmodelled_structure(void **state)
     /* PPU in the operation enable. */
     world_make(&w, &mm, NPK_RK_FORM_VENDOR, true, 1, NULL);
     w.stream[107] = npk_rk_entry_encode(NPK_RK_OP_ENABLE, 0x2D, 0x0008);
-    expect_error(&w, "GLOBAL_OPERATION_ENABLE.PPU_OP_EN: the emulator does not model that block",
-                 "PPU enable");
+    expect_error(&w, "operation enable 0x2d leaves GLOBAL_OPERATION_ENABLE.PPU_RDMA_OP_EN = 0",
+                 "PPU with the convolution blocks");
+    world_free(&w);
+    world_make(&w, &mm, NPK_RK_FORM_VENDOR, true, 1, NULL);
+    w.stream[107] = npk_rk_entry_encode(NPK_RK_OP_ENABLE, 0x6D, 0x0008);
+    expect_error(&w,
+                 "sets GLOBAL_OPERATION_ENABLE.DPU_OP_EN: the emulator does not model that "
+                 "block in this combination",
+                 "PPU and DPU in one task");
     world_free(&w);
 
     /* Without the marker. */

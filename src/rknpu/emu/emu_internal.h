@@ -46,19 +46,29 @@ struct npk_rk_emu {
     emu_core core[NPK_RKNPU_MAX_CORES];
     npk_rk_emu_stats st;
     uint64_t budget; /* multiply-accumulates left in this run (UINT64_MAX: unlimited) */
-    emu_scratch a, b, c, t;
+    emu_scratch a, b, c, t, s;
     bool simd;
 };
 
 /* A DPU stage (BS, BN or EW) as the registers program it. */
 typedef struct emu_stage {
-    bool on;          /* not bypassed as a whole */
-    bool add, mul;    /* ALU add / multiply by a register operand */
-    bool relu, relux; /* ReLU, optionally clamped from above */
-    uint32_t add_op;  /* fp32 bits or int32 */
-    uint32_t mul_op;  /* fp16 bits or int16 (BS/BN); fp32 bits or int32 (EW) */
-    unsigned shift;   /* int path: right shift after the multiply */
+    bool on;               /* not bypassed as a whole */
+    bool add, mul;         /* ALU add / multiply */
+    bool add_mem, mul_mem; /* operand per channel from the DPU read DMA stream */
+    bool relu, relux;      /* ReLU (clamp below at 0); ReLU-X (clamp above at relux_cmp) */
+    uint32_t add_op;       /* fp32 bits or int32 */
+    uint32_t mul_op;       /* fp16 bits or int16 (BS/BN); fp32 bits or int32 (EW) */
+    unsigned shift;        /* int path: right shift after the multiply */
     uint32_t relux_cmp;
+    const uint8_t *stream;       /* per-channel records (stream_rec bytes each) */
+    unsigned stream_rec, mul_at; /* record size; byte offset of the multiplier */
+    /* EW only: the operand per element from ERDMA (int8 NC1HWC2), through
+     * the operand conversion (x + cvt_off) * cvt_scale >> cvt_shift. */
+    bool op_mem, cvt;
+    const uint8_t *ew_src;
+    uint64_t ew_surf; /* bytes between surfaces of 16 channels */
+    int32_t cvt_off;
+    uint32_t cvt_scale, cvt_shift;
 } emu_stage;
 
 /* One task, decoded and checked from the registers. */
@@ -66,7 +76,21 @@ typedef struct emu_task {
     bool fp;          /* fp16 in, fp32 processing; else int8 in, int32 */
     unsigned in_size; /* bytes per input element: 2 or 1 */
     uint32_t w, h, c; /* input cube */
-    uint32_t n;       /* kernels = output channels */
+    uint32_t n;       /* output channels (kernels; depthwise: c) */
+    uint32_t kernels; /* WEIGHT_KERNELS (1 for depthwise) */
+    bool dw;          /* depthwise: channel c of the output from channel c of the input */
+    bool direct1x1;   /* 1x1, stride 1, no padding: the matmul data path */
+    uint32_t kw, kh, sx, sy, dx, dy, pl, pt; /* kernel, stride, dilation, padding */
+    uint32_t ow, oh;                         /* output cube */
+    uint32_t pad_value;                      /* CNA_PAD_CON1 */
+    bool cpend;                              /* DPU_BS_OW_CFG.OD_BYPASS = 0 */
+    int32_t ow_op;                           /* DPU_BS_OW_OP, signed 16 */
+    bool out_int8;
+    bool from_mem;      /* element-wise task: the DPU reads its input through MRDMA */
+    const uint8_t *src; /* MRDMA input (int8 NC1HWC2) */
+    uint64_t src_surf;  /* bytes between its surfaces */
+    int32_t cvt_offset;
+    uint32_t cvt_scale, cvt_shift;
     uint32_t in_addr; /* FEATURE_DATA_ADDR */
     uint64_t line_pitch, surf_pitch, in_span;
     uint32_t wt_addr; /* DCOMP_ADDR0 */
@@ -79,6 +103,16 @@ typedef struct emu_task {
     emu_stage bs, bn, ew;
     uint8_t *in, *wt, *out; /* host pointers of the three spans */
 } emu_task;
+
+/* One pooling task (PPU reading through PPU_RDMA), decoded and checked. */
+typedef struct emu_pool {
+    bool fp;
+    uint32_t method; /* 1 max (the only one modelled) */
+    uint32_t w, h, c, ow, oh, kw, kh, sx, sy, pl, pt;
+    uint32_t pad_value;
+    uint64_t src_line, src_surf, dst_surf;
+    uint8_t *in, *out;
+} emu_pool;
 
 /* ---- emu.c ---- */
 npk_status emu_fail(const emu_where *w, npk_error *err, npk_status st, const char *fmt, ...)
@@ -100,6 +134,21 @@ npk_status emu_decode_task(npk_rk_emu *e, const emu_core *c, uint32_t enable, co
 
 /* ---- emu_exec.c ---- */
 npk_status emu_execute(npk_rk_emu *e, const emu_task *t, const emu_where *w, npk_error *err);
+
+/* ---- emu_ppu.c ---- */
+npk_status emu_decode_pool(npk_rk_emu *e, const emu_core *c, const emu_where *w, emu_pool *t,
+                           npk_error *err);
+npk_status emu_execute_pool(npk_rk_emu *e, const emu_pool *t, const emu_where *w, npk_error *err);
+
+/* ---- emu_conv.c ---- */
+/* The general convolution (any kernel, stride, dilation, padding,
+ * depthwise): int32 sums (and the CPEND window sums) or fp32 sums per output
+ * pixel and channel, in acc[p * n + ch] (s[p * n + ch] for depthwise or
+ * s[p] for direct). */
+npk_status emu_conv_int(npk_rk_emu *e, const emu_task *t, int32_t *acc, int32_t *s,
+                        const emu_where *w, npk_error *err);
+npk_status emu_conv_fp(npk_rk_emu *e, const emu_task *t, float *acc, const emu_where *w,
+                       npk_error *err);
 
 /* ---- emu_gemm.c ---- */
 #define EMU_MR 6

@@ -85,40 +85,6 @@ static npk_status run_fp(npk_rk_emu *e, const emu_task *t, float *c, const emu_w
     return NPK_OK;
 }
 
-/* ---- int8 x int8 -> int32 ---- */
-
-static npk_status run_int(npk_rk_emu *e, const emu_task *t, uint32_t *c, const emu_where *w,
-                          npk_error *err)
-{
-    size_t P = (size_t)t->w * t->h, K = t->c, N = t->n;
-    int16_t *a = emu_scratch_get(&e->a, P * K * sizeof(int16_t));
-    int16_t *b = emu_scratch_get(&e->b, K * N * sizeof(int16_t));
-    uint8_t *lines = emu_scratch_get(&e->t, P * 16);
-    if (!a || !b || !lines) return emu_fail(w, err, NPK_E_NOMEM, "out of memory for the task");
-    for (uint32_t cp = 0; cp < K / 16; cp++) {
-        const uint8_t *s = surface_atoms(t, cp, lines);
-        for (size_t p = 0; p < P; p++)
-            for (int j = 0; j < 16; j++) a[p * K + cp * 16 + j] = (int8_t)s[p * 16 + j];
-    }
-    /* [N/32][K/32][32 kernels][32 channels] -> B[k][n]. */
-    for (size_t n = 0; n < N; n++)
-        for (size_t k = 0; k < K; k++)
-            b[k * N + n] =
-                (int8_t)t->wt[(n / 32) * 32 * K + (k / 32) * 1024 + (n % 32) * 32 + k % 32];
-    for (size_t p = 0; p < P; p++) {
-        uint32_t *row = c + p * N;
-        memset(row, 0, N * sizeof *row);
-        for (size_t k = 0; k < K; k++) {
-            int32_t av = a[p * K + k];
-            if (!av) continue;
-            const int16_t *br = b + k * N;
-            /* Accumulate modulo 2^32 (wrapping, without signed overflow). */
-            for (size_t n = 0; n < N; n++) row[n] += (uint32_t)(av * br[n]);
-        }
-    }
-    return NPK_OK;
-}
-
 /* ---- DPU ---- */
 
 static float bits_f32(uint32_t u)
@@ -128,11 +94,24 @@ static float bits_f32(uint32_t u)
     return f;
 }
 
-static float stage_fp(const emu_stage *s, bool ew, float x)
+/* A stage's operands for channel ch: the register's, or the channel's
+ * record in the read-DMA stream (little-endian). */
+static uint32_t alu_operand(const emu_stage *s, size_t ch)
+{
+    return s->add_mem ? npk_ld32le(s->stream + ch * s->stream_rec) : s->add_op;
+}
+
+static uint32_t mul_operand(const emu_stage *s, size_t ch)
+{
+    return s->mul_mem ? npk_ld32le(s->stream + ch * s->stream_rec + s->mul_at) & 0xFFFFu
+                      : s->mul_op;
+}
+
+static float stage_fp(const emu_stage *s, bool ew, float x, size_t ch)
 {
     if (!s->on) return x;
-    if (s->add) x += bits_f32(s->add_op);
-    if (s->mul) x *= ew ? bits_f32(s->mul_op) : npk_f16_to_f32((uint16_t)s->mul_op);
+    if (s->add) x += bits_f32(alu_operand(s, ch));
+    if (s->mul) x *= ew ? bits_f32(s->mul_op) : npk_f16_to_f32((uint16_t)mul_operand(s, ch));
     if (s->relu && x < 0.0f) x = 0.0f;
     if (s->relux && x > bits_f32(s->relux_cmp)) x = bits_f32(s->relux_cmp);
     return x;
@@ -152,14 +131,38 @@ static int64_t sar(int64_t v, unsigned s)
     return v >= 0 ? v >> s : -((-(v + 1)) >> s) - 1;
 }
 
-static int64_t stage_int(const emu_stage *s, bool ew, int64_t x)
+/* The element-wise operand of pixel p, channel ch from ERDMA, through the
+ * operand conversion (x + offset) * scale >> shift (floor; guessed). */
+static int64_t ew_operand(const emu_stage *s, size_t p, size_t ch)
+{
+    int64_t v = (int8_t)s->ew_src[(ch / 16) * s->ew_surf + p * 16 + ch % 16];
+    if (s->cvt) v = sat32(sar((v + s->cvt_off) * (int64_t)s->cvt_scale, s->cvt_shift));
+    return v;
+}
+
+static int64_t stage_int(const emu_stage *s, bool ew, int64_t x, size_t ch, size_t p)
 {
     if (!s->on) return x;
-    if (s->add) x = sat32(x + (int32_t)s->add_op);
-    if (s->mul) x = sat32(sar(x * (ew ? (int32_t)s->mul_op : (int16_t)s->mul_op), s->shift));
+    if (s->op_mem)
+        x = sat32(x + ew_operand(s, p, ch));
+    else if (s->add)
+        x = sat32(x + (int32_t)alu_operand(s, ch));
+    if (s->mul)
+        x = sat32(sar(x * (ew ? (int32_t)s->mul_op : (int16_t)mul_operand(s, ch)), s->shift));
     if (s->relu && x < 0) x = 0;
     if (s->relux && x > (int32_t)s->relux_cmp) x = (int32_t)s->relux_cmp;
     return x;
+}
+
+/* OUT_CVT on the integer path: round(x * scale / 2^shift) + offset (ties
+ * up, docs/rknpu.md), saturated to the output type. */
+static int64_t out_cvt(const emu_task *t, int64_t x)
+{
+    int64_t v = x * (int64_t)t->cvt_scale;
+    if (t->cvt_shift) v = sar(v + ((int64_t)1 << (t->cvt_shift - 1)), t->cvt_shift);
+    v += t->cvt_offset;
+    if (t->out_int8) return v > 127 ? 127 : v < -128 ? -128 : v;
+    return sat32(v);
 }
 
 /* Byte offset in the output of channel n of pixel p. */
@@ -172,20 +175,39 @@ static uint64_t out_offset(const emu_task *t, size_t p, size_t n)
 
 npk_status emu_execute(npk_rk_emu *e, const emu_task *t, const emu_where *w, npk_error *err)
 {
-    size_t P = (size_t)t->w * t->h, N = t->n;
+    size_t P = (size_t)t->ow * t->oh, N = t->n;
     void *cbuf = emu_scratch_get(&e->c, P * N * 4);
     if (!cbuf) return emu_fail(w, err, NPK_E_NOMEM, "out of memory for the task");
-    npk_status st = t->fp ? run_fp(e, t, cbuf, w, err) : run_int(e, t, cbuf, w, err);
+    int32_t *sums = NULL;
+    npk_status st;
+    if (t->from_mem) {
+        /* The DPU's input through MRDMA: int8 elements, pixel-major here. */
+        int32_t *x = cbuf;
+        for (size_t p = 0; p < P; p++)
+            for (size_t n = 0; n < N; n++)
+                x[p * N + n] = (int8_t)t->src[(n / 16) * t->src_surf + p * 16 + n % 16];
+        st = NPK_OK;
+    } else if (t->fp)
+        st = t->direct1x1 ? run_fp(e, t, cbuf, w, err) : emu_conv_fp(e, t, cbuf, w, err);
+    else {
+        if (t->cpend) {
+            sums = emu_scratch_get(&e->s, (t->dw ? P * N : P) * sizeof(int32_t));
+            if (!sums) return emu_fail(w, err, NPK_E_NOMEM, "out of memory for the task");
+        }
+        st = emu_conv_int(e, t, cbuf, sums, w, err);
+    }
     if (st) return st;
-    e->st.macs += (uint64_t)P * t->c * N;
+    if (!t->from_mem) e->st.macs += (uint64_t)P * t->kw * t->kh * (t->dw ? 1 : t->c) * N;
     bool stages = t->bs.on || t->bn.on || t->ew.on;
     unsigned c2o = 16 / t->out_size;
     if (t->fp) {
         float *c = cbuf;
         if (stages)
-            for (size_t i = 0; i < P * N; i++)
-                c[i] =
-                    stage_fp(&t->ew, true, stage_fp(&t->bn, false, stage_fp(&t->bs, false, c[i])));
+            for (size_t i = 0; i < P * N; i++) {
+                size_t ch = i % N;
+                c[i] = stage_fp(&t->ew, true,
+                                stage_fp(&t->bn, false, stage_fp(&t->bs, false, c[i], ch), ch), ch);
+            }
         for (size_t p = 0; p < P; p++)
             for (size_t n = 0; n < N; n += c2o) {
                 uint8_t *d = t->out + out_offset(t, p, n);
@@ -206,11 +228,21 @@ npk_status emu_execute(npk_rk_emu *e, const emu_task *t, const emu_where *w, npk
             for (size_t n = 0; n < N; n += c2o) {
                 uint8_t *d = t->out + out_offset(t, p, n);
                 for (unsigned j = 0; j < c2o; j++) {
-                    int64_t x = (int32_t)c[p * N + n + j];
+                    size_t ch = n + j;
+                    int64_t x = (int32_t)c[p * N + ch];
+                    /* CPEND: OW_OP x the window sum of the CNA's input, added
+                     * to the convolution's sum before the BS stage. */
+                    if (t->cpend) x = sat32(x + (int64_t)t->ow_op * sums[t->dw ? p * N + ch : p]);
                     if (stages)
-                        x = stage_int(&t->ew, true,
-                                      stage_int(&t->bn, false, stage_int(&t->bs, false, x)));
-                    npk_st32le(d + 4 * j, (uint32_t)(int32_t)x);
+                        x = stage_int(
+                            &t->ew, true,
+                            stage_int(&t->bn, false, stage_int(&t->bs, false, x, ch, p), ch, p), ch,
+                            p);
+                    x = out_cvt(t, x);
+                    if (t->out_int8)
+                        d[j] = (uint8_t)(int8_t)x;
+                    else
+                        npk_st32le(d + 4 * j, (uint32_t)(int32_t)x);
                 }
             }
     }

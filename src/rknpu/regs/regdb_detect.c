@@ -5,7 +5,7 @@
 
 #include "npukit/rknpu_regs.h"
 
-#include "../core/formats.h"
+#include "core/formats.h"
 
 static const char *const blocks[] = {"PC",  "CNA",      "CORE", "DPU",  "DPU_RDMA",
                                      "PPU", "PPU_RDMA", "DDMA", "SDMA", "GLOBAL"};

@@ -7,6 +7,7 @@
 #include "npukit/rknpu_layout.h"
 #include "npukit/rknpu_plan.h"
 #include "npukit/rknpu_stream.h"
+#include "ops_internal.h"
 
 /* Split `units` into `parts` near-equal pieces (sizes differ by at most 1
  * unit); piece i starts at the returned unit. */
@@ -15,52 +16,23 @@ static uint32_t piece_start(uint32_t units, uint32_t parts, uint32_t i)
     return (uint32_t)((uint64_t)units * i / parts);
 }
 
-/* Contiguous ranges of tasks per core minimising the largest core's work:
- * binary search on the bound, greedy fill. */
-static void split_cores(npk_rk_plan *p, int cores)
+/* Contiguous ranges of tasks per core minimising the largest core's work. */
+static npk_status split_cores(npk_rk_plan *p, int cores, npk_error *err)
 {
-    uint64_t lo = 0, hi = 0;
-    for (size_t i = 0; i < p->count; i++) {
-        uint64_t w = (uint64_t)p->tasks[i].mt * p->tasks[i].nt * p->opts.k;
-        hi += w;
-        if (w > lo) lo = w;
+    uint64_t *work = malloc(p->count * sizeof *work);
+    int *core = malloc(p->count * sizeof *core);
+    if (!work || !core) {
+        free(work);
+        free(core);
+        return npk_fail(err, NPK_E_NOMEM, "out of memory for a plan of %zu tasks", p->count);
     }
-    while (lo < hi) {
-        uint64_t mid = lo + (hi - lo) / 2, load = 0;
-        int used = 1;
-        for (size_t i = 0; i < p->count; i++) {
-            uint64_t w = (uint64_t)p->tasks[i].mt * p->tasks[i].nt * p->opts.k;
-            if (load + w > mid) {
-                used++;
-                load = 0;
-            }
-            load += w;
-        }
-        if (used <= cores)
-            hi = mid;
-        else
-            lo = mid + 1;
-    }
-    /* Fill with bound `lo`, but leave at least one task for every later core. */
-    int core = 0;
-    uint64_t load = 0;
-    memset(p->core_first, 0, sizeof p->core_first);
-    memset(p->core_count, 0, sizeof p->core_count);
-    memset(p->core_work, 0, sizeof p->core_work);
-    for (size_t i = 0; i < p->count; i++) {
-        uint64_t w = (uint64_t)p->tasks[i].mt * p->tasks[i].nt * p->opts.k;
-        size_t left = p->count - i;
-        bool must_move = core + 1 < cores && left <= (size_t)(cores - 1 - core);
-        if (p->core_count[core] && (load + w > lo || must_move) && core + 1 < cores) {
-            core++;
-            p->core_first[core] = (uint32_t)i;
-            load = 0;
-        }
-        p->tasks[i].core = core;
-        p->core_count[core]++;
-        p->core_work[core] += w;
-        load += w;
-    }
+    for (size_t i = 0; i < p->count; i++)
+        work[i] = (uint64_t)p->tasks[i].mt * p->tasks[i].nt * p->opts.k;
+    rk_split_ranges(work, p->count, cores, core, p->core_first, p->core_count, p->core_work);
+    for (size_t i = 0; i < p->count; i++) p->tasks[i].core = core[i];
+    free(work);
+    free(core);
+    return NPK_OK;
 }
 
 /* Tile counts: enough tiles for the limits, then (with several cores) more
@@ -193,7 +165,10 @@ npk_status npk_rk_plan_make(const npk_rk_plan_opts *o, npk_rk_plan *p, npk_error
     p->tiles_m = tm;
     p->tiles_n = tn;
     p->cores = p->count < (size_t)o->cores ? (int)p->count : o->cores;
-    split_cores(p, p->cores);
+    if ((st = split_cores(p, p->cores, err))) {
+        npk_rk_plan_free(p);
+        return st;
+    }
 
     /* Streams, then the chain inside each core's range. */
     for (size_t i = 0; i < p->count; i++) {

@@ -66,6 +66,7 @@ void npk_rk_emu_destroy(npk_rk_emu *e)
     free(e->b.p);
     free(e->c.p);
     free(e->t.p);
+    free(e->s.p);
     free(e);
 }
 
@@ -137,36 +138,56 @@ typedef struct fetch_result {
     uint32_t next_amount; /* PC_DATA_AMOUNT */
 } fetch_result;
 
-static uint32_t int_done_bits(void)
+static uint32_t int_done_bits(bool pool)
 {
+    if (pool)
+        return npk_rk_field_mask(NPK_RKF_PC_INTERRUPT_STATUS_PPU_0) |
+               npk_rk_field_mask(NPK_RKF_PC_INTERRUPT_STATUS_PPU_1);
     return npk_rk_field_mask(NPK_RKF_PC_INTERRUPT_STATUS_DPU_0) |
            npk_rk_field_mask(NPK_RKF_PC_INTERRUPT_STATUS_DPU_1);
 }
 
-/* The operation enable: which blocks start. The model runs a convolution,
- * which needs CNA, CORE and DPU; DPU_RDMA may run alongside with its read
- * paths off; PPU and PPU_RDMA are not modelled. */
-static npk_status check_enable(uint32_t v, const emu_where *w, npk_error *err)
+/* The operation enable: which blocks start. The model runs a convolution
+ * (CNA, CORE and DPU together; DPU_RDMA alongside for its operand streams)
+ * or a pooling (PPU with PPU_RDMA reading from memory). */
+static npk_status check_enable(uint32_t v, const emu_where *w, bool *pool, npk_error *err)
 {
     const npk_rk_reg_info *ri = npk_rk_reg_get(NPK_RKR_GLOBAL_OPERATION_ENABLE);
     uint32_t known = 0;
     char fn[96];
+    *pool = (v & npk_rk_field_mask(NPK_RKF_GLOBAL_OPERATION_ENABLE_PPU_OP_EN)) != 0;
+    /* DPU with its read DMA and neither CNA nor CORE: an element-wise task. */
+    bool eltwise = !*pool &&
+                   !(v & (npk_rk_field_mask(NPK_RKF_GLOBAL_OPERATION_ENABLE_CNA_OP_EN) |
+                          npk_rk_field_mask(NPK_RKF_GLOBAL_OPERATION_ENABLE_CORE_OP_EN))) &&
+                   (v & npk_rk_field_mask(NPK_RKF_GLOBAL_OPERATION_ENABLE_DPU_RDMA_OP_EN));
     for (unsigned i = 0; i < ri->field_count; i++) {
         npk_rk_field f = (npk_rk_field)(ri->first_field + i);
         known |= npk_rk_field_mask(f);
         bool on = npk_rk_field_extract(f, v) != 0;
-        bool needed = f == NPK_RKF_GLOBAL_OPERATION_ENABLE_CNA_OP_EN ||
-                      f == NPK_RKF_GLOBAL_OPERATION_ENABLE_CORE_OP_EN ||
-                      f == NPK_RKF_GLOBAL_OPERATION_ENABLE_DPU_OP_EN;
-        bool optional = f == NPK_RKF_GLOBAL_OPERATION_ENABLE_DPU_RDMA_OP_EN;
+        bool needed, optional = false;
+        if (*pool)
+            needed = f == NPK_RKF_GLOBAL_OPERATION_ENABLE_PPU_OP_EN ||
+                     f == NPK_RKF_GLOBAL_OPERATION_ENABLE_PPU_RDMA_OP_EN;
+        else if (eltwise)
+            needed = f == NPK_RKF_GLOBAL_OPERATION_ENABLE_DPU_OP_EN ||
+                     f == NPK_RKF_GLOBAL_OPERATION_ENABLE_DPU_RDMA_OP_EN;
+        else {
+            needed = f == NPK_RKF_GLOBAL_OPERATION_ENABLE_CNA_OP_EN ||
+                     f == NPK_RKF_GLOBAL_OPERATION_ENABLE_CORE_OP_EN ||
+                     f == NPK_RKF_GLOBAL_OPERATION_ENABLE_DPU_OP_EN;
+            optional = f == NPK_RKF_GLOBAL_OPERATION_ENABLE_DPU_RDMA_OP_EN;
+        }
         if (needed && !on)
             return emu_fail(w, err, NPK_E_UNSUPPORTED,
                             "operation enable 0x%x leaves %s = 0: the emulator models only "
-                            "convolutions (CNA, CORE and DPU together)",
+                            "convolutions (CNA, CORE and DPU together), element-wise tasks (DPU "
+                            "with DPU_RDMA) and pooling (PPU with PPU_RDMA)",
                             v, emu_field_name(f, fn, sizeof fn));
         if (on && !needed && !optional)
             return emu_fail(w, err, NPK_E_UNSUPPORTED,
-                            "operation enable 0x%x sets %s: the emulator does not model that block",
+                            "operation enable 0x%x sets %s: the emulator does not model that block "
+                            "in this combination",
                             v, emu_field_name(f, fn, sizeof fn));
     }
     if (v & ~known)
@@ -180,13 +201,21 @@ static npk_status run_task(npk_rk_emu *e, emu_core *c, uint32_t enable, const em
                            npk_error *err)
 {
     npk_status st;
-    emu_task t;
-    if ((st = check_enable(enable, w, err)) || (st = emu_check_registers(c, enable, w, err)) ||
-        (st = emu_decode_task(e, c, enable, w, &t, err)) || (st = emu_execute(e, &t, w, err)))
+    bool pool;
+    if ((st = check_enable(enable, w, &pool, err)) || (st = emu_check_registers(c, enable, w, err)))
         return st;
+    if (pool) {
+        emu_pool pt;
+        if ((st = emu_decode_pool(e, c, w, &pt, err)) || (st = emu_execute_pool(e, &pt, w, err)))
+            return st;
+    } else {
+        emu_task t;
+        if ((st = emu_decode_task(e, c, enable, w, &t, err)) || (st = emu_execute(e, &t, w, err)))
+            return st;
+    }
     e->st.tasks++;
     e->st.core_tasks[w->core]++;
-    e->st.int_status[w->core] |= int_done_bits();
+    e->st.int_status[w->core] |= int_done_bits(pool);
     return NPK_OK;
 }
 

@@ -9,7 +9,7 @@
 #include "npukit/bytes.h"
 #include "npukit/rknpu_matmul.h"
 #include "npukit/rknpu_stream.h"
-#include "../core/formats.h"
+#include "core/formats.h"
 
 #define STREAM_PROBE_MAX 65536 /* entries examined by the binary probe */
 

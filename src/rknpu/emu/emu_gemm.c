@@ -69,7 +69,10 @@ __attribute__((target("avx2,fma"))) static void tile_avx2(size_t kc, const float
     _mm256_storeu_ps(c + 5 * ldc, c50), _mm256_storeu_ps(c + 5 * ldc + 8, c51);
 }
 
-static int cpu_has_avx2_fma(void) { return npk_cpu_has(NPK_CPU_AVX2 | NPK_CPU_FMA); }
+static int cpu_has_avx2_fma(void)
+{
+    return npk_cpu_has(NPK_CPU_AVX2 | NPK_CPU_FMA);
+}
 #endif
 
 bool emu_gemm_simd_available(void)

@@ -1,0 +1,187 @@
+/* RKNPU layers: convolution, depthwise convolution and fully-connected
+ * layers described independently of any model format, planned into tasks
+ * (register-command streams chained per core), with the buffers they read
+ * and write.
+ *
+ * A layer is what a quantised network states about one operator: shapes,
+ * stride, explicit padding, dilation, data type, zero points and scales
+ * (per tensor, or per output channel for the weights), bias and the fused
+ * activation as a clip range of the output. The planner turns it into
+ * tasks the hardware runs as it is: inputs and outputs in NC1HWC2 with 16-byte
+ * atoms, weights packed as the CNA reads them, biases and per-channel
+ * multipliers as the DPU's read DMA fetches them. How each register is set
+ * and why, and how closely the result follows TFLite's integer arithmetic,
+ * is in docs/rknpu.md ("Layers"). */
+#ifndef NPUKIT_RKNPU_LAYER_H
+#define NPUKIT_RKNPU_LAYER_H
+
+#include <stdbool.h>
+#include <stddef.h>
+#include <stdint.h>
+
+#include "npukit/error.h"
+#include "npukit/rknpu_matmul.h"
+#include "npukit/rknpu_uapi.h"
+
+#ifdef __cplusplus
+extern "C" {
+#endif
+
+typedef enum npk_rk_layer_kind {
+    NPK_RK_LAYER_CONV = 0,      /* CONV_2D */
+    NPK_RK_LAYER_DEPTHWISE = 1, /* DEPTHWISE_CONV_2D, depth multiplier 1 */
+    NPK_RK_LAYER_FC = 2,        /* FULLY_CONNECTED: a 1x1 convolution of one pixel */
+    NPK_RK_LAYER_ADD = 3,       /* ADD of two tensors of one shape (in, in2) */
+    NPK_RK_LAYER_AVGPOOL = 4,   /* AVERAGE_POOL_2D, unpadded: a depthwise convolution */
+    NPK_RK_LAYER_MAXPOOL = 5    /* MAX_POOL_2D: PPU tasks */
+} npk_rk_layer_kind;
+
+typedef enum npk_rk_ltype {
+    NPK_RK_LT_INT8 = 0,  /* int8 input, weights and output */
+    NPK_RK_LT_UINT8 = 1, /* uint8 input, weights and output */
+    NPK_RK_LT_FP16 = 2   /* fp16 input and weights, fp32 bias, fp16 output */
+} npk_rk_ltype;
+
+const char *npk_rk_layer_kind_name(npk_rk_layer_kind k);
+const char *npk_rk_ltype_name(npk_rk_ltype t);
+
+/* Quantisation of one tensor (ignored for fp16). */
+typedef struct npk_rk_lquant {
+    double scale;
+    int32_t zero_point; /* in the tensor's own type: -128..127 or 0..255 */
+} npk_rk_lquant;
+
+typedef struct npk_rk_layer {
+    npk_rk_layer_kind kind;
+    npk_rk_ltype type;
+    uint32_t in_h, in_w, in_c;    /* input (batch 1); FC: in_h = in_w = 1 */
+    uint32_t out_h, out_w, out_c; /* output; must follow from the rest */
+    uint32_t k_h, k_w;            /* kernel (1x1 for FC) */
+    uint32_t stride_h, stride_w;  /* 1..7 */
+    uint32_t dil_h, dil_w;        /* 1.. */
+    uint32_t pad_top, pad_left, pad_bottom, pad_right;
+    npk_rk_lquant in, w, out;
+    npk_rk_lquant in2; /* ADD: the second input */
+    /* A conv, depthwise or FC layer followed by ADD(its result, in2), fused
+     * into one DPU pass through the element-wise stage: `out` is then the
+     * intermediate tensor's quantisation (never materialised, so its own
+     * rounding is skipped), add_out the final output's, act_min/act_max the
+     * ADD's clip range. */
+    bool fused_add;
+    npk_rk_lquant add_out;
+    const double *w_scales;   /* out_c per-channel weight scales, or NULL (per tensor) */
+    int32_t act_min, act_max; /* clip range of the output in its quantised type (the
+                                 type's range when there is no activation) */
+    /* Weights: conv and FC [out_c][k_h][k_w][in_c], depthwise [k_h][k_w][c]
+     * (TFLite's orders); elements of the type (int8, uint8, fp16 bits). */
+    const void *weights;
+    /* Bias per output channel: int32 (quantised types) or float (fp16); NULL: none. */
+    const int32_t *bias_i32;
+    const float *bias_f32;
+} npk_rk_layer;
+
+/* The output size a kernel, stride, dilation and padding give along one axis
+ * (0 if the kernel does not fit). */
+uint32_t npk_rk_conv_out_size(uint32_t in, uint32_t k, uint32_t stride, uint32_t dil,
+                              uint32_t pad_before, uint32_t pad_after);
+/* SAME padding of TFLite along one axis: total split with the extra row or
+ * column after. */
+void npk_rk_same_padding(uint32_t in, uint32_t k, uint32_t stride, uint32_t dil, uint32_t *before,
+                         uint32_t *after);
+/* The clip range of a fused activation (0 none, 1 RELU, 2 RELU_N1_TO_1,
+ * 3 RELU6) for an output of the given type and quantisation, as TFLite
+ * computes it (round half away from zero, clamped to the type). */
+void npk_rk_activation_range(int activation, npk_rk_ltype t, double scale, int32_t zero_point,
+                             int32_t *lo, int32_t *hi);
+
+/* Check a layer: every refusal names the rule or the register limit. */
+npk_status npk_rk_layer_check(const npk_rk_layer *l, npk_error *err);
+
+/* ---- requantisation ---- */
+
+/* How the DPU turns a channel's int32 sum into the output (docs/rknpu.md,
+ * "Requantisation"): x = acc + bias'; per-tensor: out = round(x * scale /
+ * 2^shift) + offset; per-channel: y = floor(x * mul[c] / 2^mul_shift), out =
+ * round(y * scale / 2^shift) + offset; both saturated to the output type. */
+typedef struct npk_rk_requant {
+    bool per_channel;
+    uint32_t scale, shift; /* DPU_OUT_CVT_SCALE / _SHIFT */
+    int32_t offset;        /* DPU_OUT_CVT_OFFSET: the output zero point (stored domain) */
+    uint32_t mul_shift;    /* DPU_BN_MUL_CFG shift (per-channel) */
+    double worst_rel;      /* largest relative error of a channel's multiplier */
+    /* Fused ADD: the intermediate's scaling in BN (register multiplier and
+     * shift), the second tensor's operand conversion and the clip in EW. */
+    bool fused;
+    uint32_t fused_mul, fused_shift;
+    int32_t ew_offset;
+    uint32_t ew_scale, ew_shift;
+    bool ew_relu, ew_relux;
+    int32_t ew_cmp;
+} npk_rk_requant;
+
+/* ---- plans ---- */
+
+typedef struct npk_rk_lplan_opts {
+    int cores;        /* 1..3 */
+    npk_rk_form form; /* streams always carry DPU_RDMA (biases); vendor or rocket tail
+                         conventions as for matmul plans */
+    uint32_t input_addr, weight_addr, output_addr, regcmd_addr;
+    /* Test knobs (0: the hardware limits): at most this many output rows or
+     * output channels per task, forcing the tiling modes on small shapes. */
+    uint32_t max_rows, max_channels;
+    uint32_t input2_addr; /* ADD and fused ADD: the second input */
+} npk_rk_lplan_opts;
+
+typedef struct npk_rk_ltask {
+    uint32_t oy0, oh; /* output rows oy0 .. oy0+oh-1 */
+    uint32_t iy0, ih; /* input rows read */
+    uint32_t pad_top, pad_bottom;
+    uint32_t oc0, ocn; /* output channels (programmed, aligned) */
+    int core;
+    uint32_t regcmd_off; /* byte offset of the stream in the regcmd buffer */
+    size_t entries;      /* stream length */
+    int next;            /* index of the chained task, -1 */
+    uint64_t macs;
+} npk_rk_ltask;
+
+typedef struct npk_rk_lplan {
+    npk_rk_layer layer; /* shapes and quantisation (pointers not kept) */
+    npk_rk_lplan_opts opts;
+    bool fp; /* fp16 data path */
+    bool depthwise;
+    uint32_t cin, cout; /* programmed channel counts (aligned) */
+    uint32_t kernels;   /* WEIGHT_KERNELS per full task */
+    uint32_t group;     /* output channels per DPU output group */
+    /* Buffers (bytes). The weight buffer holds the packed weights, then the
+     * bias stream (BRDMA) and the multiplier stream (NRDMA) at the offsets. */
+    uint64_t input_bytes, weight_bytes, output_bytes; /* ADD: input2 is input_bytes too */
+    uint64_t bias_off, mul_off, wt_bytes;
+    npk_rk_requant rq;
+    size_t count;
+    npk_rk_ltask *tasks;
+    uint32_t tiles_h, tiles_c;
+    int cores;
+    uint64_t *regcmd; /* all streams, 64-byte aligned (entries, host order) */
+    size_t regcmd_entries;
+    npk_rknpu_task *records;
+    npk_rknpu_submit submit;
+    uint32_t core_first[NPK_RKNPU_MAX_CORES], core_count[NPK_RKNPU_MAX_CORES];
+    uint64_t core_work[NPK_RKNPU_MAX_CORES];
+    uint8_t *wblob; /* the weight buffer's contents (weight_bytes) */
+} npk_rk_lplan;
+
+npk_status npk_rk_lplan_make(const npk_rk_layer *l, const npk_rk_lplan_opts *o, npk_rk_lplan *p,
+                             npk_error *err);
+void npk_rk_lplan_free(npk_rk_lplan *p);
+
+/* Host tensors <-> the plan's buffers. The input is NHWC (h, w, c) of the
+ * layer's type (fp16 as bits); the output likewise. */
+void npk_rk_lplan_pack_input(const npk_rk_lplan *p, const void *x, uint8_t *input);
+/* ADD: the second input (its own zero point pads the channels). */
+void npk_rk_lplan_pack_input2(const npk_rk_lplan *p, const void *x, uint8_t *input2);
+void npk_rk_lplan_unpack_output(const npk_rk_lplan *p, const uint8_t *output, void *y);
+
+#ifdef __cplusplus
+}
+#endif
+#endif

@@ -1,0 +1,33 @@
+/* Internals of the layer planner: requantisation parameters per channel. */
+#ifndef NPK_RKNPU_LAYER_INTERNAL_H
+#define NPK_RKNPU_LAYER_INTERNAL_H
+
+#include <stdbool.h>
+#include <stdint.h>
+
+#include "npukit/rknpu_layer.h"
+
+typedef struct rk_qparams {
+    int32_t zx, zw, zo, lo, hi; /* stored domain (uint8 minus 128) */
+    bool lower, upper;          /* clamps needed beyond the int8 saturation */
+    double *m;                  /* real multiplier per output channel */
+    int32_t *a;                 /* per-channel BN multiplier (1 per tensor) */
+    int32_t *t_lo, *t_hi;       /* per channel: clamp thresholds of the sum */
+    int32_t y_hi;               /* per-channel path: upper clamp of y */
+} rk_qparams;
+
+npk_status rk_requant_make(const npk_rk_layer *l, rk_qparams *qp, npk_rk_requant *rq,
+                           npk_error *err);
+int32_t rk_requant_out(const npk_rk_requant *rq, int32_t a, int64_t x);
+int64_t rk_round_shift(int64_t v, unsigned s);
+int64_t rk_floor_shift(int64_t v, unsigned s);
+
+/* MAX_POOL_2D: PPU tasks (pool_plan.c). */
+npk_status rk_pool_plan(const npk_rk_layer *l, const npk_rk_lplan_opts *o, npk_rk_lplan *p,
+                        npk_error *err);
+
+/* ADD: element-wise DPU tasks (add_plan.c). */
+npk_status rk_add_plan(const npk_rk_layer *l, const npk_rk_lplan_opts *o, npk_rk_lplan *p,
+                       npk_error *err);
+
+#endif

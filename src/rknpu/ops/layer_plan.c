@@ -1,0 +1,606 @@
+/* Layer plans: programmed shapes, the weight buffer (packed weights, bias
+ * and multiplier streams), tiling into tasks (output-channel groups when the
+ * weights do not fit the weight banks, height slices with overlapping input
+ * rows when the input does not fit the data banks), one stream per task,
+ * chained per core, and the driver records. */
+#include <math.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "layer_internal.h"
+#include "npukit/bytes.h"
+#include "npukit/half.h"
+#include "npukit/rknpu_conv.h"
+#include "npukit/rknpu_plan.h"
+#include "npukit/rknpu_stream.h"
+#include "ops_internal.h"
+
+#define BANK NPK_RK_CBUF_BANK_SIZE
+
+static uint32_t align_up(uint32_t v, uint32_t a)
+{
+    return (v + a - 1) / a * a;
+}
+
+static uint64_t ceil_div(uint64_t a, uint64_t b)
+{
+    return (a + b - 1) / b;
+}
+
+/* Shapes every task shares. */
+typedef struct geo {
+    unsigned b, c2, c2o;   /* element size; channels per input and output atom */
+    uint32_t kb;           /* weight bytes per kernel (conv) or per channel (depthwise) */
+    uint32_t min_rows;     /* input rows one output row needs */
+    uint32_t rec_b, rec_n; /* bytes per channel of the bias and multiplier streams */
+} geo;
+
+static uint64_t row_bytes(const npk_rk_lplan *p, uint32_t channels)
+{
+    return (uint64_t)p->layer.in_w * ceil_div(channels, 16 / (p->fp ? 2 : 1)) * 16;
+}
+
+/* Weight index (elements) of kernel n, tap (ky, kx), channel c. */
+static size_t wt_index(const npk_rk_lplan *p, uint32_t n, uint32_t ky, uint32_t kx, uint32_t c)
+{
+    const npk_rk_layer *l = &p->layer;
+    size_t taps = (size_t)l->k_h * l->k_w, t = (size_t)ky * l->k_w + kx;
+    if (p->depthwise) return (c / p->group) * taps * p->group + t * p->group + c % p->group;
+    uint32_t G = p->group;
+    return (size_t)(n / G) * G * p->cin * taps + (size_t)(c / 32) * taps * G * 32 + t * G * 32 +
+           (size_t)(n % G) * 32 + c % 32;
+}
+
+static int32_t stored(const npk_rk_layer *l, const void *src, size_t i)
+{
+    if (l->type == NPK_RK_LT_UINT8) return (int32_t)((const uint8_t *)src)[i] - 128;
+    return ((const int8_t *)src)[i];
+}
+
+/* Packed weights, bias stream and multiplier stream; requantisation. */
+static npk_status build_blob(const npk_rk_layer *l, npk_rk_lplan *p, const geo *g, rk_qparams *qp,
+                             npk_rk_dpu_stage *bs, npk_rk_dpu_stage *bn, npk_error *err)
+{
+    p->wt_bytes = (uint64_t)g->kb * p->cout; /* per kernel x kernels, or per channel x channels */
+    p->bias_off = (p->wt_bytes + 63) & ~(uint64_t)63;
+    p->mul_off = p->bias_off + (((uint64_t)p->cout * g->rec_b + 63) & ~(uint64_t)63);
+    p->weight_bytes = p->mul_off + (uint64_t)p->cout * g->rec_n;
+    if (p->weight_bytes > UINT32_MAX)
+        return npk_fail(err, NPK_E_LIMIT, "weights of %llu bytes exceed the 32-bit address space",
+                        (unsigned long long)p->weight_bytes);
+    p->wblob = calloc(1, (size_t)p->weight_bytes);
+    if (!p->wblob) return npk_fail(err, NPK_E_NOMEM, "out of memory for the weight buffer");
+    uint8_t *w = p->wblob, *bias = p->wblob + p->bias_off, *mul = p->wblob + p->mul_off;
+
+    if (p->fp) {
+        const uint16_t *src = l->weights;
+        for (uint32_t n = 0; n < (p->depthwise ? 1 : l->out_c); n++)
+            for (uint32_t ky = 0; ky < l->k_h; ky++)
+                for (uint32_t kx = 0; kx < l->k_w; kx++)
+                    for (uint32_t c = 0; c < l->in_c; c++) {
+                        size_t si = p->depthwise
+                                        ? ((size_t)ky * l->k_w + kx) * l->in_c + c
+                                        : (((size_t)n * l->k_h + ky) * l->k_w + kx) * l->in_c + c;
+                        npk_st16le(w + 2 * wt_index(p, n, ky, kx, c), src[si]);
+                    }
+        /* BS adds the bias (fp32 bits from BRDMA); clamps as for the integer path. */
+        double lo = l->act_min == INT32_MIN ? -INFINITY : l->act_min;
+        double hi = l->act_max == INT32_MAX ? INFINITY : l->act_max;
+        bool lower = isfinite(lo), upper = isfinite(hi);
+        for (uint32_t c = 0; c < l->out_c; c++) {
+            float b = l->bias_f32 ? l->bias_f32[c] : 0.0f;
+            if (lower) b -= (float)lo;
+            uint32_t u;
+            memcpy(&u, &b, 4);
+            npk_st32le(bias + 4 * (size_t)c, u);
+        }
+        bs->alu = NPK_RK_OP_MEM;
+        bs->relu = lower;
+        bs->relux = upper;
+        if (upper) {
+            float cmp = (float)(lower ? hi - lo : hi);
+            memcpy(&bs->relux_cmp, &cmp, 4);
+        }
+        if (lower) {
+            float add = (float)lo;
+            bn->alu = NPK_RK_OP_REG;
+            memcpy(&bn->alu_op, &add, 4);
+        }
+        return NPK_OK;
+    }
+
+    /* Weights (stored domain) and the bias the hardware adds:
+     * bias' = bias - zx * sum over programmed taps and channels of (w - zw),
+     * padding channels counting as w = 0 (docs/rknpu.md, "Zero points"). */
+    for (uint32_t n = 0; n < l->out_c; n++) {
+        int64_t sum = 0;
+        uint32_t chans = p->depthwise ? 1 : p->cin;
+        for (uint32_t ky = 0; ky < l->k_h; ky++)
+            for (uint32_t kx = 0; kx < l->k_w; kx++)
+                for (uint32_t c = 0; c < chans; c++) {
+                    int32_t v = 0;
+                    uint32_t cc = p->depthwise ? n : c;
+                    if (p->depthwise || c < l->in_c) {
+                        size_t si = p->depthwise
+                                        ? ((size_t)ky * l->k_w + kx) * l->in_c + n
+                                        : (((size_t)n * l->k_h + ky) * l->k_w + kx) * l->in_c + c;
+                        v = stored(l, l->weights, si);
+                        w[wt_index(p, n, ky, kx, cc)] = (uint8_t)(int8_t)v;
+                    }
+                    sum += v - qp->zw;
+                }
+        int64_t b = (l->bias_i32 ? l->bias_i32[n] : 0) - (int64_t)qp->zx * sum;
+        if (qp->lower) b -= qp->t_lo[n];
+        if (p->rq.fused) b += qp->t_hi[n]; /* the intermediate's rounding constant */
+        if (b < INT32_MIN || b > INT32_MAX)
+            return npk_fail(err, NPK_E_LIMIT,
+                            "channel %u: the bias with the zero-point correction (%lld) does not "
+                            "fit the DPU's int32",
+                            n, (long long)b);
+        npk_st32le(bias + (size_t)g->rec_b * n, (uint32_t)(int32_t)b);
+        if (p->rq.fused) npk_st32le(bias + (size_t)g->rec_b * n + 4, (uint32_t)qp->a[n]);
+        uint8_t *r = mul + (size_t)g->rec_n * n;
+        if (p->rq.per_channel && qp->lower) {
+            npk_st32le(r, (uint32_t)qp->t_lo[n]);
+            r += 4;
+        }
+        if (p->rq.per_channel) npk_st32le(r, (uint32_t)qp->a[n]);
+    }
+    bs->alu = NPK_RK_OP_MEM;
+    bs->relu = qp->lower;
+    if (p->rq.fused) {
+        bs->mul = NPK_RK_OP_MEM;
+        bs->mul_shift = p->rq.mul_shift;
+        bn->mul = NPK_RK_OP_REG;
+        bn->mul_op = p->rq.fused_mul;
+        bn->mul_shift = p->rq.fused_shift;
+    } else if (!p->rq.per_channel) {
+        bs->relux = qp->upper;
+        if (qp->upper) bs->relux_cmp = (uint32_t)(qp->t_hi[0] - (qp->lower ? qp->t_lo[0] : 0));
+        if (qp->lower) {
+            bn->alu = NPK_RK_OP_REG;
+            bn->alu_op = (uint32_t)qp->t_lo[0];
+        }
+    } else {
+        bn->mul = NPK_RK_OP_MEM;
+        bn->mul_shift = p->rq.mul_shift;
+        if (qp->lower) bn->alu = NPK_RK_OP_MEM;
+        bn->relux = qp->upper;
+        bn->relux_cmp = (uint32_t)qp->y_hi;
+    }
+    return NPK_OK;
+}
+
+/* Tile sizes: output channels per task, then output rows per task. */
+static npk_status choose_tiles(npk_rk_lplan *p, const geo *g, uint32_t *ct, uint32_t *oht,
+                               npk_error *err)
+{
+    const npk_rk_layer *l = &p->layer;
+    uint32_t G = p->group, cap_c = p->cout;
+    if (p->opts.max_channels) {
+        uint32_t m = p->opts.max_channels / G * G;
+        if (m < G) m = G;
+        if (m < cap_c) cap_c = m;
+    }
+    /* Largest channel tile whose weights and one output row's input fit. */
+    uint32_t best = 0;
+    for (uint32_t c = cap_c; c >= G; c -= G) {
+        uint64_t wbytes = (uint64_t)g->kb * c; /* kernels, or depthwise channels */
+        uint64_t dbytes = g->min_rows * row_bytes(p, p->depthwise ? c : p->cin);
+        uint64_t wb = ceil_div(wbytes, BANK), db = ceil_div(dbytes, BANK);
+        if (wb < 1) wb = 1;
+        if (db < 1) db = 1;
+        if (wb + db <= NPK_RK_CBUF_BANKS) {
+            best = c;
+            break;
+        }
+        if (c == G) break;
+    }
+    if (!best) {
+        uint64_t db = ceil_div(g->min_rows * row_bytes(p, p->depthwise ? G : p->cin), BANK);
+        if (db >= NPK_RK_CBUF_BANKS)
+            return npk_fail(err, NPK_E_LIMIT,
+                            "one output row needs %u input rows of %llu bytes (%llu CBUF banks): "
+                            "more than the 11 data banks (column tiling is not implemented)",
+                            g->min_rows, (unsigned long long)row_bytes(p, p->cin),
+                            (unsigned long long)db);
+        return npk_fail(err, NPK_E_LIMIT,
+                        "%u kernels of %u bytes need %llu CBUF weight banks, more than the %llu "
+                        "left beside the input (splitting the input channels, K-splitting, is not "
+                        "implemented)",
+                        G, g->kb, (unsigned long long)ceil_div((uint64_t)g->kb * G, BANK),
+                        (unsigned long long)(NPK_RK_CBUF_BANKS - db));
+    }
+    uint32_t tiles_c = (uint32_t)ceil_div(p->cout, best);
+    *ct = align_up((uint32_t)ceil_div(p->cout, tiles_c), G);
+    uint64_t wb = ceil_div((uint64_t)g->kb * *ct, BANK);
+    if (wb < 1) wb = 1;
+    uint64_t rows_max =
+        (NPK_RK_CBUF_BANKS - wb) * (uint64_t)BANK / row_bytes(p, p->depthwise ? *ct : p->cin);
+    uint32_t oh_max = (uint32_t)((rows_max - g->min_rows) / l->stride_h + 1);
+    if (p->opts.max_rows && p->opts.max_rows < oh_max) oh_max = p->opts.max_rows;
+    if (oh_max > l->out_h) oh_max = l->out_h;
+    uint32_t tiles_h = (uint32_t)ceil_div(l->out_h, oh_max);
+    *oht = (uint32_t)ceil_div(l->out_h, tiles_h);
+    return NPK_OK;
+}
+
+static void fill_desc(const npk_rk_lplan *p, const geo *g, const npk_rk_ltask *t,
+                      const npk_rk_dpu_stage *bs, const npk_rk_dpu_stage *bn, int32_t zx,
+                      int32_t zw, npk_rk_conv_desc *d)
+{
+    const npk_rk_layer *l = &p->layer;
+    const npk_rk_lplan_opts *o = &p->opts;
+    memset(d, 0, sizeof *d);
+    uint32_t cin_t = p->depthwise ? t->ocn : p->cin;
+    d->fp = p->fp;
+    d->depthwise = p->depthwise;
+    d->in_w = l->in_w;
+    d->in_h = t->ih;
+    d->in_c = d->in_c_real = cin_t;
+    d->out_w = l->out_w;
+    d->out_h = t->oh;
+    d->out_c = d->out_c_real = t->ocn;
+    d->kernels = p->depthwise ? 1 : t->ocn;
+    d->k_w = l->k_w;
+    d->k_h = l->k_h;
+    d->stride_x = l->stride_w;
+    d->stride_y = l->stride_h;
+    d->dil_x = l->dil_w;
+    d->dil_y = l->dil_h;
+    d->pad_left = l->pad_left;
+    d->pad_top = t->pad_top;
+    d->pad_value = p->fp ? 0 : ((uint32_t)zx & 0xFFu) * 0x01010101u;
+    uint32_t fg = 50 + l->stride_h + 1, need = g->min_rows + l->stride_h;
+    d->feature_grains = fg > need ? fg : need;
+    uint64_t plane = (uint64_t)l->in_w * l->in_h * 16;
+    d->in_addr =
+        o->input_addr + (uint32_t)((uint64_t)t->iy0 * l->in_w * 16 +
+                                   (p->depthwise ? (uint64_t)(t->oc0 / g->c2) * plane : 0));
+    d->line_stride = 4 * l->in_w;
+    d->surf_stride = (int32_t)((int64_t)l->in_w * l->in_h - 4 * (int64_t)l->in_w);
+    d->dma_width = l->in_w;
+    /* kb is the bytes per kernel (conv) or per channel (depthwise): a tile
+     * of either starts at oc0 * kb in the packed weights. */
+    uint64_t woff = (uint64_t)t->oc0 * g->kb;
+    d->wt_addr = o->weight_addr + (uint32_t)woff;
+    d->weight_bytes_per_kernel = p->depthwise ? g->kb * t->ocn : g->kb;
+    d->weight_bytes = d->weight_bytes_per_kernel * d->kernels;
+    uint64_t db = ceil_div((uint64_t)t->ih * row_bytes(p, cin_t), BANK);
+    d->data_bank = (uint32_t)(db < 1 ? 1 : db);
+    d->weight_bank = NPK_RK_CBUF_BANKS - d->data_bank;
+    d->data_entries = (uint32_t)ceil_div((uint64_t)l->in_w * ceil_div(cin_t, g->c2), 4);
+    uint64_t oplane = (uint64_t)l->out_w * l->out_h;
+    d->out_addr = o->output_addr +
+                  (uint32_t)((uint64_t)t->oy0 * l->out_w * 16 + (t->oc0 / g->c2o) * oplane * 16);
+    d->dst_surf_stride = (uint32_t)oplane;
+    d->size_e = p->group / g->c2o - 1;
+    d->surf_add = (uint32_t)(oplane * (p->group / g->c2o));
+    d->bs = *bs;
+    d->bn = *bn;
+    d->bs.base_addr = o->weight_addr + (uint32_t)p->bias_off + t->oc0 * g->rec_b;
+    d->bn.base_addr = o->weight_addr + (uint32_t)p->mul_off + t->oc0 * g->rec_n;
+    d->cpend = !p->fp;
+    d->ow_op = p->fp ? 0 : -zw;
+    d->brdma_use = p->rq.fused ? 3 : 1;
+    d->nrdma_use = (bn->alu == NPK_RK_OP_MEM ? 1u : 0u) | (bn->mul == NPK_RK_OP_MEM ? 2u : 0u);
+    if (p->fp) {
+        d->out_cvt_scale = 1;
+    } else {
+        d->out_cvt_offset = p->rq.offset;
+        d->out_cvt_scale = p->rq.scale;
+        d->out_cvt_shift = p->rq.shift;
+    }
+    d->rocket_tail = o->form == NPK_RK_FORM_ROCKET;
+    if (l->fused_add) {
+        d->ew_add = true;
+        d->ew_addr = o->input2_addr + (d->out_addr - o->output_addr);
+        d->ew_surf_atoms = (uint32_t)oplane;
+        d->ew_cvt_offset = p->rq.ew_offset;
+        d->ew_cvt_scale = p->rq.ew_scale;
+        d->ew_cvt_shift = p->rq.ew_shift;
+        d->ew_relu = p->rq.ew_relu;
+        d->ew_relux = p->rq.ew_relux;
+        d->ew_relux_cmp = (uint32_t)p->rq.ew_cmp;
+    }
+}
+
+static npk_status check_span(const char *what, uint32_t addr, uint64_t bytes, npk_error *err)
+{
+    if ((uint64_t)addr + bytes > ((uint64_t)1 << 32) || addr % 64)
+        return npk_fail(err, NPK_E_LIMIT,
+                        "%s buffer of %llu bytes at 0x%x: must be 64-byte aligned and inside the "
+                        "32-bit DMA address space",
+                        what, (unsigned long long)bytes, addr);
+    return NPK_OK;
+}
+
+npk_status npk_rk_lplan_make(const npk_rk_layer *l, const npk_rk_lplan_opts *o, npk_rk_lplan *p,
+                             npk_error *err)
+{
+    memset(p, 0, sizeof *p);
+    npk_status st = npk_rk_layer_check(l, err);
+    if (st) return st;
+    if (o->cores < 1 || o->cores > NPK_RKNPU_MAX_CORES)
+        return npk_fail(err, NPK_E_ARG, "cores = %d: must be 1, 2 or 3", o->cores);
+    if (o->form != NPK_RK_FORM_VENDOR && o->form != NPK_RK_FORM_ROCKET)
+        return npk_fail(err, NPK_E_ARG, "unknown stream form %d", (int)o->form);
+    if (l->kind == NPK_RK_LAYER_MAXPOOL) return rk_pool_plan(l, o, p, err);
+    if (l->kind == NPK_RK_LAYER_ADD) return rk_add_plan(l, o, p, err);
+    if (l->fused_add && l->type == NPK_RK_LT_FP16)
+        return npk_fail(err, NPK_E_UNSUPPORTED, "fused add on fp16 layers is not supported");
+    /* AVERAGE_POOL_2D (unpadded): a depthwise convolution with unit weights
+     * and the multiplier 1/n, on the data path the capture pins. */
+    npk_rk_layer low;
+    void *unit = NULL;
+    int32_t *pool_bias = NULL;
+    const npk_rk_layer *orig = l;
+    if (l->kind == NPK_RK_LAYER_AVGPOOL) {
+        size_t n = (size_t)l->k_h * l->k_w * l->in_c;
+        unit = malloc(n * 2);
+        pool_bias = malloc(l->in_c * sizeof *pool_bias);
+        if (!unit || !pool_bias) {
+            free(unit);
+            free(pool_bias);
+            return npk_fail(err, NPK_E_NOMEM, "out of memory");
+        }
+        low = *l;
+        low.kind = NPK_RK_LAYER_DEPTHWISE;
+        double inv = 1.0 / ((double)l->k_h * l->k_w);
+        for (size_t i = 0; i < n; i++) {
+            if (l->type == NPK_RK_LT_FP16)
+                ((uint16_t *)unit)[i] = npk_f32_to_f16((float)inv);
+            else
+                ((uint8_t *)unit)[i] = l->type == NPK_RK_LT_UINT8 ? 129 : 1;
+        }
+        low.weights = unit;
+        low.w.zero_point = l->type == NPK_RK_LT_UINT8 ? 128 : 0;
+        low.w_scales = NULL;
+        low.bias_f32 = NULL;
+        if (l->type != NPK_RK_LT_FP16) {
+            /* The sum of the raw values (bias n * zero point), scaled by a
+             * multiplier just above 1/n with no output offset: TFLite
+             * rounds the average half away from zero, and pushing exact
+             * halves away from zero by less than the distance of any other
+             * value from a rounding boundary gives the same result with one
+             * rounding (docs/rknpu.md, "Pools"). */
+            double n = (double)l->k_h * l->k_w;
+            int sh = 15;
+            while (sh < 62 && ldexp(1.0, sh) / n < 16384.0) sh++;
+            double m = floor(ldexp(1.0, sh) / n) + 1;
+            if (m > 32767) m = floor(m / 2) + 1, sh--;
+            double rel = m * n / ldexp(1.0, sh) - 1;
+            double room = ((uint32_t)n % 2 ? 0.5 : 1.0) / n;
+            low.out.zero_point = 0;
+            for (uint32_t c = 0; c < l->in_c; c++) pool_bias[c] = (int32_t)n * l->in.zero_point;
+            low.bias_i32 = pool_bias;
+            low.w.scale = 255.0 * rel < room ? ldexp(m, -sh) : inv;
+            low.in.scale = low.out.scale = 1.0;
+        } else {
+            low.w.scale = inv;
+            low.bias_i32 = NULL;
+        }
+        l = &low;
+    }
+    p->layer = *l;
+    p->layer.weights = NULL;
+    p->layer.bias_i32 = NULL;
+    p->layer.bias_f32 = NULL;
+    p->layer.w_scales = NULL;
+    p->opts = *o;
+    p->fp = l->type == NPK_RK_LT_FP16;
+    p->depthwise = l->kind == NPK_RK_LAYER_DEPTHWISE;
+    geo g = {p->fp ? 2u : 1u, p->fp ? 8u : 16u, p->fp ? 8u : 16u, 0, 0, 4, 0};
+    if (p->depthwise) {
+        /* Whole channel groups of the depthwise weight layout (64 int8, 32
+         * fp16): partial groups are padded, never programmed. */
+        p->group = p->fp ? 32 : 64;
+        p->cin = p->cout = align_up(l->in_c, p->group);
+        p->kernels = 1;
+        g.kb = l->k_h * l->k_w * g.b; /* per channel */
+    } else {
+        p->group = p->fp ? 16 : 32;
+        p->cin = align_up(l->in_c, 32);
+        p->cout = align_up(l->out_c, p->group);
+        p->kernels = p->cout;
+        g.kb = l->k_h * l->k_w * p->cin * g.b;
+    }
+    g.min_rows = (l->k_h - 1) * l->dil_h + 1;
+    rk_qparams qp = {0};
+    size_t nq = l->out_c;
+    qp.m = calloc(nq, sizeof *qp.m);
+    qp.a = calloc(nq, sizeof *qp.a);
+    qp.t_lo = calloc(nq, sizeof *qp.t_lo);
+    qp.t_hi = calloc(nq, sizeof *qp.t_hi);
+    npk_rk_dpu_stage bs = {0}, bn = {0};
+    if (!qp.m || !qp.a || !qp.t_lo || !qp.t_hi) {
+        st = npk_fail(err, NPK_E_NOMEM, "out of memory");
+        goto out;
+    }
+    if (!p->fp) {
+        if ((st = rk_requant_make(l, &qp, &p->rq, err))) goto out;
+        /* Per channel, NRDMA carries the multiplier (and the clamp's add-back). */
+        g.rec_n = p->rq.per_channel ? (qp.lower ? 8 : 4) : 0;
+        if (p->rq.fused) g.rec_b = 8; /* bias' + rounding constant, then a[c] */
+    }
+    if ((st = build_blob(l, p, &g, &qp, &bs, &bn, err))) goto out;
+
+    p->input_bytes = (uint64_t)ceil_div(p->cin, g.c2) * l->in_h * l->in_w * 16;
+    p->output_bytes = (uint64_t)ceil_div(p->cout, g.c2o) * l->out_h * l->out_w * 16;
+    if ((st = check_span("input", o->input_addr, p->input_bytes, err)) ||
+        (st = check_span("weight", o->weight_addr, p->weight_bytes, err)) ||
+        (st = check_span("output", o->output_addr, p->output_bytes, err)) ||
+        (l->fused_add && (st = check_span("input2", o->input2_addr, p->output_bytes, err))))
+        goto out;
+
+    uint32_t ct = 0, oht = 0;
+    if ((st = choose_tiles(p, &g, &ct, &oht, err))) goto out;
+    p->tiles_c = (uint32_t)ceil_div(p->cout, ct);
+    p->tiles_h = (uint32_t)ceil_div(l->out_h, oht);
+    uint64_t count = (uint64_t)p->tiles_c * p->tiles_h;
+    if (count > NPK_RKNPU_MAX_SUBMIT_TASKS) {
+        st = npk_fail(err, NPK_E_LIMIT, "%llu tasks exceed the driver's %u tasks per submit",
+                      (unsigned long long)count, NPK_RKNPU_MAX_SUBMIT_TASKS);
+        goto out;
+    }
+    p->count = (size_t)count;
+    size_t slot = (NPK_RK_CONV_MAX_ENTRIES * 8 + NPK_RK_STREAM_ALIGN - 1) / NPK_RK_STREAM_ALIGN *
+                  NPK_RK_STREAM_ALIGN / 8;
+    p->tasks = calloc(p->count, sizeof *p->tasks);
+    p->records = calloc(p->count, sizeof *p->records);
+    p->regcmd = calloc(p->count * slot, 8);
+    int *core = calloc(p->count, sizeof *core);
+    uint64_t *work = calloc(p->count, sizeof *work);
+    if (!p->tasks || !p->records || !p->regcmd || !core || !work) {
+        free(core);
+        free(work);
+        st = npk_fail(err, NPK_E_NOMEM, "out of memory for a plan of %zu tasks", p->count);
+        goto out;
+    }
+    size_t i = 0;
+    for (uint32_t tc = 0; tc < p->tiles_c; tc++)
+        for (uint32_t th = 0; th < p->tiles_h; th++, i++) {
+            npk_rk_ltask *t = &p->tasks[i];
+            t->oc0 = tc * ct;
+            t->ocn = p->cout - t->oc0 < ct ? p->cout - t->oc0 : ct;
+            t->oy0 = th * oht;
+            t->oh = l->out_h - t->oy0 < oht ? l->out_h - t->oy0 : oht;
+            int64_t top = (int64_t)t->oy0 * l->stride_h - l->pad_top;
+            int64_t bot = (int64_t)(t->oy0 + t->oh - 1) * l->stride_h - l->pad_top +
+                          (int64_t)(l->k_h - 1) * l->dil_h;
+            int64_t y0 = top < 0 ? 0 : top, y1 = bot > (int64_t)l->in_h - 1 ? l->in_h - 1 : bot;
+            t->iy0 = (uint32_t)y0;
+            t->ih = (uint32_t)(y1 - y0 + 1);
+            t->pad_top = (uint32_t)(y0 - top);
+            t->pad_bottom = (uint32_t)(bot - y1);
+            t->next = -1;
+            t->macs =
+                (uint64_t)t->oh * l->out_w * l->k_h * l->k_w * t->ocn * (p->depthwise ? 1 : p->cin);
+            work[i] = t->macs;
+        }
+    p->cores = p->count < (size_t)o->cores ? (int)p->count : o->cores;
+    rk_split_ranges(work, p->count, p->cores, core, p->core_first, p->core_count, p->core_work);
+    for (i = 0; i < p->count; i++) p->tasks[i].core = core[i];
+    free(core);
+    free(work);
+
+    uint64_t off = 0;
+    for (i = 0; i < p->count; i++) {
+        npk_rk_ltask *t = &p->tasks[i];
+        npk_rk_conv_desc d;
+        fill_desc(p, &g, t, &bs, &bn, qp.zx, qp.zw, &d);
+        t->regcmd_off = (uint32_t)off;
+        if ((st = npk_rk_conv_emit(&d, p->regcmd + off / 8, NPK_RK_CONV_MAX_ENTRIES, &t->entries,
+                                   err)))
+            goto out;
+        off +=
+            (t->entries * 8 + NPK_RK_STREAM_ALIGN - 1) / NPK_RK_STREAM_ALIGN * NPK_RK_STREAM_ALIGN;
+    }
+    p->regcmd_entries = (size_t)(off / 8);
+    if ((st = check_span("regcmd", o->regcmd_addr, off, err))) goto out;
+    for (i = 0; i + 1 < p->count && o->form == NPK_RK_FORM_VENDOR; i++) {
+        npk_rk_ltask *t = &p->tasks[i], *n = &p->tasks[i + 1];
+        if (t->core != n->core) continue;
+        t->next = (int)(i + 1);
+        if ((st = npk_rk_stream_chain(p->regcmd + t->regcmd_off / 8, t->entries,
+                                      o->regcmd_addr + n->regcmd_off, n->entries, err)))
+            goto out;
+    }
+    uint32_t int_mask = npk_rk_field_mask(NPK_RKF_PC_INTERRUPT_MASK_DPU_0) |
+                        npk_rk_field_mask(NPK_RKF_PC_INTERRUPT_MASK_DPU_1);
+    for (i = 0; i < p->count; i++) {
+        npk_rk_entry en;
+        const npk_rk_ltask *t = &p->tasks[i];
+        npk_rk_entry_decode(p->regcmd[t->regcmd_off / 8 + t->entries - 1], &en);
+        p->records[i] = (npk_rknpu_task){0,
+                                         0,
+                                         en.value,
+                                         int_mask,
+                                         NPK_RKNPU_INT_CLEAR,
+                                         0,
+                                         npk_rknpu_regcfg_amount(t->entries),
+                                         0,
+                                         (uint64_t)o->regcmd_addr + t->regcmd_off};
+    }
+    npk_rknpu_submit *s = &p->submit;
+    s->flags = NPK_RKNPU_JOB_PC | NPK_RKNPU_JOB_BLOCK | NPK_RKNPU_JOB_PINGPONG;
+    s->timeout = NPK_RKNPU_TIMEOUT_MS;
+    s->task_number = (uint32_t)p->count;
+    s->core_mask = (1u << p->cores) - 1;
+    s->fence_fd = -1;
+    for (int c = 0; c < p->cores; c++) {
+        int sl = npk_rknpu_subcore_slot(s->core_mask, c);
+        s->subcore_task[sl].task_start = p->core_first[c];
+        s->subcore_task[sl].task_number = p->core_count[c];
+    }
+out:
+    free(unit);
+    free(pool_bias);
+    if (!st) p->layer.kind = orig->kind;
+    free(qp.m);
+    free(qp.a);
+    free(qp.t_lo);
+    free(qp.t_hi);
+    if (st) npk_rk_lplan_free(p);
+    return st;
+}
+
+void npk_rk_lplan_free(npk_rk_lplan *p)
+{
+    free(p->tasks);
+    free(p->records);
+    free(p->regcmd);
+    free(p->wblob);
+    p->tasks = NULL;
+    p->records = NULL;
+    p->regcmd = NULL;
+    p->wblob = NULL;
+    p->count = 0;
+}
+
+/* ---- host tensors ---- */
+
+void npk_rk_lplan_pack_input(const npk_rk_lplan *p, const void *x, uint8_t *input)
+{
+    const npk_rk_layer *l = &p->layer;
+    unsigned b = p->fp ? 2 : 1, c2 = 16 / b;
+    size_t plane = (size_t)l->in_h * l->in_w;
+    int32_t zx = l->type == NPK_RK_LT_UINT8 ? l->in.zero_point - 128 : l->in.zero_point;
+    for (size_t px = 0; px < plane; px++)
+        for (uint32_t c = 0; c < p->cin; c++) {
+            uint8_t *d = input + ((c / c2) * plane + px) * 16 + (c % c2) * b;
+            if (p->fp) {
+                uint16_t v = c < l->in_c ? ((const uint16_t *)x)[px * l->in_c + c] : 0;
+                npk_st16le(d, v);
+            } else {
+                /* Padding channels hold the zero point (docs/rknpu.md, "Zero points"). */
+                int32_t v = c < l->in_c ? stored(l, x, px * l->in_c + c) : zx;
+                *d = (uint8_t)(int8_t)v;
+            }
+        }
+}
+
+void npk_rk_lplan_pack_input2(const npk_rk_lplan *p, const void *x, uint8_t *input2)
+{
+    npk_rk_lplan q = *p;
+    q.layer.in = p->layer.in2;
+    npk_rk_lplan_pack_input(&q, x, input2);
+}
+
+void npk_rk_lplan_unpack_output(const npk_rk_lplan *p, const uint8_t *output, void *y)
+{
+    const npk_rk_layer *l = &p->layer;
+    unsigned b = p->fp ? 2 : 1, c2 = 16 / b;
+    size_t plane = (size_t)l->out_h * l->out_w;
+    for (size_t px = 0; px < plane; px++)
+        for (uint32_t c = 0; c < l->out_c; c++) {
+            const uint8_t *s = output + ((c / c2) * plane + px) * 16 + (c % c2) * b;
+            size_t i = px * l->out_c + c;
+            if (p->fp)
+                ((uint16_t *)y)[i] = npk_ld16le(s);
+            else if (l->type == NPK_RK_LT_UINT8)
+                ((uint8_t *)y)[i] = (uint8_t)((int8_t)*s + 128);
+            else
+                ((int8_t *)y)[i] = (int8_t)*s;
+        }
+}

@@ -1,0 +1,267 @@
+/* Requantisation of a layer in the DPU: multipliers, shifts and clip
+ * thresholds chosen so that the register arithmetic (as the emulator models
+ * it, docs/rknpu.md "Requantisation") follows TFLite's
+ * MultiplyByQuantizedMultiplier as closely as the register widths allow.
+ *
+ * Everything here works in the "stored" int8 domain the hardware sees: a
+ * uint8 tensor is stored as u - 128 with zero point zp - 128 (Mesa's
+ * convention), an int8 tensor as it is. */
+#include <math.h>
+#include <string.h>
+
+#include "layer_internal.h"
+
+/* (v + 2^(s-1)) >> s with floor, as OUT_CVT rounds (capture: round, not
+ * truncate; ties up as modelled). */
+int64_t rk_round_shift(int64_t v, unsigned s)
+{
+    if (!s) return v;
+    if (s > 62) return 0;
+    int64_t h = (int64_t)1 << (s - 1), x = v + h;
+    return x >= 0 ? x >> s : -((-(x + 1)) >> s) - 1;
+}
+
+int64_t rk_floor_shift(int64_t v, unsigned s)
+{
+    if (!s) return v;
+    if (s > 62) return v < 0 ? -1 : 0;
+    return v >= 0 ? v >> s : -((-(v + 1)) >> s) - 1;
+}
+
+static int64_t sat(int64_t v, int64_t lo, int64_t hi)
+{
+    return v < lo ? lo : v > hi ? hi : v;
+}
+
+/* The output the registers give for a (clamped) sum x of channel c. */
+int32_t rk_requant_out(const npk_rk_requant *rq, int32_t a, int64_t x)
+{
+    int64_t y = sat(x, INT32_MIN, INT32_MAX);
+    if (rq->per_channel) y = sat(rk_floor_shift(y * a, rq->mul_shift), INT32_MIN, INT32_MAX);
+    int64_t o = rk_round_shift(y * (int64_t)rq->scale, rq->shift) + rq->offset;
+    return (int32_t)sat(o, -128, 127);
+}
+
+/* Smallest x in [lo, hi] with f(x) >= target (f non-decreasing); hi + 1 if none. */
+typedef struct thr_ctx {
+    const npk_rk_requant *rq;
+    int32_t a;
+    bool y_domain; /* evaluate only the OUT_CVT part (x is y) */
+} thr_ctx;
+
+static int32_t eval(const thr_ctx *t, int64_t x)
+{
+    if (!t->y_domain) return rk_requant_out(t->rq, t->a, x);
+    int64_t o = rk_round_shift(x * (int64_t)t->rq->scale, t->rq->shift) + t->rq->offset;
+    return (int32_t)sat(o, -128, 127);
+}
+
+static int64_t first_at_least(const thr_ctx *t, int32_t target)
+{
+    int64_t lo = INT32_MIN, hi = (int64_t)INT32_MAX + 1;
+    while (lo < hi) {
+        int64_t mid = lo + (hi - lo) / 2;
+        if (eval(t, mid) >= target)
+            hi = mid;
+        else
+            lo = mid + 1;
+    }
+    return lo;
+}
+
+/* real = mant * 2^-shift with mant in [2^14, 2^15). */
+static bool split_mult(double m, uint32_t *mant, int *shift)
+{
+    int e;
+    double f = frexp(m, &e); /* m = f * 2^e, f in [0.5, 1) */
+    long q = lround(f * 32768.0);
+    int s = 15 - e;
+    if (q == 32768) q = 16384, s--;
+    *mant = (uint32_t)q;
+    *shift = s;
+    return true;
+}
+
+/* A conv followed by ADD in one pass (docs/rknpu.md, "Add"): BS rounds the
+ * sum to the intermediate tensor's integer steps (per channel: bias' plus a
+ * rounding constant, then a[c] >> s1, from the BRDMA stream), BN scales them
+ * to the output's fixed point (F fractional bits), EW adds the second input
+ * through its operand conversion, OUT_CVT rounds. The intermediate is not
+ * saturated to its type. */
+static bool mantissa(double m, uint32_t *a, int *e)
+{
+    int x;
+    double f = frexp(m, &x);
+    long q = lround(f * 32768.0);
+    int s = 15 - x;
+    if (q == 32768) q = 16384, s--;
+    *a = (uint32_t)q;
+    *e = s;
+    return s >= 0;
+}
+
+static npk_status requant_fused(const npk_rk_layer *l, rk_qparams *qp, npk_rk_requant *rq,
+                                npk_error *err)
+{
+    uint32_t n = l->out_c;
+    int32_t off = l->type == NPK_RK_LT_UINT8 ? 128 : 0;
+    qp->zo = l->add_out.zero_point - off;
+    qp->lo = l->act_min - off;
+    qp->hi = l->act_max - off;
+    qp->lower = qp->upper = false;
+    rq->fused = true;
+    rq->offset = qp->zo;
+    double mmax = 0;
+    for (uint32_t c = 0; c < n; c++) {
+        double ws = l->w_scales ? l->w_scales[c] : l->w.scale;
+        qp->m[c] = l->in.scale * ws / l->out.scale; /* to the intermediate's steps */
+        if (qp->m[c] > mmax) mmax = qp->m[c];
+    }
+    if (!(mmax > 0) || mmax >= 16384.0)
+        return npk_fail(err, NPK_E_LIMIT, "fused add: convolution multiplier %g out of range",
+                        mmax);
+    int e;
+    frexp(mmax, &e);
+    int E = 15 - e;
+    if (lround(ldexp(mmax, E)) > 32767) E--;
+    if (E < 1 || E > 63)
+        return npk_fail(err, NPK_E_LIMIT, "fused add: convolution shift %d outside 1..63", E);
+    rq->mul_shift = (uint32_t)E;
+    double worst = 0;
+    for (uint32_t c = 0; c < n; c++) {
+        long a = lround(ldexp(qp->m[c], E));
+        if (a < 1) a = 1;
+        qp->a[c] = (int32_t)a;
+        /* floor((x + c) * a / 2^E) rounds x * a / 2^E half up when c * a = 2^(E-1). */
+        qp->t_hi[c] = (int32_t)lround(ldexp(1.0, E - 1) / (double)a);
+        double rel = fabs(ldexp((double)a, -E) - qp->m[c]) / qp->m[c];
+        if (rel > worst) worst = rel;
+    }
+    uint32_t k, a2;
+    int ek, e2;
+    double mk = l->out.scale / l->add_out.scale, m2 = l->in2.scale / l->add_out.scale;
+    if (!mantissa(mk, &k, &ek) || !mantissa(m2, &a2, &e2))
+        return npk_fail(err, NPK_E_LIMIT,
+                        "fused add: scale ratios %g (intermediate / output) and %g (second input "
+                        "/ output) must be below 2^15",
+                        mk, m2);
+    int F = 12;
+    if (ek < F) F = ek;
+    if (e2 < F) F = e2;
+    if (ek - F > 63 || e2 - F > 63)
+        return npk_fail(err, NPK_E_LIMIT, "fused add: scale ratios %g and %g need shifts beyond 63",
+                        mk, m2);
+    rq->fused_mul = k;
+    rq->fused_shift = (uint32_t)(ek - F);
+    rq->ew_offset = -(l->in2.zero_point - off);
+    rq->ew_scale = a2;
+    rq->ew_shift = (uint32_t)(e2 - F);
+    rq->scale = 1u << 14;
+    rq->shift = (uint32_t)(14 + F);
+    worst = fmax(worst, fabs(ldexp(k, -ek) - mk) / mk);
+    rq->worst_rel = fmax(worst, fabs(ldexp(a2, -e2) - m2) / m2);
+    /* The clip in EW, at multiples of 2^F whose outputs are the bounds:
+     * below only at the zero point (ReLU), above anywhere (ReLU-X). */
+    if (qp->lo > -128 && qp->lo != qp->zo)
+        return npk_fail(err, NPK_E_UNSUPPORTED,
+                        "fused add with a clip from %d: only clips from the output zero point "
+                        "(RELU, RELU6) or none are supported",
+                        l->act_min);
+    rq->ew_relu = qp->lo > -128;
+    rq->ew_relux = qp->hi < 127;
+    rq->ew_cmp = (int32_t)(((int64_t)qp->hi - qp->zo) * ((int64_t)1 << F));
+    return NPK_OK;
+}
+
+npk_status rk_requant_make(const npk_rk_layer *l, rk_qparams *qp, npk_rk_requant *rq,
+                           npk_error *err)
+{
+    memset(rq, 0, sizeof *rq);
+    uint32_t n = l->out_c;
+    int32_t off = l->type == NPK_RK_LT_UINT8 ? 128 : 0;
+    qp->zx = l->in.zero_point - off;
+    qp->zw = l->w.zero_point - off;
+    if (l->fused_add) return requant_fused(l, qp, rq, err);
+    const npk_rk_lquant *outq = &l->out;
+    qp->zo = outq->zero_point - off;
+    qp->lo = l->act_min - off;
+    qp->hi = l->act_max - off;
+    rq->offset = qp->zo;
+    rq->per_channel = l->w_scales != NULL;
+    double mmax = 0;
+    for (uint32_t c = 0; c < n; c++) {
+        double ws = l->w_scales ? l->w_scales[c] : l->w.scale;
+        qp->m[c] = l->in.scale * ws / outq->scale;
+        if (qp->m[c] > mmax) mmax = qp->m[c];
+    }
+    if (!(mmax > 0) || mmax >= 32768.0)
+        return npk_fail(err, NPK_E_LIMIT,
+                        "requantisation multiplier %g (input scale x weight scale / output scale) "
+                        "is outside what OUT_CVT can scale by (below 2^15)",
+                        mmax);
+    if (!rq->per_channel) {
+        int s;
+        split_mult(qp->m[0], &rq->scale, &s);
+        if (s < 0 || s > 62)
+            return npk_fail(err, NPK_E_LIMIT,
+                            "requantisation multiplier %g needs OUT_CVT_SHIFT = %d: outside 0..62",
+                            qp->m[0], s);
+        rq->shift = (uint32_t)s;
+        rq->worst_rel = fabs(ldexp(rq->scale, -s) - qp->m[0]) / qp->m[0];
+        for (uint32_t c = 0; c < n; c++) qp->a[c] = 1;
+    } else {
+        /* a[c] = round(m[c] * 2^E) fills int16 for the largest channel;
+         * y = floor(x * a / 2^s1) keeps F fractional bits of the output;
+         * OUT_CVT rounds them away (scale 2^14, shift 14 + F). */
+        int e;
+        frexp(mmax, &e); /* mmax < 2^e */
+        int E = 15 - e;  /* mmax * 2^E < 2^15 */
+        if (lround(ldexp(mmax, E)) > 32767) E--;
+        int F = 12;
+        if (E < F) F = E;
+        int s1 = E - F;
+        if (F < 0 || s1 > 63)
+            return npk_fail(err, NPK_E_LIMIT,
+                            "per-channel multipliers up to %g need DPU_BN_MUL_CFG shift %d: "
+                            "outside 0..63",
+                            mmax, s1);
+        rq->mul_shift = (uint32_t)s1;
+        rq->scale = 1u << 14;
+        rq->shift = (uint32_t)(14 + F);
+        double worst = 0;
+        for (uint32_t c = 0; c < n; c++) {
+            long a = lround(ldexp(qp->m[c], E));
+            if (a < 1) a = 1;
+            qp->a[c] = (int32_t)a;
+            double rel = fabs(ldexp((double)a, -E) - qp->m[c]) / qp->m[c];
+            if (rel > worst) worst = rel;
+        }
+        rq->worst_rel = worst;
+    }
+    /* Clip thresholds: the clamp is applied to the sum (per tensor) or to
+     * y (per channel) where the output is monotonic in it, at a value whose
+     * output is exactly the bound. */
+    qp->lower = qp->lo > -128;
+    qp->upper = qp->hi < 127;
+    for (uint32_t c = 0; c < n; c++) {
+        thr_ctx t = {rq, qp->a[c], false};
+        if (qp->lower) {
+            int64_t x = first_at_least(&t, qp->lo + 1) - 1;
+            if (x < INT32_MIN / 2 || x > INT32_MAX / 2)
+                return npk_fail(err, NPK_E_LIMIT,
+                                "channel %u: the activation's lower bound maps to a sum of %lld, "
+                                "outside the int32 the DPU adds",
+                                c, (long long)x);
+            qp->t_lo[c] = (int32_t)x;
+        }
+        if (qp->upper && !rq->per_channel) {
+            int64_t x = first_at_least(&t, qp->hi);
+            qp->t_hi[c] = (int32_t)sat(x, INT32_MIN, INT32_MAX);
+        }
+    }
+    if (qp->upper && rq->per_channel) {
+        thr_ctx t = {rq, 1, true};
+        qp->y_hi = (int32_t)sat(first_at_least(&t, qp->hi), INT32_MIN, INT32_MAX);
+    }
+    return NPK_OK;
+}

@@ -1,0 +1,976 @@
+/* Convolution, depthwise and fully-connected layers on the RKNPU: the
+ * captured hardware task reproduced byte for byte, and generated plans of
+ * every layer kind run on the emulator against a direct reference of
+ * TFLite's integer semantics (rk_tfl_ref.h), with the share of exact
+ * elements reported per family. */
+#include <math.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "npk_test.h"
+#include "npukit/bytes.h"
+#include "npukit/half.h"
+#include "npukit/rknpu_conv.h"
+#include "npukit/rknpu_emu.h"
+#include "npukit/rknpu_layer.h"
+#include "npukit/rknpu_stream.h"
+#include "rk_tfl_ref.h"
+
+#define IN_ADDR  0x10000000u
+#define WT_ADDR  0x20000000u
+#define OUT_ADDR 0x30000000u
+#define REG_ADDR 0x40000000u
+#define BS_ADDR  0x50000000u
+
+/* ---- the captured Mesa depthwise task (teflon-dw) ---- */
+
+static const uint8_t *cap_file(npk_mapped *m, const char *name, size_t size)
+{
+    char rel[128];
+    snprintf(rel, sizeof rel, "rknpu/captures/teflon-dw/%s", name);
+    npk_fixture_map(rel, m);
+    assert_int_equal(m->size, size);
+    return m->data;
+}
+
+/* Mesa's program for the captured layer (reference 10.3; rkt_regcmd.c,
+ * rkt_task.c, rkt_coefs.c): its uint8 conventions applied to the int8
+ * model, as the capture README describes. */
+static void mesa_dw_desc(npk_rk_conv_desc *d)
+{
+    memset(d, 0, sizeof *d);
+    d->depthwise = true;
+    d->in_w = d->in_h = 8;
+    d->in_c = d->in_c_real = 64;
+    d->out_w = d->out_h = 8;
+    d->out_c = d->out_c_real = 64;
+    d->kernels = 1;
+    d->k_w = d->k_h = 3;
+    d->stride_x = d->stride_y = 1;
+    d->dil_x = d->dil_y = 1;
+    d->pad_left = d->pad_top = 1;   /* SAME, 3x3 */
+    d->pad_value = 254 - 0x80;      /* input zp -2 read as uint8 254, minus 0x80 */
+    d->feature_grains = 50 + 1 + 1; /* Mesa's constant */
+    d->in_addr = IN_ADDR;
+    d->line_stride = 8 * 16 / 4;       /* width x 16 bytes / 4 */
+    d->surf_stride = 32 * (8 / 4 - 1); /* line stride x (height / 4 - 1) */
+    d->dma_width = 8;
+    d->wt_addr = WT_ADDR;
+    d->weight_bytes_per_kernel = 3 * 3 * 64;
+    d->weight_bytes = 3 * 3 * 64;
+    d->data_bank = 1;
+    d->weight_bank = 11;
+    d->data_entries = 8;
+    d->out_addr = OUT_ADDR;
+    d->dst_surf_stride = 8 * 8;
+    d->size_e = 3;
+    d->surf_add = 8 * 8 * 2 * 2;
+    d->bs.alu = NPK_RK_OP_MEM; /* BS_ALU_ALGO 2, BS_ALU_SRC 1: the bias cube */
+    d->bs.base_addr = BS_ADDR;
+    d->brdma_use = 1;
+    d->cpend = true;
+    d->ow_op = 0x80 - 0; /* 0x80 - weight zero point */
+    /* conv_scale = 0.03657235 * 0.00079638 / 0.00691164 in float; Mesa's
+     * scale = ((bits >> 9) & 0x7fff) + 1, shift = 127 + 31 - 32 - exp + 16 - 1. */
+    float cs = 0.03657235f * 0.00079638f / 0.00691164f;
+    uint32_t bits;
+    memcpy(&bits, &cs, 4);
+    d->out_cvt_scale = ((bits >> 9) & 0x7fff) + 1;
+    d->out_cvt_shift = 127 + 31 - 32 - (bits >> 23) + 16 - 1;
+    d->out_cvt_offset = 5 - 0x80; /* output zp minus 0x80 */
+}
+
+static void test_capture_byte_for_byte(void **state)
+{
+    (void)state;
+    npk_mapped mi, mw, mb, mo;
+    const uint8_t *in = cap_file(&mi, "mesa-input-000-000.bin", 8192);
+    const uint8_t *wt = cap_file(&mw, "mesa-weights-000-000.bin", 1152);
+    const uint8_t *bias = cap_file(&mb, "mesa-biases-000-000.bin", 256);
+    const uint8_t *want = cap_file(&mo, "mesa-output-000-000.bin", 8192);
+
+    npk_rk_conv_desc d;
+    mesa_dw_desc(&d);
+    /* The values the capture README lists. */
+    assert_int_equal(d.out_cvt_scale, 17675);
+    assert_int_equal(d.out_cvt_shift, 22);
+    assert_int_equal(d.out_cvt_offset, -123);
+    assert_int_equal(d.pad_value, 0x7e);
+    uint64_t s[NPK_RK_CONV_MAX_ENTRIES];
+    size_t n;
+    npk_error err = {0};
+    if (npk_rk_conv_emit(&d, s, NPK_RK_CONV_MAX_ENTRIES, &n, &err)) fail_msg("%s", err.msg);
+    uint8_t *reg = calloc(1, 2048), *inb = malloc(8192), *wtb = malloc(1152), *bb = malloc(256),
+            *out = calloc(1, 8192);
+    npk_rk_stream_to_bin(s, n, reg);
+    memcpy(inb, in, 8192);
+    memcpy(wtb, wt, 1152);
+    memcpy(bb, bias, 256);
+    npk_rk_emu_opts eo = {1, 0, false};
+    npk_rk_emu *e;
+    assert_int_equal(npk_rk_emu_create(&eo, &e, &err), NPK_OK);
+    assert_int_equal(npk_rk_emu_map(e, IN_ADDR, inb, 8192, &err), NPK_OK);
+    assert_int_equal(npk_rk_emu_map(e, WT_ADDR, wtb, 1152, &err), NPK_OK);
+    assert_int_equal(npk_rk_emu_map(e, BS_ADDR, bb, 256, &err), NPK_OK);
+    assert_int_equal(npk_rk_emu_map(e, OUT_ADDR, out, 8192, &err), NPK_OK);
+    assert_int_equal(npk_rk_emu_map(e, REG_ADDR, reg, 2048, &err), NPK_OK);
+    if (npk_rk_emu_run_core(e, 0, REG_ADDR, npk_rknpu_chain_amount(n), 1, &err))
+        fail_msg("%s", err.msg);
+    size_t diff = 0;
+    for (size_t i = 0; i < 8192; i++) diff += out[i] != want[i];
+    printf("capture: %zu of 8192 bytes differ (stream of %zu entries)\n", diff, n);
+    assert_int_equal(diff, 0);
+
+    /* Each rule the capture pins is needed: these variants must not match. */
+    npk_rk_conv_desc v = d;
+    v.pad_value = 0x7e7e; /* the pad byte in both lanes: odd channels < 32 change */
+    npk_rk_conv_emit(&v, s, NPK_RK_CONV_MAX_ENTRIES, &n, &err);
+    npk_rk_stream_to_bin(s, n, reg);
+    memset(out, 0, 8192);
+    assert_int_equal(npk_rk_emu_run_core(e, 0, REG_ADDR, npk_rknpu_chain_amount(n), 1, &err),
+                     NPK_OK);
+    diff = 0;
+    for (size_t i = 0; i < 8192; i++) diff += out[i] != want[i];
+    printf("capture with PAD_CON1 = 0x7e7e: %zu bytes differ\n", diff);
+    assert_true(diff > 0);
+    v = d;
+    v.ow_op = 0; /* without CPEND's contribution */
+    npk_rk_conv_emit(&v, s, NPK_RK_CONV_MAX_ENTRIES, &n, &err);
+    npk_rk_stream_to_bin(s, n, reg);
+    memset(out, 0, 8192);
+    assert_int_equal(npk_rk_emu_run_core(e, 0, REG_ADDR, npk_rknpu_chain_amount(n), 1, &err),
+                     NPK_OK);
+    diff = 0;
+    for (size_t i = 0; i < 8192; i++) diff += out[i] != want[i];
+    printf("capture with BS_OW_OP = 0: %zu bytes differ\n", diff);
+    assert_true(diff > 0);
+
+    npk_rk_emu_destroy(e);
+    free(reg), free(inb), free(wtb), free(bb), free(out);
+    npk_unmap_file(&mi), npk_unmap_file(&mw), npk_unmap_file(&mb), npk_unmap_file(&mo);
+}
+
+/* ---- generated layers against the reference ---- */
+
+typedef struct lcase {
+    npk_rk_layer_kind kind;
+    npk_rk_ltype type;
+    uint32_t h, w, cin, cout, k, stride, dil;
+    bool same;
+    int act;
+    bool per_channel;
+    int cores;
+    uint32_t max_rows, max_channels;
+    npk_rk_form form;
+    int32_t wzp; /* weight zero point (int8: normally 0) */
+} lcase;
+
+typedef struct fstats {
+    const char *name;
+    uint64_t total, exact, off1, worse, ties, off1_at_tie;
+    uint64_t tasks_max;
+} fstats;
+
+/* Run a plan on a 3-core emulator; out receives the output buffer. */
+static bool g_portable; /* the portable kernels even where SIMD ones exist */
+static uint8_t *g_last; /* a copy of run_case's last output (for test_kernels_agree) */
+static size_t g_last_n;
+
+static void emulate(const npk_rk_lplan *p, uint8_t *in, uint8_t *out)
+{
+    npk_error err = {0};
+    npk_rk_emu_opts eo = {3, 0, g_portable};
+    npk_rk_emu *e;
+    assert_int_equal(npk_rk_emu_create(&eo, &e, &err), NPK_OK);
+    uint8_t *wt = malloc(p->weight_bytes ? p->weight_bytes : 1),
+            *reg = calloc(p->regcmd_entries, 8);
+    if (p->weight_bytes) memcpy(wt, p->wblob, p->weight_bytes);
+    npk_rk_stream_to_bin(p->regcmd, p->regcmd_entries, reg);
+    assert_int_equal(npk_rk_emu_map(e, p->opts.input_addr, in, p->input_bytes, &err), NPK_OK);
+    if (p->weight_bytes)
+        assert_int_equal(npk_rk_emu_map(e, p->opts.weight_addr, wt, p->weight_bytes, &err), NPK_OK);
+    assert_int_equal(npk_rk_emu_map(e, p->opts.output_addr, out, p->output_bytes, &err), NPK_OK);
+    assert_int_equal(npk_rk_emu_map(e, p->opts.regcmd_addr, reg, p->regcmd_entries * 8, &err),
+                     NPK_OK);
+    if (p->opts.form == NPK_RK_FORM_VENDOR) {
+        if (npk_rk_emu_submit(e, &p->submit, p->records, p->count, &err)) fail_msg("%s", err.msg);
+    } else
+        for (size_t i = 0; i < p->count; i++)
+            if (npk_rk_emu_run_core(e, (int)(i % 3), p->opts.regcmd_addr + p->tasks[i].regcmd_off,
+                                    npk_rknpu_chain_amount(p->tasks[i].entries), 1, &err))
+                fail_msg("%s", err.msg);
+    assert_int_equal(npk_rk_emu_stats_get(e)->tasks, p->count);
+    npk_rk_emu_destroy(e);
+    free(wt);
+    free(reg);
+}
+
+/* Every generated stream decodes and re-encodes to itself, and every entry
+ * disassembles to a named register (or a tail entry) without problems. */
+static void check_streams(const npk_rk_lplan *p)
+{
+    for (size_t i = 0; i < p->count; i++) {
+        const uint64_t *s = p->regcmd + p->tasks[i].regcmd_off / 8;
+        for (size_t j = 0; j < p->tasks[i].entries; j++) {
+            npk_rk_entry en;
+            npk_rk_entry_decode(s[j], &en);
+            assert_true(npk_rk_entry_encode(en.op, en.value, en.offset) == s[j]);
+            assert_int_equal(en.problems, 0);
+            assert_true(en.kind != NPK_RK_UNKNOWN_OP);
+            char line[1024];
+            npk_rk_disasm_entry(j, &en, line, sizeof line);
+            if (en.kind == NPK_RK_WRITE) {
+                assert_true(en.reg != NPK_RKR_NONE);
+                assert_non_null(strstr(line, npk_rk_reg_get(en.reg)->full_name));
+            }
+        }
+    }
+}
+
+static int32_t rnd_range(uint64_t *r, int32_t lo, int32_t hi)
+{
+    return lo + (int32_t)(npk_rand(r) % (uint64_t)(hi - lo + 1));
+}
+
+static void run_case(const lcase *lc, uint64_t seed, fstats *fs)
+{
+    uint64_t r = seed * 0x9E3779B97F4A7C15ull + 7;
+    npk_rk_layer l = {0};
+    l.kind = lc->kind;
+    l.type = lc->type;
+    bool fc = lc->kind == NPK_RK_LAYER_FC, dw = lc->kind == NPK_RK_LAYER_DEPTHWISE;
+    l.in_h = fc ? 1 : lc->h;
+    l.in_w = fc ? 1 : lc->w;
+    l.in_c = lc->cin;
+    l.out_c = dw ? lc->cin : lc->cout;
+    l.k_h = l.k_w = fc ? 1 : lc->k;
+    l.stride_h = l.stride_w = fc ? 1 : lc->stride;
+    l.dil_h = l.dil_w = lc->dil ? lc->dil : 1;
+    if (lc->same) {
+        npk_rk_same_padding(l.in_h, l.k_h, l.stride_h, l.dil_h, &l.pad_top, &l.pad_bottom);
+        npk_rk_same_padding(l.in_w, l.k_w, l.stride_w, l.dil_w, &l.pad_left, &l.pad_right);
+    }
+    l.out_h = npk_rk_conv_out_size(l.in_h, l.k_h, l.stride_h, l.dil_h, l.pad_top, l.pad_bottom);
+    l.out_w = npk_rk_conv_out_size(l.in_w, l.k_w, l.stride_w, l.dil_w, l.pad_left, l.pad_right);
+    bool u8 = lc->type == NPK_RK_LT_UINT8;
+    int32_t tlo = u8 ? 0 : -128, thi = u8 ? 255 : 127;
+    uint32_t taps = l.k_h * l.k_w, depth = dw ? taps : taps * l.in_c;
+    l.in.scale = 0.01 + 0.04 * npk_randf(&r);
+    l.in.zero_point = u8 ? rnd_range(&r, 100, 150) : rnd_range(&r, -30, 30);
+    l.w.scale = 0.002 + 0.01 * npk_randf(&r);
+    l.w.zero_point = u8 ? rnd_range(&r, 100, 150) : lc->wzp;
+    double *ws = NULL;
+    if (lc->per_channel) {
+        ws = malloc(l.out_c * sizeof *ws);
+        for (uint32_t c = 0; c < l.out_c; c++) ws[c] = l.w.scale * (0.25 + 1.5 * npk_randf(&r));
+        l.w_scales = ws;
+    }
+    /* An output scale that spreads the sums over the output range. */
+    double spread = sqrt((double)depth) * 74.0 * 74.0 * l.in.scale * l.w.scale;
+    l.out.scale = spread / (30.0 + 60.0 * npk_randf(&r));
+    l.out.zero_point = u8 ? rnd_range(&r, 90, 160) : rnd_range(&r, -40, 40);
+    npk_rk_activation_range(lc->act, lc->type, l.out.scale, l.out.zero_point, &l.act_min,
+                            &l.act_max);
+    size_t nx = (size_t)l.in_h * l.in_w * l.in_c,
+           nw = dw ? (size_t)taps * l.in_c : (size_t)l.out_c * taps * l.in_c;
+    size_t ny = (size_t)l.out_h * l.out_w * l.out_c;
+    uint8_t *x = malloc(nx), *wv = malloc(nw), *y = malloc(ny), *ref = malloc(ny),
+            *tie = malloc(ny);
+    for (size_t i = 0; i < nx; i++) x[i] = (uint8_t)rnd_range(&r, tlo, thi);
+    for (size_t i = 0; i < nw; i++) wv[i] = (uint8_t)rnd_range(&r, tlo + 1, thi);
+    int32_t *bias = malloc(l.out_c * sizeof *bias);
+    for (uint32_t c = 0; c < l.out_c; c++)
+        bias[c] = rnd_range(&r, -(int32_t)(spread / (l.in.scale * l.w.scale)),
+                            (int32_t)(spread / (l.in.scale * l.w.scale)));
+    l.weights = wv;
+    l.bias_i32 = bias;
+    rk_ref_conv_ties(&l, x, ref, tie);
+
+    npk_rk_lplan_opts o = {
+        lc->cores ? lc->cores : 1, lc->form, IN_ADDR, WT_ADDR, OUT_ADDR, REG_ADDR, lc->max_rows,
+        lc->max_channels,          0};
+    npk_rk_lplan p;
+    npk_error err = {0};
+    if (npk_rk_lplan_make(&l, &o, &p, &err))
+        fail_msg("%s %s %ux%ux%u->%u k%u s%u: %s", npk_rk_layer_kind_name(l.kind),
+                 npk_rk_ltype_name(l.type), l.in_h, l.in_w, l.in_c, l.out_c, l.k_h, l.stride_h,
+                 err.msg);
+    check_streams(&p);
+    uint8_t *in = calloc(1, p.input_bytes), *out = malloc(p.output_bytes);
+    memset(out, 0xA5, p.output_bytes);
+    npk_rk_lplan_pack_input(&p, x, in);
+    emulate(&p, in, out);
+    npk_rk_lplan_unpack_output(&p, out, y);
+    for (size_t i = 0; i < ny; i++) {
+        int32_t a = u8 ? y[i] : (int8_t)y[i], b = u8 ? ref[i] : (int8_t)ref[i];
+        int32_t d = abs(a - b);
+        fs->total++;
+        fs->exact += d == 0;
+        fs->off1 += d == 1;
+        fs->ties += tie[i];
+        fs->off1_at_tie += d == 1 && tie[i];
+        if (d > 1) {
+            fs->worse++;
+            if (fs->worse < 4)
+                printf("%s: element %zu = %d, reference %d (layer %ux%ux%u->%u k%u s%u)\n",
+                       fs->name, i, a, b, l.in_h, l.in_w, l.in_c, l.out_c, l.k_h, l.stride_h);
+        }
+    }
+    if (p.count > fs->tasks_max) fs->tasks_max = p.count;
+    free(g_last);
+    g_last = y;
+    g_last_n = ny;
+    npk_rk_lplan_free(&p);
+    free(in), free(out), free(x), free(wv), free(ref), free(tie), free(bias), free(ws);
+}
+
+static void report(fstats *fs)
+{
+    printf("%-24s %7llu elements: %7.3f%% exact, %llu off by one (%llu of them where TFLite's "
+           "double rounding ties, of %llu ties), %llu worse (max %llu tasks)\n",
+           fs->name, (unsigned long long)fs->total, 100.0 * fs->exact / (fs->total ? fs->total : 1),
+           (unsigned long long)fs->off1, (unsigned long long)fs->off1_at_tie,
+           (unsigned long long)fs->ties, (unsigned long long)fs->worse,
+           (unsigned long long)fs->tasks_max);
+    assert_true(fs->total > 0);
+    assert_int_equal(fs->worse, 0);
+    assert_true(fs->exact >= fs->total * 99 / 100);
+}
+
+static void run_family(const char *name, const lcase *cases, size_t n)
+{
+    fstats fs = {name, 0, 0, 0, 0, 0, 0, 0};
+    for (size_t i = 0; i < n; i++) run_case(&cases[i], i + 1, &fs);
+    report(&fs);
+}
+
+#define C  NPK_RK_LAYER_CONV
+#define DW NPK_RK_LAYER_DEPTHWISE
+#define FC NPK_RK_LAYER_FC
+#define I8 NPK_RK_LT_INT8
+#define U8 NPK_RK_LT_UINT8
+#define V  NPK_RK_FORM_VENDOR
+#define R  NPK_RK_FORM_ROCKET
+
+static void test_conv_int8(void **state)
+{
+    (void)state;
+    static const lcase cs[] = {
+        {C, I8, 9, 11, 3, 5, 3, 1, 1, true, 0, false, 1, 0, 0, V, 0},
+        {C, I8, 8, 8, 32, 32, 1, 1, 1, false, 0, false, 1, 0, 0, V, 0},
+        {C, I8, 12, 10, 17, 33, 5, 2, 1, true, 0, false, 1, 0, 0, V, 0},
+        {C, I8, 13, 13, 8, 40, 7, 2, 1, true, 3, false, 1, 0, 0, V, 0},
+        {C, I8, 10, 9, 45, 20, 3, 2, 1, false, 1, false, 1, 0, 0, V, 0},
+        {C, I8, 7, 12, 16, 64, 3, 1, 1, true, 2, false, 1, 0, 0, R, 0},
+        {C, I8, 11, 11, 24, 24, 3, 1, 2, true, 0, false, 1, 0, 0, V, 0},
+        {C, I8, 9, 9, 20, 12, 3, 3, 1, false, 0, false, 1, 0, 0, V, 0},
+    };
+    run_family("conv int8 per-tensor", cs, sizeof cs / sizeof *cs);
+}
+
+static void test_conv_uint8(void **state)
+{
+    (void)state;
+    static const lcase cs[] = {
+        {C, U8, 9, 11, 3, 5, 3, 1, 1, true, 0, false, 1, 0, 0, V, 0},
+        {C, U8, 12, 10, 17, 33, 5, 2, 1, true, 3, false, 1, 0, 0, V, 0},
+        {C, U8, 8, 8, 40, 48, 1, 1, 1, false, 1, false, 1, 0, 0, V, 0},
+        {C, U8, 13, 13, 8, 20, 7, 2, 1, true, 0, false, 1, 0, 0, V, 0},
+    };
+    run_family("conv uint8 per-tensor", cs, sizeof cs / sizeof *cs);
+}
+
+static void test_conv_per_channel(void **state)
+{
+    (void)state;
+    static const lcase cs[] = {
+        {C, I8, 9, 11, 3, 5, 3, 1, 1, true, 0, true, 1, 0, 0, V, 0},
+        {C, I8, 12, 10, 17, 33, 5, 2, 1, true, 3, true, 1, 0, 0, V, 0},
+        {C, I8, 8, 8, 40, 48, 1, 1, 1, false, 1, true, 1, 0, 0, V, 0},
+        {C, I8, 10, 10, 16, 30, 3, 1, 1, true, 2, true, 1, 0, 0, V, 0},
+        {C, U8, 9, 9, 12, 20, 3, 2, 1, true, 3, true, 1, 0, 0, V, 0},
+        {C, I8, 9, 9, 12, 20, 3, 1, 1, true, 0, true, 1, 0, 0, V, 5},
+    };
+    run_family("conv per-channel", cs, sizeof cs / sizeof *cs);
+}
+
+static void test_depthwise(void **state)
+{
+    (void)state;
+    static const lcase cs[] = {
+        {DW, I8, 8, 8, 64, 0, 3, 1, 1, true, 0, false, 1, 0, 0, V, 0},
+        {DW, I8, 11, 9, 24, 0, 3, 2, 1, true, 3, false, 1, 0, 0, V, 0},
+        {DW, U8, 10, 10, 70, 0, 5, 1, 1, true, 1, false, 1, 0, 0, V, 0},
+        {DW, I8, 12, 12, 32, 0, 3, 1, 1, true, 0, true, 1, 0, 0, V, 0},
+        {DW, U8, 9, 13, 130, 0, 3, 2, 1, false, 3, true, 1, 0, 0, R, 0},
+        {DW, I8, 10, 10, 16, 0, 7, 1, 1, true, 2, false, 1, 0, 0, V, 0},
+        {DW, I8, 12, 12, 40, 0, 3, 1, 2, true, 0, false, 1, 0, 0, V, 0},
+    };
+    run_family("depthwise", cs, sizeof cs / sizeof *cs);
+}
+
+static void test_fully_connected(void **state)
+{
+    (void)state;
+    static const lcase cs[] = {
+        {FC, I8, 1, 1, 100, 10, 1, 1, 1, false, 0, false, 1, 0, 0, V, 0},
+        {FC, U8, 1, 1, 1280, 1001, 1, 1, 1, false, 0, false, 1, 0, 0, V, 0},
+        {FC, I8, 1, 1, 64, 37, 1, 1, 1, false, 1, true, 1, 0, 0, V, 0},
+    };
+    run_family("fully-connected", cs, sizeof cs / sizeof *cs);
+}
+
+static void test_tiling_and_cores(void **state)
+{
+    (void)state;
+    static const lcase cs[] = {
+        /* height slices forced by the knob, 1..3 cores */
+        {C, I8, 17, 9, 16, 32, 3, 1, 1, true, 0, false, 1, 4, 0, V, 0},
+        {C, I8, 17, 9, 16, 32, 3, 2, 1, true, 0, false, 2, 3, 0, V, 0},
+        {C, U8, 17, 9, 16, 32, 5, 1, 1, true, 3, true, 3, 2, 0, V, 0},
+        /* output-channel groups forced by the knob */
+        {C, I8, 8, 8, 16, 100, 3, 1, 1, true, 0, false, 3, 0, 32, V, 0},
+        {DW, I8, 9, 9, 200, 0, 3, 1, 1, true, 0, false, 2, 3, 64, V, 0},
+        /* both, rocket form */
+        {C, I8, 12, 7, 20, 70, 3, 2, 1, true, 0, true, 3, 2, 32, R, 0},
+        /* height slices the CBUF forces: a 96x96x64 input is 576 KiB */
+        {C, I8, 96, 96, 64, 32, 3, 1, 1, true, 3, false, 3, 0, 0, V, 0},
+        /* channel groups the CBUF forces: 3x3x512 kernels, 256 of them */
+        {C, I8, 6, 6, 512, 256, 3, 1, 1, true, 0, false, 2, 0, 0, V, 0},
+    };
+    /* Under an emulator (cross builds) the two CBUF-forced shapes, most of
+     * the work, are left to the native runs. */
+    run_family("tiling and cores", cs, sizeof cs / sizeof *cs - (npk_test_light() ? 2 : 0));
+}
+
+/* fp16 layers: the emulator's result against a double reference, within
+ * fp32 accumulation and the fp16 output rounding. */
+static void run_fp16(npk_rk_layer_kind kind, uint32_t h, uint32_t wd, uint32_t cin, uint32_t cout,
+                     uint32_t k, uint32_t stride, int act, int cores, uint32_t max_rows,
+                     uint64_t seed, uint64_t *checked)
+{
+    uint64_t r = seed * 0x9E3779B97F4A7C15ull + 3;
+    npk_rk_layer l = {0};
+    bool dw = kind == NPK_RK_LAYER_DEPTHWISE;
+    l.kind = kind;
+    l.type = NPK_RK_LT_FP16;
+    l.in_h = h, l.in_w = wd, l.in_c = cin, l.out_c = dw ? cin : cout;
+    l.k_h = l.k_w = k, l.stride_h = l.stride_w = stride, l.dil_h = l.dil_w = 1;
+    npk_rk_same_padding(h, k, stride, 1, &l.pad_top, &l.pad_bottom);
+    npk_rk_same_padding(wd, k, stride, 1, &l.pad_left, &l.pad_right);
+    l.out_h = npk_rk_conv_out_size(h, k, stride, 1, l.pad_top, l.pad_bottom);
+    l.out_w = npk_rk_conv_out_size(wd, k, stride, 1, l.pad_left, l.pad_right);
+    l.act_min = act ? 0 : INT32_MIN;
+    l.act_max = act == 3 ? 6 : INT32_MAX;
+    uint32_t taps = k * k;
+    size_t nx = (size_t)h * wd * cin, nw = dw ? (size_t)taps * cin : (size_t)l.out_c * taps * cin;
+    size_t ny = (size_t)l.out_h * l.out_w * l.out_c;
+    uint16_t *x = malloc(nx * 2), *w = malloc(nw * 2), *y = malloc(ny * 2);
+    float *bias = malloc(l.out_c * sizeof *bias);
+    for (size_t i = 0; i < nx; i++) x[i] = npk_f32_to_f16((float)(npk_randf(&r) * 2 - 1));
+    for (size_t i = 0; i < nw; i++) w[i] = npk_f32_to_f16((float)(npk_randf(&r) - 0.5));
+    for (uint32_t c = 0; c < l.out_c; c++) bias[c] = (float)(npk_randf(&r) - 0.5);
+    l.weights = w;
+    l.bias_f32 = bias;
+    npk_rk_lplan_opts o = {cores, V, IN_ADDR, WT_ADDR, OUT_ADDR, REG_ADDR, max_rows, 0, 0};
+    npk_rk_lplan p;
+    npk_error err = {0};
+    if (npk_rk_lplan_make(&l, &o, &p, &err)) fail_msg("fp16: %s", err.msg);
+    check_streams(&p);
+    uint8_t *in = calloc(1, p.input_bytes), *out = malloc(p.output_bytes);
+    npk_rk_lplan_pack_input(&p, x, in);
+    emulate(&p, in, out);
+    npk_rk_lplan_unpack_output(&p, out, y);
+    for (uint32_t oy = 0; oy < l.out_h; oy++)
+        for (uint32_t ox = 0; ox < l.out_w; ox++)
+            for (uint32_t c = 0; c < l.out_c; c++) {
+                double acc = bias[c], mag = fabs(bias[c]);
+                for (uint32_t ky = 0; ky < k; ky++)
+                    for (uint32_t kx = 0; kx < k; kx++) {
+                        int64_t iy = (int64_t)oy * stride - l.pad_top + ky;
+                        int64_t ix = (int64_t)ox * stride - l.pad_left + kx;
+                        if (iy < 0 || ix < 0 || iy >= h || ix >= wd) continue;
+                        for (uint32_t ic = dw ? c : 0; ic < (dw ? c + 1 : cin); ic++) {
+                            double xv = npk_f16_to_f32(x[((size_t)iy * wd + ix) * cin + ic]);
+                            size_t wi = dw ? ((size_t)ky * k + kx) * cin + c
+                                           : (((size_t)c * k + ky) * k + kx) * cin + ic;
+                            double wv = npk_f16_to_f32(w[wi]);
+                            acc += xv * wv;
+                            mag += fabs(xv * wv);
+                        }
+                    }
+                if (act && acc < 0) acc = 0;
+                if (act == 3 && acc > 6) acc = 6;
+                double got = npk_f16_to_f32(y[((size_t)oy * l.out_w + ox) * l.out_c + c]);
+                double tol = ldexp(fabs(acc), -10) + (taps * cin + 4) * ldexp(mag, -23) + 1e-7;
+                if (fabs(got - acc) > tol)
+                    fail_msg("fp16 %s (%u,%u,%u) = %g, want %g", npk_rk_layer_kind_name(kind), oy,
+                             ox, c, got, acc);
+                (*checked)++;
+            }
+    npk_rk_lplan_free(&p);
+    free(in), free(out), free(x), free(w), free(y), free(bias);
+}
+
+static void test_fp16_layers(void **state)
+{
+    (void)state;
+    uint64_t n = 0;
+    run_fp16(C, 9, 10, 5, 20, 3, 1, 0, 1, 0, 1, &n);
+    run_fp16(C, 12, 12, 40, 17, 5, 2, 3, 2, 3, 2, &n);
+    run_fp16(C, 8, 8, 64, 32, 1, 1, 1, 1, 0, 3, &n);
+    run_fp16(DW, 10, 9, 40, 0, 3, 1, 3, 1, 0, 4, &n);
+    run_fp16(DW, 11, 11, 70, 0, 5, 2, 0, 3, 4, 5, &n);
+    run_fp16(FC, 1, 1, 300, 50, 1, 1, 0, 1, 0, 6, &n);
+    printf("fp16 layers: %llu elements within fp32 accumulation and fp16 rounding\n",
+           (unsigned long long)n);
+}
+
+/* Pools against TFLite's reference pooling: average = sum of the window
+ * rounded half away from zero over its count (uint8: half up), max = the
+ * window's maximum; then the clip. */
+static void run_pool(npk_rk_layer_kind kind, npk_rk_ltype type, uint32_t h, uint32_t wd, uint32_t c,
+                     uint32_t k, uint32_t stride, bool same, int act, int cores, uint64_t seed,
+                     fstats *fs)
+{
+    uint64_t r = seed * 0x9E3779B97F4A7C15ull + 11;
+    npk_rk_layer l = {0};
+    l.kind = kind;
+    l.type = type;
+    l.in_h = h, l.in_w = wd, l.in_c = l.out_c = c;
+    l.k_h = l.k_w = k, l.stride_h = l.stride_w = stride, l.dil_h = l.dil_w = 1;
+    if (same) {
+        npk_rk_same_padding(h, k, stride, 1, &l.pad_top, &l.pad_bottom);
+        npk_rk_same_padding(wd, k, stride, 1, &l.pad_left, &l.pad_right);
+    }
+    l.out_h = npk_rk_conv_out_size(h, k, stride, 1, l.pad_top, l.pad_bottom);
+    l.out_w = npk_rk_conv_out_size(wd, k, stride, 1, l.pad_left, l.pad_right);
+    bool u8 = type == NPK_RK_LT_UINT8, fp = type == NPK_RK_LT_FP16;
+    l.in.scale = l.out.scale = 0.02;
+    l.in.zero_point = l.out.zero_point = u8 ? 128 + rnd_range(&r, -20, 20) : rnd_range(&r, -20, 20);
+    if (fp) {
+        l.act_min = act ? 0 : INT32_MIN;
+        l.act_max = INT32_MAX;
+    } else
+        npk_rk_activation_range(act, type, l.out.scale, l.out.zero_point, &l.act_min, &l.act_max);
+    size_t nx = (size_t)h * wd * c, ny = (size_t)l.out_h * l.out_w * c, es = fp ? 2 : 1;
+    uint8_t *x = malloc(nx * es), *y = malloc(ny * es);
+    for (size_t i = 0; i < nx; i++) {
+        if (fp)
+            ((uint16_t *)x)[i] = npk_f32_to_f16((float)(npk_randf(&r) * 8 - 4));
+        else
+            x[i] = (uint8_t)rnd_range(&r, u8 ? 0 : -128, u8 ? 255 : 127);
+    }
+    npk_rk_lplan_opts o = {cores, V, IN_ADDR, WT_ADDR, OUT_ADDR, REG_ADDR, 0, 0, 0};
+    npk_rk_lplan p;
+    npk_error err = {0};
+    if (npk_rk_lplan_make(&l, &o, &p, &err)) fail_msg("%s: %s", fs->name, err.msg);
+    check_streams(&p);
+    uint8_t *in = calloc(1, p.input_bytes), *out = malloc(p.output_bytes);
+    memset(out, 0xA5, p.output_bytes);
+    npk_rk_lplan_pack_input(&p, x, in);
+    emulate(&p, in, out);
+    npk_rk_lplan_unpack_output(&p, out, y);
+    for (uint32_t oy = 0; oy < l.out_h; oy++)
+        for (uint32_t ox = 0; ox < l.out_w; ox++)
+            for (uint32_t ch = 0; ch < c; ch++) {
+                int64_t sum = 0, n = 0;
+                double fsum = 0, fmax = -INFINITY;
+                int32_t imax = INT32_MIN;
+                for (uint32_t ky = 0; ky < k; ky++)
+                    for (uint32_t kx = 0; kx < k; kx++) {
+                        int64_t iy = (int64_t)oy * stride - l.pad_top + ky;
+                        int64_t ix = (int64_t)ox * stride - l.pad_left + kx;
+                        if (iy < 0 || ix < 0 || iy >= h || ix >= wd) continue;
+                        size_t i = ((size_t)iy * wd + ix) * c + ch;
+                        n++;
+                        if (fp) {
+                            double v = npk_f16_to_f32(((uint16_t *)x)[i]);
+                            fsum += v;
+                            fmax = v > fmax ? v : fmax;
+                        } else {
+                            int32_t v = u8 ? x[i] : (int8_t)x[i];
+                            sum += v;
+                            imax = v > imax ? v : imax;
+                        }
+                    }
+                size_t oi = ((size_t)oy * l.out_w + ox) * c + ch;
+                fs->total++;
+                if (fp) {
+                    double want = kind == NPK_RK_LAYER_MAXPOOL ? fmax : fsum / (double)n;
+                    if (act && want < 0) want = 0;
+                    double got = npk_f16_to_f32(((uint16_t *)y)[oi]);
+                    double tol = kind == NPK_RK_LAYER_MAXPOOL ? 0 : ldexp(fabs(want), -9) + 1e-3;
+                    if (fabs(got - want) > tol)
+                        fail_msg("%s: (%u,%u,%u) = %g, want %g", fs->name, oy, ox, ch, got, want);
+                    fs->exact++;
+                    continue;
+                }
+                int32_t want;
+                if (kind == NPK_RK_LAYER_MAXPOOL)
+                    want = imax;
+                else if (u8 || sum >= 0)
+                    want = (int32_t)((sum + n / 2) / n);
+                else
+                    want = (int32_t)((sum - n / 2) / n);
+                want = want < l.act_min ? l.act_min : want > l.act_max ? l.act_max : want;
+                int32_t got = u8 ? y[oi] : (int8_t)y[oi];
+                int32_t d = abs(got - want);
+                fs->exact += d == 0;
+                fs->off1 += d == 1;
+                if (d > 1) {
+                    fs->worse++;
+                    printf("%s: (%u,%u,%u) = %d, want %d\n", fs->name, oy, ox, ch, got, want);
+                }
+            }
+    if (p.count > fs->tasks_max) fs->tasks_max = p.count;
+    npk_rk_lplan_free(&p);
+    free(in), free(out), free(x), free(y);
+}
+
+#define AP  NPK_RK_LAYER_AVGPOOL
+#define MP  NPK_RK_LAYER_MAXPOOL
+#define F16 NPK_RK_LT_FP16
+
+static void test_pools(void **state)
+{
+    (void)state;
+    fstats avg = {"average pool", 0, 0, 0, 0, 0, 0, 0};
+    run_pool(AP, U8, 7, 7, 1024, 7, 1, false, 0, 1, 1, &avg); /* mobilenet's global pool */
+    run_pool(AP, I8, 7, 7, 100, 7, 1, false, 0, 2, 2, &avg);
+    run_pool(AP, I8, 9, 9, 40, 3, 2, false, 3, 1, 3, &avg);
+    run_pool(AP, U8, 10, 8, 24, 2, 2, false, 1, 3, 4, &avg);
+    run_pool(AP, I8, 10, 8, 24, 2, 2, false, 0, 1, 5, &avg);
+    report(&avg);
+    fstats mx = {"max pool (PPU)", 0, 0, 0, 0, 0, 0, 0};
+    run_pool(MP, I8, 9, 9, 40, 3, 2, true, 0, 1, 6, &mx);
+    run_pool(MP, U8, 10, 8, 24, 2, 2, false, 0, 2, 7, &mx);
+    run_pool(MP, I8, 13, 11, 70, 3, 1, true, 0, 3, 8, &mx);
+    run_pool(MP, U8, 12, 12, 16, 5, 3, true, 0, 3, 9, &mx);
+    report(&mx);
+    fstats f = {"fp16 pools", 0, 0, 0, 0, 0, 0, 0};
+    run_pool(MP, F16, 9, 9, 20, 3, 2, true, 0, 2, 10, &f);
+    run_pool(AP, F16, 7, 7, 40, 7, 1, false, 1, 1, 11, &f);
+    report(&f);
+}
+
+/* ADD against TFLite's reference add (left shift 20, both inputs rescaled
+ * to twice the larger scale, then the output multiplier). */
+static void run_add(npk_rk_ltype type, uint32_t h, uint32_t wd, uint32_t c, int act, int cores,
+                    uint64_t seed, fstats *fs)
+{
+    uint64_t r = seed * 0x9E3779B97F4A7C15ull + 5;
+    npk_rk_layer l = {0};
+    l.kind = NPK_RK_LAYER_ADD;
+    l.type = type;
+    l.in_h = l.out_h = h, l.in_w = l.out_w = wd, l.in_c = l.out_c = c;
+    bool u8 = type == NPK_RK_LT_UINT8;
+    int32_t base = u8 ? 128 : 0;
+    l.in.scale = 0.01 + 0.05 * npk_randf(&r);
+    l.in2.scale = 0.01 + 0.05 * npk_randf(&r);
+    l.out.scale = (l.in.scale + l.in2.scale) * (0.6 + 0.8 * npk_randf(&r));
+    l.in.zero_point = base + rnd_range(&r, -40, 40);
+    l.in2.zero_point = base + rnd_range(&r, -40, 40);
+    l.out.zero_point = base + rnd_range(&r, -40, 40);
+    npk_rk_activation_range(act, type, l.out.scale, l.out.zero_point, &l.act_min, &l.act_max);
+    size_t n = (size_t)h * wd * c;
+    uint8_t *x1 = malloc(n), *x2 = malloc(n), *y = malloc(n);
+    for (size_t i = 0; i < n; i++) {
+        x1[i] = (uint8_t)rnd_range(&r, u8 ? 0 : -128, u8 ? 255 : 127);
+        x2[i] = (uint8_t)rnd_range(&r, u8 ? 0 : -128, u8 ? 255 : 127);
+    }
+    npk_rk_lplan_opts o = {cores, V, IN_ADDR, WT_ADDR, OUT_ADDR, REG_ADDR, 0, 0, BS_ADDR};
+    npk_rk_lplan p;
+    npk_error err = {0};
+    if (npk_rk_lplan_make(&l, &o, &p, &err)) fail_msg("add: %s", err.msg);
+    check_streams(&p);
+    uint8_t *in = calloc(1, p.input_bytes), *in2 = calloc(1, p.input_bytes);
+    uint8_t *out = malloc(p.output_bytes);
+    npk_rk_lplan_pack_input(&p, x1, in);
+    npk_rk_lplan_pack_input2(&p, x2, in2);
+    npk_rk_emu_opts eo = {3, 0, false};
+    npk_rk_emu *e;
+    uint8_t *reg = calloc(p.regcmd_entries, 8);
+    npk_rk_stream_to_bin(p.regcmd, p.regcmd_entries, reg);
+    assert_int_equal(npk_rk_emu_create(&eo, &e, &err), NPK_OK);
+    assert_int_equal(npk_rk_emu_map(e, IN_ADDR, in, p.input_bytes, &err), NPK_OK);
+    assert_int_equal(npk_rk_emu_map(e, BS_ADDR, in2, p.input_bytes, &err), NPK_OK);
+    assert_int_equal(npk_rk_emu_map(e, OUT_ADDR, out, p.output_bytes, &err), NPK_OK);
+    assert_int_equal(npk_rk_emu_map(e, REG_ADDR, reg, p.regcmd_entries * 8, &err), NPK_OK);
+    if (npk_rk_emu_submit(e, &p.submit, p.records, p.count, &err)) fail_msg("add: %s", err.msg);
+    npk_rk_emu_destroy(e);
+    npk_rk_lplan_unpack_output(&p, out, y);
+    double twice = 2 * (l.in.scale > l.in2.scale ? l.in.scale : l.in2.scale);
+    int32_t q1, q2, qo;
+    int s1, s2, so;
+    rk_ref_quantize_multiplier(l.in.scale / twice, &q1, &s1);
+    rk_ref_quantize_multiplier(l.in2.scale / twice, &q2, &s2);
+    rk_ref_quantize_multiplier(twice / ((double)(1 << 20) * l.out.scale), &qo, &so);
+    for (size_t i = 0; i < n; i++) {
+        int32_t a = (u8 ? x1[i] : (int8_t)x1[i]) - l.in.zero_point;
+        int32_t b = (u8 ? x2[i] : (int8_t)x2[i]) - l.in2.zero_point;
+        int32_t sa = rk_ref_mbqm(a * (1 << 20), q1, s1), sb = rk_ref_mbqm(b * (1 << 20), q2, s2);
+        int32_t want = rk_ref_mbqm(sa + sb, qo, so) + l.out.zero_point;
+        want = want < l.act_min ? l.act_min : want > l.act_max ? l.act_max : want;
+        int32_t got = u8 ? y[i] : (int8_t)y[i];
+        int32_t d = abs(got - want);
+        fs->total++;
+        fs->exact += d == 0;
+        fs->off1 += d == 1;
+        if (d > 1 && fs->worse++ < 3) printf("add: element %zu = %d, want %d\n", i, got, want);
+    }
+    if (p.count > fs->tasks_max) fs->tasks_max = p.count;
+    npk_rk_lplan_free(&p);
+    free(in), free(in2), free(out), free(reg), free(x1), free(x2), free(y);
+}
+
+static void test_add(void **state)
+{
+    (void)state;
+    fstats fs = {"add (standalone)", 0, 0, 0, 0, 0, 0, 0};
+    run_add(I8, 9, 11, 40, 0, 1, 1, &fs);
+    run_add(U8, 14, 14, 96, 0, 3, 2, &fs);
+    run_add(I8, 7, 5, 24, 1, 2, 3, &fs);
+    run_add(U8, 8, 8, 64, 3, 1, 4, &fs);
+    run_add(I8, 6, 6, 16, 2, 1, 5, &fs);
+    run_add(I8, 28, 28, 32, 0, 3, 6, &fs);
+    report(&fs);
+}
+
+/* A conv / depthwise layer with a fused ADD: against TFLite's conv (output
+ * rounded to int8), then TFLite's ADD. The fused pass rounds the
+ * intermediate tensor but does not saturate it: elements whose intermediate
+ * TFLite saturates are counted apart. */
+static void run_fused(const lcase *lc, uint64_t seed, fstats *fs)
+{
+    uint64_t r = seed * 0x9E3779B97F4A7C15ull + 13;
+    npk_rk_layer l = {0};
+    l.kind = lc->kind;
+    l.type = lc->type;
+    bool dw = lc->kind == NPK_RK_LAYER_DEPTHWISE, u8 = lc->type == NPK_RK_LT_UINT8;
+    l.in_h = lc->h, l.in_w = lc->w, l.in_c = lc->cin, l.out_c = dw ? lc->cin : lc->cout;
+    l.k_h = l.k_w = lc->k, l.stride_h = l.stride_w = lc->stride, l.dil_h = l.dil_w = 1;
+    npk_rk_same_padding(l.in_h, l.k_h, l.stride_h, 1, &l.pad_top, &l.pad_bottom);
+    npk_rk_same_padding(l.in_w, l.k_w, l.stride_w, 1, &l.pad_left, &l.pad_right);
+    l.out_h = npk_rk_conv_out_size(l.in_h, l.k_h, l.stride_h, 1, l.pad_top, l.pad_bottom);
+    l.out_w = npk_rk_conv_out_size(l.in_w, l.k_w, l.stride_w, 1, l.pad_left, l.pad_right);
+    int32_t base = u8 ? 128 : 0, tlo = u8 ? 0 : -128, thi = u8 ? 255 : 127;
+    uint32_t taps = l.k_h * l.k_w, depth = dw ? taps : taps * l.in_c;
+    l.in = (npk_rk_lquant){0.02 + 0.02 * npk_randf(&r), base + rnd_range(&r, -20, 20)};
+    l.w = (npk_rk_lquant){0.004 + 0.004 * npk_randf(&r), u8 ? base + rnd_range(&r, -20, 20) : 0};
+    double spread = sqrt((double)depth) * 74.0 * 74.0 * l.in.scale * l.w.scale;
+    /* A calibrated intermediate: its range holds the sums (4 sigma). */
+    l.out = (npk_rk_lquant){spread / 25.0, base + rnd_range(&r, -20, 20)};
+    l.in2 = (npk_rk_lquant){l.out.scale * (0.5 + npk_randf(&r)), base + rnd_range(&r, -30, 30)};
+    l.add_out = (npk_rk_lquant){(l.out.scale + l.in2.scale) * (0.7 + 0.5 * npk_randf(&r)),
+                                base + rnd_range(&r, -30, 30)};
+    l.fused_add = true;
+    npk_rk_activation_range(lc->act, lc->type, l.add_out.scale, l.add_out.zero_point, &l.act_min,
+                            &l.act_max);
+    size_t nx = (size_t)l.in_h * l.in_w * l.in_c;
+    size_t nw = dw ? (size_t)taps * l.in_c : (size_t)l.out_c * taps * l.in_c;
+    size_t ny = (size_t)l.out_h * l.out_w * l.out_c;
+    uint8_t *x = malloc(nx), *wv = malloc(nw), *x2 = malloc(ny), *mid = malloc(ny), *y = malloc(ny);
+    int32_t *bias = malloc(l.out_c * sizeof *bias);
+    for (size_t i = 0; i < nx; i++) x[i] = (uint8_t)rnd_range(&r, tlo, thi);
+    for (size_t i = 0; i < nw; i++) wv[i] = (uint8_t)rnd_range(&r, tlo + 1, thi);
+    for (size_t i = 0; i < ny; i++) x2[i] = (uint8_t)rnd_range(&r, tlo, thi);
+    for (uint32_t c = 0; c < l.out_c; c++) bias[c] = rnd_range(&r, -3000, 3000);
+    l.weights = wv;
+    l.bias_i32 = bias;
+    /* TFLite: the conv (no activation of its own) to int8, then ADD. */
+    npk_rk_layer conv = l;
+    conv.fused_add = false;
+    conv.act_min = tlo, conv.act_max = thi;
+    rk_ref_conv(&conv, x, mid);
+    double twice = 2 * (l.out.scale > l.in2.scale ? l.out.scale : l.in2.scale);
+    int32_t q1, q2, qo;
+    int s1, s2, so;
+    rk_ref_quantize_multiplier(l.out.scale / twice, &q1, &s1);
+    rk_ref_quantize_multiplier(l.in2.scale / twice, &q2, &s2);
+    rk_ref_quantize_multiplier(twice / ((double)(1 << 20) * l.add_out.scale), &qo, &so);
+
+    npk_rk_lplan_opts o = {lc->cores, V,        IN_ADDR,      WT_ADDR,
+                           OUT_ADDR,  REG_ADDR, lc->max_rows, lc->max_channels,
+                           BS_ADDR};
+    npk_rk_lplan p;
+    npk_error err = {0};
+    if (npk_rk_lplan_make(&l, &o, &p, &err)) fail_msg("fused add: %s", err.msg);
+    check_streams(&p);
+    uint8_t *in = calloc(1, p.input_bytes), *in2 = calloc(1, p.output_bytes);
+    uint8_t *out = malloc(p.output_bytes), *wt = malloc(p.weight_bytes);
+    uint8_t *reg = calloc(p.regcmd_entries, 8);
+    npk_rk_lplan_pack_input(&p, x, in);
+    /* The second tensor has the output's shape: pack it as the output. */
+    {
+        npk_rk_lplan q = p;
+        q.layer.in_h = l.out_h, q.layer.in_w = l.out_w, q.layer.in_c = l.out_c;
+        q.cin = p.cout;
+        q.layer.in = l.in2;
+        npk_rk_lplan_pack_input(&q, x2, in2);
+    }
+    memcpy(wt, p.wblob, p.weight_bytes);
+    npk_rk_stream_to_bin(p.regcmd, p.regcmd_entries, reg);
+    npk_rk_emu_opts eo = {3, 0, false};
+    npk_rk_emu *e;
+    assert_int_equal(npk_rk_emu_create(&eo, &e, &err), NPK_OK);
+    assert_int_equal(npk_rk_emu_map(e, IN_ADDR, in, p.input_bytes, &err), NPK_OK);
+    assert_int_equal(npk_rk_emu_map(e, BS_ADDR, in2, p.output_bytes, &err), NPK_OK);
+    assert_int_equal(npk_rk_emu_map(e, WT_ADDR, wt, p.weight_bytes, &err), NPK_OK);
+    assert_int_equal(npk_rk_emu_map(e, OUT_ADDR, out, p.output_bytes, &err), NPK_OK);
+    assert_int_equal(npk_rk_emu_map(e, REG_ADDR, reg, p.regcmd_entries * 8, &err), NPK_OK);
+    if (npk_rk_emu_submit(e, &p.submit, p.records, p.count, &err)) fail_msg("fused: %s", err.msg);
+    npk_rk_emu_destroy(e);
+    npk_rk_lplan_unpack_output(&p, out, y);
+    for (size_t i = 0; i < ny; i++) {
+        int32_t a = (u8 ? mid[i] : (int8_t)mid[i]) - l.out.zero_point;
+        int32_t b = (u8 ? x2[i] : (int8_t)x2[i]) - l.in2.zero_point;
+        int32_t sa = rk_ref_mbqm(a * (1 << 20), q1, s1), sb = rk_ref_mbqm(b * (1 << 20), q2, s2);
+        int32_t want = rk_ref_mbqm(sa + sb, qo, so) + l.add_out.zero_point;
+        want = want < l.act_min ? l.act_min : want > l.act_max ? l.act_max : want;
+        int32_t got = u8 ? y[i] : (int8_t)y[i];
+        int32_t d = abs(got - want);
+        int32_t m = u8 ? mid[i] : (int8_t)mid[i];
+        if (m == tlo || m == thi) { /* TFLite saturated the intermediate; the fused pass cannot */
+            fs->ties++;
+            continue;
+        }
+        fs->total++;
+        fs->exact += d == 0;
+        fs->off1 += d == 1;
+        if (d > 1 && fs->worse++ < 3) printf("fused: element %zu = %d, want %d\n", i, got, want);
+    }
+    if (p.count > fs->tasks_max) fs->tasks_max = p.count;
+    npk_rk_lplan_free(&p);
+    free(in), free(in2), free(out), free(wt), free(reg), free(x), free(wv), free(x2), free(mid),
+        free(y), free(bias);
+}
+
+static void test_fused_add(void **state)
+{
+    (void)state;
+    static const lcase cs[] = {
+        {C, I8, 9, 9, 16, 24, 1, 1, 1, true, 0, false, 1, 0, 0, V, 0},
+        {C, U8, 10, 8, 20, 32, 3, 1, 1, true, 0, false, 2, 3, 0, V, 0},
+        {DW, I8, 12, 12, 40, 0, 3, 1, 1, true, 1, false, 1, 0, 0, V, 0},
+        {C, I8, 14, 14, 24, 64, 1, 1, 1, true, 3, false, 3, 4, 32, V, 0},
+    };
+    fstats fs = {"conv + fused add", 0, 0, 0, 0, 0, 0, 0};
+    for (size_t i = 0; i < sizeof cs / sizeof *cs; i++) run_fused(&cs[i], i + 1, &fs);
+    printf("%-24s %7llu elements: %7.3f%% exact, %llu off by one, %llu worse; %llu elements left "
+           "out whose intermediate TFLite saturates (the fused pass does not)\n",
+           fs.name, (unsigned long long)fs.total, 100.0 * fs.exact / fs.total,
+           (unsigned long long)fs.off1, (unsigned long long)fs.worse, (unsigned long long)fs.ties);
+    assert_int_equal(fs.worse, 0);
+}
+
+/* The SIMD and portable convolution kernels give the same bytes (padding,
+ * strides, dilation, tails of the pixel blocks, CPEND). */
+static void test_kernels_agree(void **state)
+{
+    (void)state;
+    static const lcase cs[] = {
+        {C, U8, 9, 7, 35, 70, 3, 2, 1, true, 0, false, 1, 0, 0, V, 0},
+        {C, I8, 11, 10, 64, 32, 5, 1, 2, true, 3, true, 2, 3, 0, V, 0},
+        {FC, U8, 1, 1, 300, 50, 1, 1, 1, false, 0, false, 1, 0, 0, V, 0},
+    };
+    for (size_t i = 0; i < sizeof cs / sizeof *cs; i++) {
+        fstats a = {"simd", 0, 0, 0, 0, 0, 0, 0}, b = {"portable", 0, 0, 0, 0, 0, 0, 0};
+        g_portable = false;
+        run_case(&cs[i], 100 + i, &a);
+        uint8_t *simd = g_last;
+        size_t n = g_last_n;
+        g_last = NULL;
+        g_portable = true;
+        run_case(&cs[i], 100 + i, &b);
+        g_portable = false;
+        assert_int_equal(n, g_last_n);
+        assert_memory_equal(simd, g_last, n); /* same data (same seed): same bytes */
+        assert_int_equal(a.worse, 0);
+        free(simd);
+    }
+}
+
+static void test_refusals(void **state)
+{
+    (void)state;
+    npk_rk_layer l = {0};
+    int8_t w[9] = {0};
+    l.kind = NPK_RK_LAYER_CONV;
+    l.type = NPK_RK_LT_INT8;
+    l.in_h = l.in_w = 8;
+    l.in_c = l.out_c = 1;
+    l.k_h = l.k_w = 3;
+    l.stride_h = l.stride_w = 1;
+    l.dil_h = l.dil_w = 1;
+    l.out_h = l.out_w = 6;
+    l.in.scale = l.w.scale = l.out.scale = 1;
+    l.act_min = -128, l.act_max = 127;
+    l.weights = w;
+    npk_rk_lplan_opts o = {1, V, IN_ADDR, WT_ADDR, OUT_ADDR, REG_ADDR, 0, 0, 0};
+    npk_rk_lplan p;
+    npk_error err = {0};
+    assert_int_equal(npk_rk_lplan_make(&l, &o, &p, &err), NPK_OK);
+    npk_rk_lplan_free(&p);
+    npk_rk_layer b = l;
+    b.stride_h = 8;
+    assert_int_not_equal(npk_rk_lplan_make(&b, &o, &p, &err), NPK_OK);
+    assert_non_null(strstr(err.msg, "CONV_X/Y_STRIDE"));
+    b = l, b.out_h = 7, memset(&err, 0, sizeof err);
+    assert_int_not_equal(npk_rk_lplan_make(&b, &o, &p, &err), NPK_OK);
+    assert_non_null(strstr(err.msg, "does not follow"));
+    b = l, b.kind = NPK_RK_LAYER_ADD, memset(&err, 0, sizeof err);
+    assert_int_not_equal(npk_rk_lplan_make(&b, &o, &p, &err), NPK_OK);
+    assert_non_null(strstr(err.msg, "broadcasting is not supported"));
+    b = l, b.kind = NPK_RK_LAYER_AVGPOOL, b.pad_top = 1, b.out_h = 7, memset(&err, 0, sizeof err);
+    assert_int_not_equal(npk_rk_lplan_make(&b, &o, &p, &err), NPK_OK);
+    assert_non_null(strstr(err.msg, "average pooling with padding"));
+    b = l, b.kind = NPK_RK_LAYER_MAXPOOL, b.act_min = 0, memset(&err, 0, sizeof err);
+    assert_int_not_equal(npk_rk_lplan_make(&b, &o, &p, &err), NPK_OK);
+    assert_non_null(strstr(err.msg, "no clip stage"));
+    b = l, b.in.zero_point = 300, memset(&err, 0, sizeof err);
+    assert_int_not_equal(npk_rk_lplan_make(&b, &o, &p, &err), NPK_OK);
+    assert_non_null(strstr(err.msg, "zero point 300"));
+    b = l, b.in_w = 4000, b.out_w = 3998, b.in_c = 64, memset(&err, 0, sizeof err);
+    int8_t *bw = calloc(9 * 64, 1);
+    b.weights = bw;
+    assert_int_not_equal(npk_rk_lplan_make(&b, &o, &p, &err), NPK_OK);
+    printf("wide input refused: %s\n", err.msg);
+    assert_non_null(strstr(err.msg, "column tiling is not implemented"));
+    b.in_w = 2100, b.out_w = 2098, b.in_c = 1, memset(&err, 0, sizeof err);
+    assert_int_not_equal(npk_rk_lplan_make(&b, &o, &p, &err), NPK_OK);
+    printf("2100 columns refused: %s\n", err.msg);
+    assert_non_null(strstr(err.msg, "CNA_DATA_SIZE0.DATAIN_WIDTH"));
+    free(bw);
+    b = l, b.in_c = 4096, b.k_h = b.k_w = 7, b.out_c = 32, b.pad_top = b.pad_left = 3,
+    b.pad_bottom = b.pad_right = 3, b.out_h = b.out_w = 8, memset(&err, 0, sizeof err);
+    bw = calloc((size_t)49 * 4096 * 32, 1);
+    b.weights = bw;
+    assert_int_not_equal(npk_rk_lplan_make(&b, &o, &p, &err), NPK_OK);
+    printf("deep kernel refused: %s\n", err.msg);
+    assert_non_null(strstr(err.msg, "weight banks"));
+    free(bw);
+}
+
+int main(void)
+{
+    const struct CMUnitTest tests[] = {
+        cmocka_unit_test(test_capture_byte_for_byte),
+        cmocka_unit_test(test_conv_int8),
+        cmocka_unit_test(test_conv_uint8),
+        cmocka_unit_test(test_conv_per_channel),
+        cmocka_unit_test(test_depthwise),
+        cmocka_unit_test(test_fully_connected),
+        cmocka_unit_test(test_tiling_and_cores),
+        cmocka_unit_test(test_fp16_layers),
+        cmocka_unit_test(test_pools),
+        cmocka_unit_test(test_add),
+        cmocka_unit_test(test_fused_add),
+        cmocka_unit_test(test_kernels_agree),
+        cmocka_unit_test(test_refusals),
+    };
+    int rc = cmocka_run_group_tests(tests, NULL, NULL);
+    free(g_last);
+    return rc;
+}
