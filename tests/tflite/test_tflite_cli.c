@@ -47,6 +47,7 @@ static void read_npy(const char *path, const void *want, size_t bytes)
     npk_tensor_free(&t);
 }
 
+#ifdef NPK_HAVE_CJSON
 /* Every byte sequence valid UTF-8. */
 static int valid_utf8(const char *s)
 {
@@ -64,6 +65,7 @@ static int valid_utf8(const char *s)
     }
     return 1;
 }
+#endif
 
 static void test_info(void **state)
 {
