@@ -190,7 +190,7 @@ static void conv_direct_task(void *ctx, size_t task, int worker)
                        (size_t)c->g.oc,
                        c->is_signed,
                        c->packed,
-                       c->scratch + (size_t)worker * c->scratch_per_worker};
+                       c->scratch ? c->scratch + (size_t)worker * c->scratch_per_worker : NULL};
     c->kern->gemm(&q);
 }
 
