@@ -117,7 +117,7 @@ static bool peer_run(peer *p, const char *model, const char *npy, int runs, doub
     if (code == 0 && m && sscanf(m, "min %lf ms, median %lf ms", min_ms, med_ms) == 2) return true;
     char *nl = strchr(out, '\n');
     if (nl) *nl = 0;
-    snprintf(p->why, sizeof p->why, "%s (exit %d)%s", out, code,
+    snprintf(p->why, sizeof p->why, "%.120s (exit %d)%s", out, code,
              code == 4 ? ": install it with scripts/oracle-deps.sh BUILD or set NPK_LITERT_MODULES"
                        : "");
     if (code == 4 || code == 127) p->ok = false;
