@@ -7,7 +7,9 @@
 static inline uint8_t requant(uint32_t acc, int32_t mult, int32_t shift, int32_t zero, int32_t lo,
                               int32_t hi)
 {
-    int32_t v = npk_tfl_mbqm((int32_t)acc, mult, (int)shift) + zero;
+    /* + zero wraps, like TFLite's int32 addition (reachable only with a
+     * result near INT32_MAX, i.e. a multiplier above one) */
+    int32_t v = (int32_t)((uint32_t)npk_tfl_mbqm((int32_t)acc, mult, (int)shift) + (uint32_t)zero);
     v = v < lo ? lo : v > hi ? hi : v;
     return (uint8_t)v;
 }
