@@ -161,7 +161,7 @@ static npk_status conv_prepare(npk_tfl_plan *p, npk_tfl_node *n)
         !npk_align_sz(c->im2col_bytes, 64, &c->im2col_bytes) || !npk_align_sz(work, 64, &work) ||
         !npk_add_sz(c->im2col_bytes, work, &c->scratch_per_worker) ||
         !npk_mul_sz(c->scratch_per_worker, (size_t)npk_tfl_k_threads(p), &total))
-        return npk_tfl_k_fail(p, n, "im2col buffer too large");
+        return npk_tfl_k_fail(p, n, "im2col and work buffers too large");
     n->scratch_bytes = total;
     return NPK_OK;
 }

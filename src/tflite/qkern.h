@@ -117,7 +117,8 @@ typedef struct npk_tfl_qadd {
 typedef struct npk_tfl_qkern {
     const char *name;
     bool packed_b; /* gemm reads g->bp and g->work, not g->b */
-    /* Bytes of g->work a gemm call with this k needs (when packed_b). */
+    /* Bytes of g->work a gemm call with this k needs (when packed_b);
+     * SIZE_MAX when that is not representable. */
     size_t (*gemm_work)(size_t k);
     void (*gemm)(const npk_tfl_qgemm *g);
     /* Plan time: bytes of the packed depthwise parameters (0: none needed,

@@ -15,8 +15,10 @@
  *   (x * m + 2^30) >> 31 in 64 bits (the same value for every product but
  *   INT32_MIN^2, which QuantizeMultiplier never gives) and
  *   RoundingDivideByPOT with per-lane shifts, 8 lanes at a time. */
+#include <stdint.h>
 #include <string.h>
 
+#include "npukit/checked.h"
 #include "tflite/kernel.h"
 #include "tflite/qkern.h"
 
@@ -117,6 +119,7 @@ static size_t round16(size_t k)
 
 static size_t gemm_work(size_t k)
 {
+    if (k > SIZE_MAX / (MR * sizeof(int16_t)) - 16) return SIZE_MAX;
     return MR * round16(k) * sizeof(int16_t);
 }
 
@@ -187,7 +190,8 @@ TILES(1)
 TILES(2)
 TILES(3)
 TILES(4)
-TILES(5) TILES(6)
+TILES(5)
+TILES(6)
 #define ROW(M)                                                                                     \
     {                                                                                              \
         {tile_##M##_0_0, tile_##M##_0_1},                                                          \
@@ -269,8 +273,11 @@ static size_t dw_pack_bytes(const npk_tfl_qdw *d)
 {
     if (!dw_ok(d)) return 0;
     const size_t taps = (size_t)d->kh * d->kw, pairs = (taps + 1) / 2;
-    const size_t block = DW_PARAM_BYTES + pairs * 64;
-    return sizeof(dw_head) + (size_t)(d->out_c / 16) * block + (size_t)d->in_c;
+    size_t bytes; /* 0 (no packing: the portable loops) if it overflows */
+    if (!npk_mul_sz((size_t)(d->out_c / 16), DW_PARAM_BYTES + pairs * 64, &bytes) ||
+        !npk_add_sz(bytes, sizeof(dw_head) + (size_t)d->in_c, &bytes))
+        return 0;
+    return bytes;
 }
 
 static void dw_pack(const npk_tfl_qdw *d, uint8_t *packed)

@@ -17,8 +17,10 @@
  * for pmaddwd, NEON multiplies each tap with smlal; taps outside the input
  * read a row of in_zero bytes, cancelled by the corrected bias
  * bias - in_zero * sum(w - w_zero). */
+#include <stdint.h>
 #include <string.h>
 
+#include "npukit/checked.h"
 #include "tflite/kernel.h"
 #include "tflite/qkern.h"
 
@@ -67,8 +69,11 @@ static void dw_pack_block(const npk_tfl_qdw *d, int32_t b, uint8_t *blk);
 static size_t dw_pack_bytes(const npk_tfl_qdw *d)
 {
     if (!dw_ok(d)) return 0;
-    return sizeof(dw_head) + (size_t)(d->out_c / 8) * dw_block_bytes(d->kh * d->kw) +
-           (size_t)d->in_c;
+    size_t bytes; /* 0 (no packing: the portable loops) if it overflows */
+    if (!npk_mul_sz((size_t)(d->out_c / 8), dw_block_bytes(d->kh * d->kw), &bytes) ||
+        !npk_add_sz(bytes, sizeof(dw_head) + (size_t)d->in_c, &bytes))
+        return 0;
+    return bytes;
 }
 
 static void dw_pack(const npk_tfl_qdw *d, uint8_t *packed)
@@ -146,6 +151,7 @@ static size_t round16(size_t k)
 
 static size_t gemm_work(size_t k)
 {
+    if (k > SIZE_MAX / (MR * sizeof(int16_t)) - 16) return SIZE_MAX;
     return MR * round16(k) * sizeof(int16_t);
 }
 
@@ -219,7 +225,8 @@ TILE(1, 0)
 TILE(1, 1)
 TILE(2, 0)
 TILE(2, 1)
-TILE(3, 0) TILE(3, 1) TILE(4, 0) TILE(4, 1) static const tile_fn tiles[MR][2] = {
+TILE(3, 0)
+TILE(3, 1) TILE(4, 0) TILE(4, 1) static const tile_fn tiles[MR][2] = {
     {tile_1_0, tile_1_1}, {tile_2_0, tile_2_1}, {tile_3_0, tile_3_1}, {tile_4_0, tile_4_1}};
 
 static void gemm_v128(const npk_tfl_qgemm *g)
@@ -407,7 +414,8 @@ TILE(1, 0)
 TILE(1, 1)
 TILE(2, 0)
 TILE(2, 1)
-TILE(3, 0) TILE(3, 1) TILE(4, 0) TILE(4, 1) static const tile_fn tiles[MR][2] = {
+TILE(3, 0)
+TILE(3, 1) TILE(4, 0) TILE(4, 1) static const tile_fn tiles[MR][2] = {
     {tile_1_0, tile_1_1}, {tile_2_0, tile_2_1}, {tile_3_0, tile_3_1}, {tile_4_0, tile_4_1}};
 
 static void gemm_v128(const npk_tfl_qgemm *g)
