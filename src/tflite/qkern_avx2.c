@@ -99,15 +99,23 @@ INLINE rq8 rq8_load(const int32_t *p, int half)
     return q;
 }
 
-/* Zero point and clamp, then 16 lanes (a: lanes 0-7, b: 8-15 in the
- * 16-bit pack's order) to bytes. */
-INLINE __m128i to_bytes(__m256i a, __m256i b, __m256i zp, __m256i lo, __m256i hi, bool sgn)
+/* Zero point (wrapping, as the reference), then 16 lanes (a: lanes 0-7,
+ * b: 8-15 in the 16-bit pack's order) to bytes, clamped to [lo, hi] (byte
+ * vectors). Narrowing saturates, which leaves the clamp's result unchanged
+ * as [lo, hi] lies within the type's range. */
+INLINE __m128i to_bytes(__m256i a, __m256i b, __m256i zp, __m128i lo, __m128i hi, bool sgn)
 {
-    a = _mm256_min_epi32(_mm256_max_epi32(_mm256_add_epi32(a, zp), lo), hi);
-    b = _mm256_min_epi32(_mm256_max_epi32(_mm256_add_epi32(b, zp), lo), hi);
-    const __m256i w = _mm256_packs_epi32(a, b); /* a0-3 b0-3 | a4-7 b4-7 */
+    const __m256i w = _mm256_packs_epi32(_mm256_add_epi32(a, zp), _mm256_add_epi32(b, zp));
     const __m128i l = _mm256_castsi256_si128(w), h = _mm256_extracti128_si256(w, 1);
-    return sgn ? _mm_packs_epi16(l, h) : _mm_packus_epi16(l, h); /* a0-3 b0-3 a4-7 b4-7 */
+    /* bytes a0-3 b0-3 a4-7 b4-7 */
+    if (sgn) return _mm_min_epi8(_mm_max_epi8(_mm_packs_epi16(l, h), lo), hi);
+    return _mm_min_epu8(_mm_max_epu8(_mm_packus_epi16(l, h), lo), hi);
+}
+
+/* The clamp bounds as bytes. */
+INLINE __m128i bound8(int32_t v)
+{
+    return _mm_set1_epi8((char)(uint8_t)v);
 }
 
 /* ---- gemm ---- */
@@ -199,14 +207,14 @@ TILES(6)
             tile_##M##_1_0, tile_##M##_1_1                                                         \
         }                                                                                          \
     }
-    static const tile_fn tiles[MR][2][2] = {ROW(1), ROW(2), ROW(3), ROW(4), ROW(5), ROW(6)};
+static const tile_fn tiles[MR][2][2] = {ROW(1), ROW(2), ROW(3), ROW(4), ROW(5), ROW(6)};
 
 FN static void gemm_avx2(const npk_tfl_qgemm *g)
 {
     const size_t k2 = (g->k + 1) / 2, ld16 = round16(g->k);
     const bool sgn = g->is_signed;
-    const __m256i zp = _mm256_set1_epi32(g->out_zero), lo = _mm256_set1_epi32(g->act_min),
-                  hi = _mm256_set1_epi32(g->act_max);
+    const __m256i zp = _mm256_set1_epi32(g->out_zero);
+    const __m128i lo = bound8(g->act_min), hi = bound8(g->act_max);
     int16_t *pa = g->work;
     for (size_t i0 = 0; i0 < g->m; i0 += MR) {
         const int mr = g->m - i0 < MR ? (int)(g->m - i0) : MR;
@@ -331,7 +339,7 @@ static void dw_pack(const npk_tfl_qdw *d, uint8_t *packed)
 }
 
 INLINE void dw_pixel(const dw_head *h, const uint8_t *blocks, const uint8_t *const *tp,
-                     uint8_t *out, bool sgn, __m256i zp, __m256i lo, __m256i hi)
+                     uint8_t *out, bool sgn, __m256i zp, __m128i lo, __m128i hi)
 {
     for (int32_t b = 0; b < h->blocks; b++) {
         const uint8_t *blk = blocks + (size_t)b * h->block_bytes;
@@ -364,8 +372,8 @@ FN static void dw_row_avx2(const npk_tfl_qdw *d, const uint8_t *in, int32_t oy, 
     dw_head h;
     memcpy(&h, d->packed, sizeof h);
     const uint8_t *blocks = d->packed + sizeof h, *zrow = d->packed + h.zrow;
-    const __m256i zp = _mm256_set1_epi32(d->out_zero), lo = _mm256_set1_epi32(d->act_min),
-                  hi = _mm256_set1_epi32(d->act_max);
+    const __m256i zp = _mm256_set1_epi32(d->out_zero);
+    const __m128i lo = bound8(d->act_min), hi = bound8(d->act_max);
     const uint8_t *tp[DW_MAX + 1];
     tp[h.taps] = zrow; /* the odd tap's partner (weights 0) */
     const int32_t y0 = oy * d->sh - d->pad_h;
@@ -415,8 +423,8 @@ INLINE void add_run(const npk_tfl_qadd *q, const uint8_t *a, const uint8_t *b, u
     const rq8 q2 = rq8_make(_mm256_set1_epi32(q->m2), _mm256_set1_epi32(q->s2));
     const rq8 qo = rq8_make(_mm256_set1_epi32(q->mo), _mm256_set1_epi32(q->so));
     const __m256i off1 = _mm256_set1_epi32(q->off1), off2 = _mm256_set1_epi32(q->off2),
-                  zp = _mm256_set1_epi32(q->out_zero), lo = _mm256_set1_epi32(q->act_min),
-                  hi = _mm256_set1_epi32(q->act_max);
+                  zp = _mm256_set1_epi32(q->out_zero);
+    const __m128i lo = bound8(q->act_min), hi = bound8(q->act_max);
     size_t i = 0;
     for (; i + 16 <= count; i += 16) {
         const __m256i r0 = add8(a + i, b + i, sgn, off1, off2, &q1, &q2, &qo);

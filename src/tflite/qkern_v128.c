@@ -226,7 +226,9 @@ TILE(1, 1)
 TILE(2, 0)
 TILE(2, 1)
 TILE(3, 0)
-TILE(3, 1) TILE(4, 0) TILE(4, 1) static const tile_fn tiles[MR][2] = {
+TILE(3, 1)
+TILE(4, 0)
+TILE(4, 1) static const tile_fn tiles[MR][2] = {
     {tile_1_0, tile_1_1}, {tile_2_0, tile_2_1}, {tile_3_0, tile_3_1}, {tile_4_0, tile_4_1}};
 
 static void gemm_v128(const npk_tfl_qgemm *g)
@@ -324,14 +326,17 @@ static inline int32x4_t mbqm4(int32x4_t x, const rq4 *q)
     return vrshlq_s32(vqaddq_s32(x, fix), q->right);
 }
 
-/* Zero point, clamp and narrowing of 8 lanes. */
-static inline uint8x8_t to_bytes(int32x4_t a, int32x4_t b, int32x4_t zp, int32x4_t lo, int32x4_t hi,
+/* Zero point (wrapping, as the reference), saturating narrowing of 8 lanes
+ * and the clamp to [lo, hi] on the bytes (the saturation cannot change its
+ * result: [lo, hi] lies within the type's range). */
+static inline uint8x8_t to_bytes(int32x4_t a, int32x4_t b, int32x4_t zp, uint8x8_t lo, uint8x8_t hi,
                                  bool sgn)
 {
-    a = vminq_s32(vmaxq_s32(vaddq_s32(a, zp), lo), hi);
-    b = vminq_s32(vmaxq_s32(vaddq_s32(b, zp), lo), hi);
-    const int16x8_t w = vcombine_s16(vqmovn_s32(a), vqmovn_s32(b));
-    return sgn ? vreinterpret_u8_s8(vqmovn_s16(w)) : vqmovun_s16(w);
+    const int16x8_t w = vcombine_s16(vqmovn_s32(vaddq_s32(a, zp)), vqmovn_s32(vaddq_s32(b, zp)));
+    if (sgn)
+        return vreinterpret_u8_s8(
+            vmin_s8(vmax_s8(vqmovn_s16(w), vreinterpret_s8_u8(lo)), vreinterpret_s8_u8(hi)));
+    return vmin_u8(vmax_u8(vqmovun_s16(w), lo), hi);
 }
 
 static size_t gemm_work(size_t k)
@@ -415,13 +420,15 @@ TILE(1, 1)
 TILE(2, 0)
 TILE(2, 1)
 TILE(3, 0)
-TILE(3, 1) TILE(4, 0) TILE(4, 1) static const tile_fn tiles[MR][2] = {
+TILE(3, 1)
+TILE(4, 0)
+TILE(4, 1) static const tile_fn tiles[MR][2] = {
     {tile_1_0, tile_1_1}, {tile_2_0, tile_2_1}, {tile_3_0, tile_3_1}, {tile_4_0, tile_4_1}};
 
 static void gemm_v128(const npk_tfl_qgemm *g)
 {
-    const int32x4_t zp = vdupq_n_s32(g->out_zero), lo = vdupq_n_s32(g->act_min),
-                    hi = vdupq_n_s32(g->act_max);
+    const int32x4_t zp = vdupq_n_s32(g->out_zero);
+    const uint8x8_t lo = vdup_n_u8((uint8_t)g->act_min), hi = vdup_n_u8((uint8_t)g->act_max);
     for (size_t i0 = 0; i0 < g->m; i0 += MR) {
         const int mr = g->m - i0 < MR ? (int)(g->m - i0) : MR;
         const uint8_t *a[MR];
@@ -494,8 +501,8 @@ static void dw_pack_block(const npk_tfl_qdw *d, int32_t b, uint8_t *blk)
 static void dw_pixel(const npk_tfl_qdw *d, const dw_head *h, const uint8_t *blocks,
                      const uint8_t *const *tp, uint8_t *out)
 {
-    const int32x4_t zp = vdupq_n_s32(d->out_zero), lo = vdupq_n_s32(d->act_min),
-                    hi = vdupq_n_s32(d->act_max);
+    const int32x4_t zp = vdupq_n_s32(d->out_zero);
+    const uint8x8_t lo = vdup_n_u8((uint8_t)d->act_min), hi = vdup_n_u8((uint8_t)d->act_max);
     for (int32_t b = 0; b < h->blocks; b++) {
         const uint8_t *blk = blocks + (size_t)b * h->block_bytes;
         int32_t par[4][8];
@@ -541,8 +548,8 @@ static inline int32x4_t add4(int16x4_t x1, int16x4_t x2, const npk_tfl_qadd *q)
 static void add_v128(const npk_tfl_qadd *q, const uint8_t *a, const uint8_t *b, uint8_t *out,
                      size_t count)
 {
-    const int32x4_t zp = vdupq_n_s32(q->out_zero), lo = vdupq_n_s32(q->act_min),
-                    hi = vdupq_n_s32(q->act_max);
+    const int32x4_t zp = vdupq_n_s32(q->out_zero);
+    const uint8x8_t lo = vdup_n_u8((uint8_t)q->act_min), hi = vdup_n_u8((uint8_t)q->act_max);
     size_t i = 0;
     for (; i + 8 <= count; i += 8) {
         int16x8_t x1, x2;
