@@ -205,8 +205,16 @@ static void conv_row_task(void *ctx, size_t task, int worker)
     const uint8_t pad = (uint8_t)c->in_zero;
     for (int32_t ox = 0; ox < g->ow; ox++) {
         uint8_t *dst = col + (size_t)ox * c->k;
+        const int32_t x0 = ox * g->sw - g->pw;
         for (int32_t ky = 0; ky < g->kh; ky++) {
             const int32_t y = oy * g->sh - g->ph + ky * g->dh;
+            /* a window row inside the input is one run of bytes (few channels: the stem) */
+            if (g->dw == 1 && y >= 0 && y < g->ih && x0 >= 0 && x0 + g->kw <= g->iw) {
+                const size_t run = (size_t)g->kw * g->ic;
+                memcpy(dst, img + ((size_t)y * g->iw + x0) * g->ic, run);
+                dst += run;
+                continue;
+            }
             for (int32_t kx = 0; kx < g->kw; kx++, dst += g->ic) {
                 const int32_t x = ox * g->sw - g->pw + kx * g->dw;
                 if (y < 0 || y >= g->ih || x < 0 || x >= g->iw)

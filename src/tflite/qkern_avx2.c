@@ -209,10 +209,35 @@ TILES(6)
     }
 static const tile_fn tiles[MR][2][2] = {ROW(1), ROW(2), ROW(3), ROW(4), ROW(5), ROW(6)};
 
-FN static void gemm_avx2(const npk_tfl_qgemm *g)
+/* Requantises the rows of a tile and stores nc columns of each. */
+INLINE void tile_out(const __m256i acc[MR][2], int mr, const uint32_t *corr, const uint8_t *panel,
+                     size_t nc, uint8_t *c, size_t ldc, __m256i zp, __m128i lo, __m128i hi,
+                     bool sgn)
+{
+    const int32_t *qc = (const int32_t *)(const void *)panel;
+    const bool wide = nc > 8;
+    const __m256i b0 = ld8x32(qc), b1 = ld8x32(qc + 8);
+    const rq8 q0 = rq8_load(qc, 0), q1 = rq8_load(qc, 1);
+    for (int r = 0; r < mr; r++, c += ldc) {
+        const __m256i corr_r = _mm256_set1_epi32((int32_t)corr[r]);
+        const __m256i v0 = mbqm8(_mm256_add_epi32(acc[r][0], _mm256_sub_epi32(b0, corr_r)), &q0);
+        const __m256i v1 =
+            wide ? mbqm8(_mm256_add_epi32(acc[r][1], _mm256_sub_epi32(b1, corr_r)), &q1) : v0;
+        /* bytes come out as columns 0-3 8-11 4-7 12-15 */
+        const __m128i o = _mm_shuffle_epi32(to_bytes(v0, v1, zp, lo, hi, sgn), 0xD8);
+        if (nc == 16) {
+            _mm_storeu_si128((__m128i *)(void *)c, o);
+        } else {
+            _Alignas(16) uint8_t tmp[16];
+            _mm_store_si128((__m128i *)(void *)tmp, o);
+            memcpy(c, tmp, nc);
+        }
+    }
+}
+
+INLINE void gemm_run(const npk_tfl_qgemm *g, bool sgn)
 {
     const size_t k2 = (g->k + 1) / 2, ld16 = round16(g->k);
-    const bool sgn = g->is_signed;
     const __m256i zp = _mm256_set1_epi32(g->out_zero);
     const __m128i lo = bound8(g->act_min), hi = bound8(g->act_max);
     int16_t *pa = g->work;
@@ -220,35 +245,23 @@ FN static void gemm_avx2(const npk_tfl_qgemm *g)
         const int mr = g->m - i0 < MR ? (int)(g->m - i0) : MR;
         uint32_t corr[MR];
         pack_a(g, i0, mr, pa, ld16, corr);
+        uint8_t *c = g->c + i0 * g->ldc;
         for (size_t j0 = 0; j0 < g->n; j0 += NPK_TFL_QPANEL) {
             const size_t nc = g->n - j0 < NPK_TFL_QPANEL ? g->n - j0 : NPK_TFL_QPANEL;
-            const bool wide = nc > 8;
             _Alignas(32) __m256i acc[MR][2];
             const uint8_t *panel = npk_tfl_qpack_at(g->bp, j0, g->k);
-            tiles[mr - 1][wide][sgn](pa, ld16, panel + NPK_TFL_QPANEL_HEAD, k2, acc);
-            const int32_t *qc = (const int32_t *)(const void *)panel;
-            const __m256i b0 = ld8x32(qc), b1 = ld8x32(qc + 8);
-            const rq8 q0 = rq8_load(qc, 0), q1 = rq8_load(qc, 1);
-            for (int r = 0; r < mr; r++) {
-                const __m256i corr_r = _mm256_set1_epi32((int32_t)corr[r]);
-                const __m256i v0 =
-                    mbqm8(_mm256_sub_epi32(_mm256_add_epi32(acc[r][0], b0), corr_r), &q0);
-                const __m256i v1 =
-                    wide ? mbqm8(_mm256_sub_epi32(_mm256_add_epi32(acc[r][1], b1), corr_r), &q1)
-                         : v0;
-                /* bytes come out as columns 0-3 8-11 4-7 12-15 */
-                __m128i o = _mm_shuffle_epi32(to_bytes(v0, v1, zp, lo, hi, sgn), 0xD8);
-                uint8_t *c = g->c + (i0 + (size_t)r) * g->ldc + j0;
-                if (nc == 16) {
-                    _mm_storeu_si128((__m128i *)(void *)c, o);
-                } else {
-                    _Alignas(16) uint8_t tmp[16];
-                    _mm_store_si128((__m128i *)(void *)tmp, o);
-                    memcpy(c, tmp, nc);
-                }
-            }
+            tiles[mr - 1][nc > 8][sgn](pa, ld16, panel + NPK_TFL_QPANEL_HEAD, k2, acc);
+            tile_out(acc, mr, corr, panel, nc, c + j0, g->ldc, zp, lo, hi, sgn);
         }
     }
+}
+
+FN static void gemm_avx2(const npk_tfl_qgemm *g)
+{
+    if (g->is_signed)
+        gemm_run(g, true);
+    else
+        gemm_run(g, false);
 }
 
 /* ---- depthwise (depth multiplier 1) ---- */
