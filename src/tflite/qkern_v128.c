@@ -221,15 +221,11 @@ typedef void (*tile_fn)(const int16_t *, size_t, const uint8_t *, size_t, __m128
     {                                                                                              \
         tile(pa, ld16, pb, k2, M, S, acc);                                                         \
     }
-TILE(1, 0)
-TILE(1, 1)
-TILE(2, 0)
-TILE(2, 1)
-TILE(3, 0)
-TILE(3, 1)
-TILE(4, 0)
-TILE(4, 1) static const tile_fn tiles[MR][2] = {
+/* clang-format off */
+TILE(1, 0) TILE(1, 1) TILE(2, 0) TILE(2, 1) TILE(3, 0) TILE(3, 1) TILE(4, 0) TILE(4, 1)
+static const tile_fn tiles[MR][2] = {
     {tile_1_0, tile_1_1}, {tile_2_0, tile_2_1}, {tile_3_0, tile_3_1}, {tile_4_0, tile_4_1}};
+/* clang-format on */
 
 static void gemm_v128(const npk_tfl_qgemm *g)
 {
@@ -415,15 +411,11 @@ typedef void (*tile_fn)(const uint8_t *const *, size_t, const uint8_t *, uint32x
     {                                                                                              \
         tile(a, k, pb, M, S, acc);                                                                 \
     }
-TILE(1, 0)
-TILE(1, 1)
-TILE(2, 0)
-TILE(2, 1)
-TILE(3, 0)
-TILE(3, 1)
-TILE(4, 0)
-TILE(4, 1) static const tile_fn tiles[MR][2] = {
+/* clang-format off */
+TILE(1, 0) TILE(1, 1) TILE(2, 0) TILE(2, 1) TILE(3, 0) TILE(3, 1) TILE(4, 0) TILE(4, 1)
+static const tile_fn tiles[MR][2] = {
     {tile_1_0, tile_1_1}, {tile_2_0, tile_2_1}, {tile_3_0, tile_3_1}, {tile_4_0, tile_4_1}};
+/* clang-format on */
 
 static void gemm_v128(const npk_tfl_qgemm *g)
 {
