@@ -29,7 +29,8 @@ static const cli_subcommand subs[] = {
      "      a .npy file for one output, else a directory of NAME.npy or one .safetensors.\n"
      "      --dump DIR writes every tensor the run computes as NAME.npy; --repeat N runs N\n"
      "      times and prints the latency (min, median); --threads N splits conv, depthwise\n"
-     "      and fully-connected work (same results)",
+     "      and fully-connected work (same results). NPUKIT_TFL_KERNELS=portable in the\n"
+     "      environment runs the portable 8-bit loops instead of the vector ones (same results)",
      t_run},
     {"cut", "MODEL --outputs NAME[,NAME] [--inputs NAME[,NAME]] -o OUT.tflite",
      "write a model whose subgraph computes the given tensors (by name or index) from the\n"
@@ -713,9 +714,9 @@ static int t_run(int argc, char **argv)
         const size_t arena = npk_tfl_interp_arena_bytes(r.it),
                      peak = npk_tfl_interp_peak_live_bytes(r.it);
         printf("%" PRIu64 " runs, %" PRIu64 " thread%s: min %.3f ms, median %.3f ms; arena %zu "
-               "bytes, largest live set %zu bytes (%.3fx)\n",
+               "bytes, largest live set %zu bytes (%.3fx); %s kernels\n",
                runs, threads, threads > 1 ? "s" : "", ms[0], ms[runs / 2], arena, peak,
-               peak ? (double)arena / (double)peak : 0.0);
+               peak ? (double)arena / (double)peak : 0.0, npk_tfl_interp_kernels(r.it));
     }
     free(ms);
     if (!rc) rc = write_outputs(&r, out);

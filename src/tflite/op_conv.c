@@ -109,7 +109,7 @@ static npk_status prepare_common(npk_tfl_plan *p, npk_tfl_node *n, conv *c, bool
         return st;
     for (int32_t o = 0; o < g->oc; o++) c->bias[o] = b ? ((const int32_t *)b->data)[o] : 0;
     npk_tfl_k_act_range(out, act, &c->act_min, &c->act_max);
-    c->kern = npk_tfl_qkern_get();
+    c->kern = npk_tfl_k_qkern(p);
     return NPK_OK;
 }
 

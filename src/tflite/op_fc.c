@@ -105,7 +105,7 @@ static npk_status fc_prepare(npk_tfl_plan *p, npk_tfl_node *n)
         f->bias[o] = (int32_t)(bias - (uint32_t)f->in_zero * wsum +
                                (uint32_t)f->depth * (uint32_t)f->in_zero * (uint32_t)f->w_zero);
     }
-    f->kern = npk_tfl_qkern_get();
+    f->kern = npk_tfl_k_qkern(p);
     if (f->kern->packed_b) {
         size_t bytes;
         if (!npk_tfl_qpack_bytes(f->units, f->depth, &bytes))

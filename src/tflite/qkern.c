@@ -1,4 +1,5 @@
 /* Choosing the 8-bit kernels (qkern.h) and packing B for the vector ones. */
+#include <stdlib.h>
 #include <string.h>
 
 #include "core/cpu.h"
@@ -49,9 +50,22 @@ void npk_tfl_qkern_force(int level)
     cap = level;
 }
 
+/* NPUKIT_TFL_KERNELS caps the choice from outside the program (to run the
+ * CLI or any user of the library on the portable definition); unknown
+ * values are ignored. */
+static int env_cap(void)
+{
+    const char *e = getenv("NPUKIT_TFL_KERNELS");
+    if (!e) return 0;
+    if (!strcmp(e, "portable")) return 2;
+    if (!strcmp(e, "v128") || !strcmp(e, "sse2") || !strcmp(e, "neon")) return 1;
+    return 0;
+}
+
 const npk_tfl_qkern *npk_tfl_qkern_get(void)
 {
-    if (cap == 0 && npk_tfl_qkern_avx2 && npk_cpu_has(NPK_CPU_AVX2)) return npk_tfl_qkern_avx2;
-    if (cap <= 1 && npk_tfl_qkern_v128) return npk_tfl_qkern_v128;
+    const int e = env_cap(), c = cap > e ? cap : e;
+    if (c == 0 && npk_tfl_qkern_avx2 && npk_cpu_has(NPK_CPU_AVX2)) return npk_tfl_qkern_avx2;
+    if (c <= 1 && npk_tfl_qkern_v128) return npk_tfl_qkern_v128;
     return &npk_tfl_qkern_portable;
 }

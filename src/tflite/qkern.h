@@ -141,8 +141,10 @@ extern const npk_tfl_qkern *const npk_tfl_qkern_avx2;
 
 /* The kernels the interpreter uses on this machine: AVX2 when the CPU has
  * it, else the 128-bit ones, else portable; npk_tfl_qkern_force caps the
- * choice (0 best, 1 at most 128-bit, 2 portable) for tests and benchmarks.
- * An interpreter keeps the kernels chosen when it was planned. */
+ * choice (0 best, 1 at most 128-bit, 2 portable) for tests and benchmarks,
+ * and so does the environment variable NPUKIT_TFL_KERNELS ("portable",
+ * "v128"; the lower choice of the two wins). An interpreter keeps the
+ * kernels chosen when it was made (npk_tfl_k_qkern). */
 const npk_tfl_qkern *npk_tfl_qkern_get(void);
 void npk_tfl_qkern_force(int level);
 

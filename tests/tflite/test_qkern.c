@@ -376,48 +376,58 @@ static void test_add_random(void **state)
     }
 }
 
-/* ---- whole models ---- */
+/* ---- whole models, layer by layer ---- */
 
-/* Outputs of a fixture model for input i * 7 mod 256 on force level
- * `level`, with `threads` threads (malloc'd, *len bytes). */
-static uint8_t *model_outputs(const npk_tfl_model *m, int level, int threads, size_t *len)
+/* Every tensor of a fixture model's subgraph after one run on input
+ * i * 7 mod 256 (keep_all: none reused), on force level `level` with
+ * `threads` threads. */
+typedef struct tensors {
+    uint32_t n;
+    npk_tfl_view *v; /* views into the interpreter */
+    npk_tfl_interp *it;
+} tensors;
+
+static void model_tensors(const npk_tfl_model *m, int level, int threads, tensors *t)
 {
-    npk_tfl_interp *it = NULL;
     npk_error err = {0};
-    npk_tfl_interp_opts o = {.threads = threads};
+    npk_tfl_interp_opts o = {.threads = threads, .keep_all = true};
     npk_tfl_qkern_force(level);
-    const npk_status st = npk_tfl_interp_new(m, &o, &it, &err);
+    const npk_status st = npk_tfl_interp_new(m, &o, &t->it, &err);
     npk_tfl_qkern_force(0);
     if (st) fail_msg("%s", err.msg);
-    for (uint32_t i = 0; i < npk_tfl_interp_ninputs(it); i++) {
+    for (uint32_t i = 0; i < npk_tfl_interp_ninputs(t->it); i++) {
         npk_tfl_view v;
-        assert_int_equal(npk_tfl_interp_input(it, i, &v, &err), NPK_OK);
+        assert_int_equal(npk_tfl_interp_input(t->it, i, &v, &err), NPK_OK);
         for (size_t k = 0; k < v.bytes; k++) ((uint8_t *)v.data)[k] = (uint8_t)(k * 7);
     }
-    if (npk_tfl_interp_invoke(it, &err)) fail_msg("%s", err.msg);
-    uint8_t *all = NULL;
-    *len = 0;
-    for (uint32_t i = 0; i < npk_tfl_interp_noutputs(it); i++) {
-        npk_tfl_view v;
-        assert_int_equal(npk_tfl_interp_output(it, i, &v, &err), NPK_OK);
-        all = realloc(all, *len + v.bytes);
-        memcpy(all + *len, v.data, v.bytes);
-        *len += v.bytes;
-    }
-    npk_tfl_interp_free(it);
-    return all;
+    if (npk_tfl_interp_invoke(t->it, &err)) fail_msg("%s", err.msg);
+    t->n = m->subgraphs[0].ntensors;
+    t->v = calloc(t->n, sizeof *t->v);
+    assert_non_null(t->v);
+    for (uint32_t i = 0; i < t->n; i++)
+        assert_int_equal(npk_tfl_interp_tensor(t->it, (int32_t)i, &t->v[i], &err), NPK_OK);
 }
 
-/* Every path gives the whole models' outputs of the portable kernels
- * (test_models pins their hashes on the best path), with 1 and 3 threads:
- * uint8 per-tensor and int8 per-channel networks. */
+static void tensors_free(tensors *t)
+{
+    free(t->v);
+    npk_tfl_interp_free(t->it);
+}
+
+/* Every path computes every tensor of real networks as the portable kernels
+ * do (test_models pins the outputs' hashes on the best and the portable
+ * path), with 1 and 3 threads: uint8 per-tensor (MobileNet v1 and v2, with
+ * ADD) and int8 per-channel networks (MobileNet v2 PTQ, MoveNet). A
+ * difference names the first tensor (so the layer) where the paths part. */
 static void test_models_every_path(void **state)
 {
     (void)state;
     static const char *const models[] = {
         "models/mobilenet_v1_0.5_160_quant.tflite",
+        "models/mobilenet_v1_1.0_224_quant_embedding_extractor.tflite",
         "models/mobilenet_v2_1.0_224_quant.tflite",
         "models/tf2_mobilenet_v2_1.0_224_ptq.tflite",
+        "models/movenet_single_pose_lightning_ptq.tflite",
     };
     for (size_t i = 0; i < sizeof models / sizeof models[0]; i++) {
         if (npk_test_light() && i > 0) break; /* under an emulator: the smallest */
@@ -426,18 +436,28 @@ static void test_models_every_path(void **state)
         npk_error err = {0};
         npk_fixture_map(models[i], &map);
         if (npk_tfl_parse(map.data, map.size, &m, &err)) fail_msg("%s: %s", models[i], err.msg);
-        size_t nref, n;
-        uint8_t *ref = model_outputs(&m, 2, 1, &nref);
+        tensors ref;
+        model_tensors(&m, 2, 1, &ref);
+        assert_string_equal(npk_tfl_interp_kernels(ref.it), "portable");
+        size_t layers = 0;
         for (int level = 0; level <= 1; level++)
             for (int threads = 1; threads <= 3; threads += 2) {
-                uint8_t *got = model_outputs(&m, level, threads, &n);
-                assert_int_equal(n, nref);
-                if (memcmp(ref, got, n))
-                    fail_msg("%s: force level %d, %d threads: outputs differ from portable",
-                             models[i], level, threads);
-                free(got);
+                tensors got;
+                model_tensors(&m, level, threads, &got);
+                for (uint32_t k = 0; k < ref.n; k++) {
+                    const npk_tfl_view *a = &ref.v[k], *b = &got.v[k];
+                    if (a->is_const || !a->data) continue;
+                    assert_int_equal(a->bytes, b->bytes);
+                    if (memcmp(a->data, b->data, a->bytes))
+                        fail_msg("%s: tensor %u \"%s\" differs from the portable kernels' "
+                                 "(%s kernels, %d threads)",
+                                 models[i], k, a->name, npk_tfl_interp_kernels(got.it), threads);
+                    layers += level == 0 && threads == 1;
+                }
+                tensors_free(&got);
             }
-        free(ref);
+        printf("%s: %zu tensors equal on every path\n", models[i], layers);
+        tensors_free(&ref);
         npk_tfl_free(&m);
         npk_unmap_file(&map);
     }
