@@ -8,6 +8,7 @@
 #include <string.h>
 
 #include "cli.h"
+#include "cli_progress.h"
 #include "npukit/rknpu_bundle.h"
 #include "npukit/rknpu_device.h"
 #include "npukit/rknpu_stream.h"
@@ -256,9 +257,8 @@ static cJSON *json_bundle(const char *path, const npk_rk_bundle *b, const npk_rk
 }
 #endif
 
-/* The output files, all or nothing: each is written to a temporary and all
- * are renamed only when every write worked. (One function, so it can move
- * to the shared multi-file output of issue 19.) */
+/* The output files of DIR, all or nothing (npk_outdir: written into a
+ * staging directory renamed into place when every write worked). */
 typedef struct out_file {
     const char *name;
     const void *data;
@@ -268,24 +268,16 @@ typedef struct out_file {
 static int write_dir(const char *dir, const out_file *f, size_t n)
 {
     npk_error err = {0};
-    int rc = CLI_OK;
-    npk_out **outs = calloc(n + 1, sizeof *outs);
-    if (!outs) return cli_fail("out of memory");
-    if (npk_make_dir(dir, &err)) rc = cli_error(dir, &err);
-    for (size_t i = 0; i < n && !rc; i++) {
-        char path[4096];
-        snprintf(path, sizeof path, "%s/%s", dir, f[i].name);
-        if (npk_out_open(&outs[i], path, &err) || npk_out_write(outs[i], f[i].data, f[i].len, &err))
-            rc = cli_error(path, &err);
+    npk_outdir *d;
+    if (npk_outdir_open(&d, dir, &err)) return cli_error(dir, &err);
+    npk_status st = NPK_OK;
+    for (size_t i = 0; i < n && !st; i++)
+        st = npk_outdir_write(d, f[i].name, f[i].data, f[i].len, &err);
+    if (st) {
+        npk_outdir_abort(d);
+        return cli_error(dir, &err);
     }
-    for (size_t i = 0; i < n; i++) {
-        if (rc)
-            npk_out_abort(outs[i]);
-        else if (npk_out_commit(outs[i], &err))
-            rc = cli_error(dir, &err);
-    }
-    free(outs);
-    return rc;
+    return npk_outdir_commit(d, &err) ? cli_error(dir, &err) : CLI_OK;
 }
 
 static int write_bundle(const char *dir, const char *path, const npk_rk_bundle *b,
@@ -313,7 +305,7 @@ static int write_bundle(const char *dir, const char *path, const npk_rk_bundle *
     size_t nf = 4;
 #ifdef NPK_HAVE_CJSON
     cJSON *j = json_bundle(path, b, ls);
-    char *s = cJSON_Print(j);
+    char *s = cli_json_text(j, false); /* UTF-8 repaired: names from the model */
     cJSON_Delete(j);
     if (!s) {
         rc = cli_fail("out of memory");
@@ -466,16 +458,23 @@ int rknpu_cmd_compile(int argc, char **argv)
         rc = cli_fail("out of memory");
         goto done;
     }
+    /* Progress: the layers lowered, then the planner's time in the final line. */
+    cli_progress pr;
+    cli_progress_start(&pr, "rknpu compile");
     for (size_t i = 0; i < n; i++) {
         if (npk_rk_tfl_lower(&md.m, 0, idx[i], &ls[i], &err)) {
+            cli_progress_end(&pr, false);
             rc = cli_error(path, &err);
             goto done;
         }
         lowered = i + 1;
         lp[i] = &ls[i].layer;
         names[i] = ls[i].name;
+        cli_progress_update(&pr, "layer", i + 1, n);
     }
-    if (npk_rk_bundle_make(lp, names, n, &bo, &b, &err)) {
+    const npk_status planned = npk_rk_bundle_make(lp, names, n, &bo, &b, &err);
+    cli_progress_end(&pr, planned == NPK_OK);
+    if (planned) {
         /* The planner's error names the operator; its offset is the operator's. */
         for (size_t i = 0; i < n; i++)
             if (!strncmp(err.msg, ls[i].name, strlen(ls[i].name)) &&

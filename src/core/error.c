@@ -36,6 +36,12 @@ npk_status npk_fail_at(npk_error *err, npk_status status, uint64_t offset, const
     return status;
 }
 
+npk_status npk_error_about(npk_error *err, int k, npk_status status)
+{
+    if (err) err->input = k;
+    return status;
+}
+
 void npk_error_clear(npk_error *err)
 {
     if (!err) return;
@@ -55,6 +61,7 @@ const char *npk_status_name(npk_status status)
     case NPK_E_DEVICE: return "device error";
     case NPK_E_NOTFOUND: return "not found";
     case NPK_E_TIMEOUT: return "timeout";
+    case NPK_E_CANCELLED: return "cancelled";
     }
     return "unknown error";
 }
