@@ -17,6 +17,18 @@
 
 int rknpu_cmd_compile(int argc, char **argv);
 int rknpu_cmd_run(int argc, char **argv);
+/* Without --op: the whole model (cmd_rknpu_net.c). */
+int rknpu_net_compile(int argc, char **argv);
+int rknpu_net_run(int argc, char **argv);
+
+static bool has_op(int argc, char **argv)
+{
+    for (int i = 1; i < argc; i++) {
+        if (!strcmp(argv[i], "--")) break;
+        if (!strcmp(argv[i], "--op") || !strncmp(argv[i], "--op=", 5)) return true;
+    }
+    return false;
+}
 
 enum {
     OPT_OP = 256,
@@ -384,6 +396,7 @@ static bool parse_requant(const char *s, npk_rk_rq_mode *m)
 
 int rknpu_cmd_compile(int argc, char **argv)
 {
+    if (!has_op(argc, argv)) return rknpu_net_compile(argc, argv);
     const char *cmd = "rknpu compile", *dir = NULL, *opstr = NULL;
     npk_rk_bundle_opts bo = {1, NPK_RK_FORM_VENDOR, NPK_RK_RQ_EXACT, 0, 0, 0};
     bool json = false;
@@ -576,6 +589,7 @@ static int interpret(const model *md, const npk_rk_tfl_layer *tl, const void *co
 
 int rknpu_cmd_run(int argc, char **argv)
 {
+    if (!has_op(argc, argv)) return rknpu_net_run(argc, argv);
     const char *cmd = "rknpu run", *out = NULL, *devpath = NULL, *inputs[2] = {NULL, NULL};
     int64_t op = -1;
     int cores = 1, emu_cores = 3, nin = 0;
