@@ -376,6 +376,11 @@ npk_status emu_execute(npk_rk_emu *e, const emu_task *t, const emu_where *w, npk
         for (int k = 0; k < 3; k++)
             vec_stage[k] = simd && !stg[k]->op_mem && (!stg[k]->mul || stg[k]->shift <= 62);
         bool vec_out = simd && q.scale <= INT32_MAX && q.shift <= 62;
+        bool out_int8 = t->out_int8;
+        /* An atom is 16 bytes: 16 int8 or 4 int32 channels. */
+        if (c2o * t->out_size != 16 || t->group % c2o)
+            return emu_fail(w, err, NPK_E_UNSUPPORTED,
+                            "output atoms of %u x %u bytes: not modelled", c2o, t->out_size);
         for (size_t p = 0; p < P; p++) {
             const uint32_t *cp = c + p * N;
             /* CPEND: OW_OP x the window sum of the CNA's input, added to
@@ -416,14 +421,20 @@ npk_status emu_execute(npk_rk_emu *e, const emu_task *t, const emu_where *w, npk
             else
 #endif
                 for (size_t ch = 0; ch < N; ch++) x[ch] = out_cvt(&q, x[ch]);
-            for (size_t n = 0; n < N; n += c2o) {
-                uint8_t *d = t->out + out_offset(t, p, n);
-                if (t->out_int8)
-                    for (unsigned j = 0; j < c2o; j++) d[j] = (uint8_t)(int8_t)x[n + j];
-                else
-                    for (unsigned j = 0; j < c2o; j++)
-                        npk_st32le(d + 4 * j, (uint32_t)(int32_t)x[n + j]);
-            }
+            /* 16 bytes per atom, assembled in a local block (byte stores
+             * to the output could alias x) and written at once; the atom
+             * offsets by counting groups and atoms instead of dividing. */
+            for (size_t g0 = 0, gi = 0; g0 < N; g0 += t->group, gi++)
+                for (size_t sub = 0, ai = 0; sub < t->group && g0 + sub < N; sub += c2o, ai++) {
+                    const int64_t *xv = x + g0 + sub;
+                    uint8_t blk[16];
+                    if (out_int8)
+                        for (unsigned j = 0; j < 16; j++) blk[j] = (uint8_t)(int8_t)xv[j];
+                    else
+                        for (unsigned j = 0; j < c2o; j++)
+                            npk_st32le(blk + 4 * j, (uint32_t)(int32_t)xv[j]);
+                    memcpy(t->out + gi * t->surf_add + ai * t->dst_surf + p * 16, blk, 16);
+                }
         }
         (void)vec_stage, (void)vec_out;
     }
