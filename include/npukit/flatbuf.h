@@ -290,19 +290,29 @@ npk_fbb_ref npk_fbb_table_end(npk_fbb *b);
 npk_status npk_fbb_finish(npk_fbb *b, npk_fbb_ref root, const char *ident, uint8_t **out,
                           size_t *len, npk_error *err);
 
-/* ---- FlexBuffers: a map writer (all the Edge TPU wrapper needs) ---- */
+/* ---- FlexBuffers: a map writer (the Edge TPU wrapper; custom-op options in tests) ---- */
 
 typedef struct npk_flexw_entry {
     const char *key;
-    enum { NPK_FLEXW_INT, NPK_FLEXW_STRING, NPK_FLEXW_BLOB, NPK_FLEXW_INT_VECTOR } kind;
+    enum {
+        NPK_FLEXW_INT,
+        NPK_FLEXW_STRING,
+        NPK_FLEXW_BLOB,
+        NPK_FLEXW_INT_VECTOR,
+        NPK_FLEXW_FLOAT, /* f, inline: float32 in a 4-byte map, float64 in an 8-byte one */
+        NPK_FLEXW_BOOL,  /* i != 0 */
+        NPK_FLEXW_NULL
+    } kind;
     int64_t i;
     const uint8_t *bytes; /* STRING and BLOB */
     size_t len;
     const int64_t *ints; /* INT_VECTOR: an untyped vector of len ints */
+    double f;            /* FLOAT */
 } npk_flexw_entry;
 
 /* A FlexBuffer whose root is a map of the entries (keys sorted by the
- * writer). width 0 picks the smallest element width that fits, else 1/2/4/8. */
+ * writer). width 0 picks the smallest element width that fits (at least 4
+ * with a FLOAT entry), else 1/2/4/8. */
 npk_status npk_flexw_map(const npk_flexw_entry *e, size_t n, int width, uint8_t **out, size_t *len,
                          npk_error *err);
 

@@ -1,5 +1,5 @@
 /* A FlexBuffer writer for one map of scalars, strings, blobs and int vectors
- * (the shape of the Edge TPU custom-op options). FlexBuffers are written
+ * (the shape of the Edge TPU custom-op options and of TFLite's custom ops). FlexBuffers are written
  * front to back: data first, then the keys, the keys vector, the map and
  * finally the root slot, each offset pointing backwards. */
 #include <stdlib.h>
@@ -88,6 +88,13 @@ static bool build(const npk_flexw_entry **e, size_t n, int w, wbuf *out)
         if (x->kind == NPK_FLEXW_INT) {
             if (int_width(x->i) > w) ok = false;
             types[i] = (uint8_t)(NPK_FLEX_INT << 2 | log2w(int_width(x->i)));
+        } else if (x->kind == NPK_FLEXW_FLOAT) {
+            if (w < 4) ok = false; /* inline floats are 4 or 8 bytes */
+            types[i] = (uint8_t)(NPK_FLEX_FLOAT << 2 | log2w(w < 4 ? 4 : w));
+        } else if (x->kind == NPK_FLEXW_BOOL) {
+            types[i] = (uint8_t)(NPK_FLEX_BOOL << 2);
+        } else if (x->kind == NPK_FLEXW_NULL) {
+            types[i] = (uint8_t)(NPK_FLEX_NULL << 2);
         } else if (x->kind == NPK_FLEXW_INT_VECTOR) {
             /* An untyped vector of ints (what the Edge TPU compiler writes). */
             int ew = uint_width(x->len);
@@ -130,6 +137,17 @@ static bool build(const npk_flexw_entry **e, size_t n, int w, wbuf *out)
     for (size_t i = 0; ok && i < n; i++) {
         if (e[i]->kind == NPK_FLEXW_INT) {
             put_uint(out, (uint64_t)e[i]->i, w);
+        } else if (e[i]->kind == NPK_FLEXW_FLOAT) {
+            uint8_t t[8] = {0};
+            if (w == 8) {
+                uint64_t u;
+                memcpy(&u, &e[i]->f, 8);
+                npk_st64le(t, u);
+            } else
+                npk_stf32le(t, (float)e[i]->f);
+            put(out, t, (size_t)w); /* w < 4 was refused above */
+        } else if (e[i]->kind == NPK_FLEXW_BOOL || e[i]->kind == NPK_FLEXW_NULL) {
+            put_uint(out, e[i]->kind == NPK_FLEXW_BOOL && e[i]->i != 0, w);
         } else {
             if (uint_width(out->len - data[i]) > w) ok = false;
             put_uint(out, out->len - data[i], w);

@@ -145,6 +145,38 @@ npk_status npk_tfl_k_output_shape(npk_tfl_plan *p, const npk_tfl_node *n, uint32
     return NPK_OK;
 }
 
+npk_status npk_tfl_k_output_shape_set(npk_tfl_plan *p, const npk_tfl_node *n, uint32_t i,
+                                      uint32_t ndim, const int32_t *dims)
+{
+    npk_tfl_rt *o = n->out[i];
+    if (o->t->ndim != 0 || !o->planned || ndim > NPK_TFL_MAXD)
+        return npk_tfl_k_output_shape(p, n, i, ndim, dims);
+    size_t count = 1, bytes;
+    for (uint32_t d = 0; d < ndim; d++)
+        if (dims[d] < 0 || !npk_mul_sz(count, (size_t)dims[d], &count) ||
+            count > ((size_t)1 << (sizeof(size_t) > 4 ? 40 : 31)))
+            return npk_tfl_k_fail(p, n, "output %u would be too large", i);
+    if (!npk_mul_sz(count, npk_tfl_type_size(o->type), &bytes))
+        return npk_tfl_k_fail(p, n, "output %u would be too large", i);
+    o->ndim = ndim;
+    memcpy(o->dims, dims, ndim * sizeof *dims);
+    o->count = count;
+    o->bytes = bytes;
+    return NPK_OK;
+}
+
+npk_status npk_tfl_k_fail_at(npk_tfl_plan *p, const npk_tfl_node *n, uint64_t offset,
+                             const char *fmt, ...)
+{
+    char msg[NPK_ERROR_MSG_MAX];
+    va_list ap;
+    va_start(ap, fmt);
+    vsnprintf(msg, sizeof msg, fmt, ap);
+    va_end(ap);
+    return npk_fail_at(p->err, NPK_E_FORMAT, offset, "operator %u (%s): %s", n->index, n->name,
+                       msg);
+}
+
 npk_status npk_tfl_k_type(npk_tfl_plan *p, const npk_tfl_node *n, const npk_tfl_rt *t,
                           const char *what, int8_t type)
 {

@@ -127,6 +127,17 @@ npk_status npk_tfl_k_io(npk_tfl_plan *p, const npk_tfl_node *n, uint32_t min_in,
 /* The shape the op computes for output i must equal the model's. */
 npk_status npk_tfl_k_output_shape(npk_tfl_plan *p, const npk_tfl_node *n, uint32_t i, uint32_t ndim,
                                   const int32_t *dims);
+/* The same for an output whose shape the op defines at plan time, as
+ * TFLite's custom ops do (TFLite_Detection_PostProcess, PosenetDecoderOp):
+ * when the model leaves the shape empty ([], as converters write such
+ * outputs) the tensor takes the computed shape (size checked); any other
+ * stored shape must equal it. */
+npk_status npk_tfl_k_output_shape_set(npk_tfl_plan *p, const npk_tfl_node *n, uint32_t i,
+                                      uint32_t ndim, const int32_t *dims);
+/* npk_tfl_k_fail with the error at another file offset (e.g. of a value in
+ * the op's custom options). */
+npk_status npk_tfl_k_fail_at(npk_tfl_plan *p, const npk_tfl_node *n, uint64_t offset,
+                             const char *fmt, ...) NPK_PRINTF(4, 5);
 /* A tensor of the op must have this type. what: "input 0", "filter", ... */
 npk_status npk_tfl_k_type(npk_tfl_plan *p, const npk_tfl_node *n, const npk_tfl_rt *t,
                           const char *what, int8_t type);

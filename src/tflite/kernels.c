@@ -8,6 +8,15 @@ extern const npk_tfl_kernel npk_tfl_k_add, npk_tfl_k_average_pool_2d, npk_tfl_k_
     npk_tfl_k_conv_2d, npk_tfl_k_depthwise_conv_2d, npk_tfl_k_dequantize, npk_tfl_k_fully_connected,
     npk_tfl_k_max_pool_2d, npk_tfl_k_mean, npk_tfl_k_quantize, npk_tfl_k_reshape, npk_tfl_k_softmax,
     npk_tfl_k_squeeze;
+/* elementwise, shape and resize ops (op_mul.c, op_div.c, op_unary.c, op_pad.c, op_pack.c,
+ * op_gather_nd.c, op_resize.c, op_arg_max.c; SUB in op_add.c) */
+extern const npk_tfl_kernel npk_tfl_k_sub, npk_tfl_k_mul, npk_tfl_k_div, npk_tfl_k_floor_div,
+    npk_tfl_k_sqrt, npk_tfl_k_cast, npk_tfl_k_logistic, npk_tfl_k_tanh, npk_tfl_k_pad,
+    npk_tfl_k_padv2, npk_tfl_k_pack, npk_tfl_k_unpack, npk_tfl_k_split, npk_tfl_k_tile,
+    npk_tfl_k_gather_nd, npk_tfl_k_resize_bilinear, npk_tfl_k_resize_nearest_neighbor,
+    npk_tfl_k_arg_max;
+/* custom ops (op_detection.c, op_posenet.c) */
+extern const npk_tfl_kernel npk_tfl_k_detection_postprocess, npk_tfl_k_posenet_decoder;
 
 static const npk_tfl_kernel *const kernels[] = {
     &npk_tfl_k_add,
@@ -23,6 +32,28 @@ static const npk_tfl_kernel *const kernels[] = {
     &npk_tfl_k_reshape,
     &npk_tfl_k_softmax,
     &npk_tfl_k_squeeze,
+    /* elementwise, shape and resize ops */
+    &npk_tfl_k_sub,
+    &npk_tfl_k_mul,
+    &npk_tfl_k_div,
+    &npk_tfl_k_floor_div,
+    &npk_tfl_k_sqrt,
+    &npk_tfl_k_cast,
+    &npk_tfl_k_logistic,
+    &npk_tfl_k_tanh,
+    &npk_tfl_k_pad,
+    &npk_tfl_k_padv2,
+    &npk_tfl_k_pack,
+    &npk_tfl_k_unpack,
+    &npk_tfl_k_split,
+    &npk_tfl_k_tile,
+    &npk_tfl_k_gather_nd,
+    &npk_tfl_k_resize_bilinear,
+    &npk_tfl_k_resize_nearest_neighbor,
+    &npk_tfl_k_arg_max,
+    /* custom ops */
+    &npk_tfl_k_detection_postprocess,
+    &npk_tfl_k_posenet_decoder,
 };
 
 const npk_tfl_kernel *npk_tfl_kernel_find(int32_t builtin, const char *custom)

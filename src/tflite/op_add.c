@@ -1,8 +1,12 @@
-/* ADD with broadcasting: uint8, int8, float32, int32. Definition: TFLite's
- * reference_ops::Add / reference_integer_ops::Add (add.h) with the
+/* ADD and SUB with broadcasting: uint8, int8, float32, int32. Definition:
+ * TFLite's reference_ops::Add / reference_integer_ops::Add (add.h) with the
  * parameters of add.cc's Prepare: both inputs shifted left by 20 bits and
  * rescaled to twice the larger input scale, summed, then the output
- * multiplier (each step MultiplyByQuantizedMultiplierSmallerThanOneExp). */
+ * multiplier (each step MultiplyByQuantizedMultiplierSmallerThanOneExp).
+ * SUB is the same sum with input 2's multiplier negated (sub.cc's
+ * PrepareGeneralSubOp with op_sign -1, then the Add kernels): not the
+ * negated result, as the rounding of SaturatingRoundingDoublingHighMul is
+ * not symmetric. */
 #include <string.h>
 
 #include "tflite/broadcast.h"
@@ -15,6 +19,7 @@
 typedef struct add {
     npk_tfl_bcast bc;
     int8_t type;
+    bool sub; /* SUB: a - b */
     int32_t off1, off2, out_zero;
     int32_t m1, s1, m2, s2, mo, so;
     int32_t act_min, act_max;
@@ -24,7 +29,7 @@ typedef struct add {
     uint8_t *out;
 } add;
 
-static npk_status add_prepare(npk_tfl_plan *p, npk_tfl_node *n)
+static npk_status add_sub_prepare(npk_tfl_plan *p, npk_tfl_node *n, bool sub)
 {
     npk_status st;
     if ((st = npk_tfl_k_io(p, n, 2, 2, 2, 1))) return st;
@@ -40,6 +45,7 @@ static npk_status add_prepare(npk_tfl_plan *p, npk_tfl_node *n)
     if (!q) return NPK_E_NOMEM;
     n->params = q;
     q->type = type;
+    q->sub = sub;
     if ((st = npk_tfl_bcast_init(p, n, a, b, &q->bc)) ||
         (st = npk_tfl_k_output_shape(p, n, 0, q->bc.ndim, q->bc.dims)))
         return st;
@@ -76,8 +82,19 @@ static npk_status add_prepare(npk_tfl_plan *p, npk_tfl_node *n)
         return st;
     if (q->s1 > 0 || q->s2 > 0 || q->so > 0) /* TFLite requires multipliers below one */
         return npk_tfl_k_unsupported(p, n, "a rescaling multiplier is not below one");
+    if (sub) q->m2 = -q->m2;
     npk_tfl_k_act_range(out, act, &q->act_min, &q->act_max);
     return NPK_OK;
+}
+
+static npk_status add_prepare(npk_tfl_plan *p, npk_tfl_node *n)
+{
+    return add_sub_prepare(p, n, false);
+}
+
+static npk_status sub_prepare(npk_tfl_plan *p, npk_tfl_node *n)
+{
+    return add_sub_prepare(p, n, true);
 }
 
 /* MultiplyByQuantizedMultiplierSmallerThanOneExp (shift <= 0). */
@@ -102,7 +119,7 @@ static void add_one(void *ctx, size_t o, size_t i1, size_t i2)
         float a, b, r;
         memcpy(&a, q->a + 4 * i1, 4);
         memcpy(&b, q->b + 4 * i2, 4);
-        r = a + b;
+        r = q->sub ? a - b : a + b;
         r = r < q->fmin ? q->fmin : r > q->fmax ? q->fmax : r;
         memcpy(q->out + 4 * o, &r, 4);
         break;
@@ -111,7 +128,7 @@ static void add_one(void *ctx, size_t o, size_t i1, size_t i2)
         int32_t a, b, r;
         memcpy(&a, q->a + 4 * i1, 4);
         memcpy(&b, q->b + 4 * i2, 4);
-        r = (int32_t)((uint32_t)a + (uint32_t)b);
+        r = (int32_t)(q->sub ? (uint32_t)a - (uint32_t)b : (uint32_t)a + (uint32_t)b);
         r = npk_tfl_clamp(r, q->act_min, q->act_max);
         memcpy(q->out + 4 * o, &r, 4);
         break;
@@ -145,3 +162,7 @@ const npk_tfl_kernel npk_tfl_k_add = {NPK_TFL_OP_ADD, NULL,
                                       NPK_TFL_T(NPK_TFL_UINT8) | NPK_TFL_T(NPK_TFL_INT8) |
                                           NPK_TFL_T(NPK_TFL_FLOAT32) | NPK_TFL_T(NPK_TFL_INT32),
                                       add_prepare, add_eval};
+const npk_tfl_kernel npk_tfl_k_sub = {NPK_TFL_OP_SUB, NULL,
+                                      NPK_TFL_T(NPK_TFL_UINT8) | NPK_TFL_T(NPK_TFL_INT8) |
+                                          NPK_TFL_T(NPK_TFL_FLOAT32) | NPK_TFL_T(NPK_TFL_INT32),
+                                      sub_prepare, add_eval};

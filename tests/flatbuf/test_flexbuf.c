@@ -407,13 +407,71 @@ static void test_writer_against_python(void **state)
     }
 }
 
+/* Floats, booleans and nulls (custom-op options): inline in 4- or 8-byte
+ * maps (a float forces at least 4), read back by our reader and by the
+ * reference implementation. */
+static void test_writer_scalars(void **state)
+{
+    (void)state;
+    const char *py = fbt_python();
+    static const char CHECK[] =
+        "import sys\n"
+        "from flatbuffers import flexbuffers as fx\n"
+        "m = fx.GetRoot(open(sys.argv[1], 'rb').read()).AsMap\n"
+        "assert m['f'].IsFloat and m['f'].AsFloat == float(sys.argv[2]), m['f'].AsFloat\n"
+        "assert m['t'].IsBool and m['t'].AsBool is True and m['n'].IsNull\n"
+        "assert m['i'].AsInt == -3\n";
+    char script[1024];
+    snprintf(script, sizeof script, "%s", npk_tmp("check_flexs.py"));
+    fbt_write(script, CHECK);
+    const npk_flexw_entry e[] = {
+        {.key = "f", .kind = NPK_FLEXW_FLOAT, .f = 0.1},
+        {.key = "t", .kind = NPK_FLEXW_BOOL, .i = 7},
+        {.key = "n", .kind = NPK_FLEXW_NULL},
+        {.key = "i", .kind = NPK_FLEXW_INT, .i = -3},
+    };
+    for (int w = 0; w <= 8; w = w ? w * 2 : 1) {
+        uint8_t *out;
+        size_t len;
+        npk_error err = {0};
+        npk_status st = npk_flexw_map(e, 4, w, &out, &len, &err);
+        if (w == 1 || w == 2) {
+            assert_int_equal(st, NPK_E_LIMIT); /* no room for an inline float */
+            continue;
+        }
+        assert_int_equal(st, NPK_OK);
+        npk_flex_ref root, r;
+        npk_flex_vec m;
+        bool found, b;
+        double d;
+        assert_int_equal(npk_flex_root(out, len, 0, &root, &err), NPK_OK);
+        assert_int_equal(npk_flex_map(&root, &m, &err), NPK_OK);
+        assert_int_equal(m.width, w ? w : 4);
+        assert_int_equal(npk_flex_map_find(&m, "f", &r, &found, &err), NPK_OK);
+        assert_true(found && r.type == NPK_FLEX_FLOAT);
+        assert_int_equal(npk_flex_float(&r, &d, &err), NPK_OK);
+        assert_true(d == (w == 8 ? 0.1 : (double)0.1f));
+        assert_int_equal(npk_flex_map_find(&m, "t", &r, &found, &err), NPK_OK);
+        assert_int_equal(npk_flex_bool(&r, &b, &err), NPK_OK);
+        assert_true(found && r.type == NPK_FLEX_BOOL && b);
+        assert_int_equal(npk_flex_map_find(&m, "n", &r, &found, &err), NPK_OK);
+        assert_true(found && r.type == NPK_FLEX_NULL);
+        char bin[1024], val[64];
+        snprintf(bin, sizeof bin, "%s", npk_tmp("flexs.bin"));
+        assert_int_equal(npk_write_file(bin, out, len, &err), NPK_OK);
+        snprintf(val, sizeof val, "%.17g", w == 8 ? 0.1 : (double)0.1f);
+        char *argv[] = {(char *)py, script, bin, val, NULL};
+        fbt_run(argv);
+        free(out);
+    }
+}
+
 int main(void)
 {
     const struct CMUnitTest tests[] = {
-        cmocka_unit_test(test_narrow_all_widths),
-        cmocka_unit_test(test_wide_all_widths),
-        cmocka_unit_test(test_hostile),
-        cmocka_unit_test(test_writer_against_python),
+        cmocka_unit_test(test_narrow_all_widths), cmocka_unit_test(test_wide_all_widths),
+        cmocka_unit_test(test_hostile),           cmocka_unit_test(test_writer_against_python),
+        cmocka_unit_test(test_writer_scalars),
     };
     return cmocka_run_group_tests(tests, NULL, NULL);
 }
