@@ -207,6 +207,25 @@ static void test_classify_cat(void **state)
     assert_int_equal(top_index(r.out, 2, label, sizeof label), -1);
     npk_run_free(&r);
 
+#ifdef NPK_HAVE_CJSON
+    /* --json: the same top classes with their stored integers; --threads 2
+     * gives the same bits as one thread. */
+    r = npk_cli("tflite classify %s --image %s --labels %s --top 2 --json --threads 2",
+                NPK_FIXTURE(models[0]), catp, labels);
+    assert_int_equal(r.status, 0);
+    const char *first = strstr(r.out, "\"index\":");
+    assert_non_null(first);
+    assert_int_equal(atoi(first + strlen("\"index\":")), 286);
+    assert_non_null(strstr(first, "\"Egyptian cat\""));
+    assert_non_null(strstr(first, "\"raw\":\t149")); /* 149/256 = 0.58203 */
+    const char *second = strstr(first + 1, "\"index\":");
+    assert_non_null(second);
+    assert_int_equal(atoi(second + strlen("\"index\":")), 283);
+    assert_null(strstr(second + 1, "\"index\":"));
+    assert_non_null(strstr(r.out, "\"classes\":\t1001"));
+    npk_run_free(&r);
+#endif
+
     /* Without labels: indices and scores only. */
     r = npk_cli("tflite classify %s --image %s --top 1", NPK_FIXTURE(models[0]), catp);
     assert_int_equal(r.status, 0);
