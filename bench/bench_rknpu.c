@@ -14,6 +14,7 @@
 #include "npukit/rknpu_layout.h"
 #include "npukit/rknpu_matmul.h"
 #include "npukit/rknpu_stream.h"
+#include "npukit/rknpu_tflite.h"
 #include "npukit/tflite.h"
 #include "npukit/tflite_interp.h"
 
@@ -154,8 +155,9 @@ static void conv_plan(void *p)
 {
     struct conv_arg *a = p;
     npk_rk_lplan q;
-    npk_rk_lplan_opts o = {
-        1, NPK_RK_FORM_VENDOR, 0x10000000, 0x20000000, 0x30000000, 0x40000000, 0, 0, 0};
+    npk_rk_lplan_opts o = {1,          NPK_RK_FORM_VENDOR, 0x10000000, 0x20000000,
+                           0x30000000, 0x40000000,         0,          0,
+                           0,          NPK_RK_RQ_EXACT};
     if (npk_rk_lplan_make(&a->l, &o, &q, NULL) == NPK_OK) a->sink += q.regcmd_entries;
     npk_rk_lplan_free(&q);
 }
@@ -179,22 +181,28 @@ static void interp_run(void *p)
     npk_tfl_interp_invoke(a->it, NULL);
 }
 
+/* A fixture model's path: $NPUKIT_FIXTURES/models/NAME, else the shared
+ * data beside the source tree. */
+static void model_path(const char *name, char *path, size_t len)
+{
+    const char *e = getenv("NPUKIT_FIXTURES");
+    if (e && *e) {
+        snprintf(path, len, "%s/models/%s", e, name);
+        return;
+    }
+    snprintf(path, len, "%s", __FILE__);
+    for (int up = 0; up < 2; up++) {
+        char *s = strrchr(path, '/');
+        if (s) *s = 0;
+    }
+    size_t n = strlen(path);
+    snprintf(path + n, len - n, "/../shared/data/models/%s", name);
+}
+
 static double interp_peer(npk_bench *b)
 {
     char path[1024];
-    const char *e = getenv("NPUKIT_FIXTURES");
-    if (e && *e)
-        snprintf(path, sizeof path, "%s/models/mobilenet_v2_1.0_224_quant.tflite", e);
-    else {
-        snprintf(path, sizeof path, "%s", __FILE__);
-        for (int up = 0; up < 2; up++) {
-            char *s = strrchr(path, '/');
-            if (s) *s = 0;
-        }
-        size_t len = strlen(path);
-        snprintf(path + len, sizeof path - len,
-                 "/../shared/data/models/mobilenet_v2_1.0_224_quant.tflite");
-    }
+    model_path("mobilenet_v2_1.0_224_quant.tflite", path, sizeof path);
     npk_mapped m;
     npk_tfl_model md;
     npk_error err = {0};
@@ -238,6 +246,37 @@ static double interp_peer(npk_bench *b)
     return t;
 }
 
+/* Plan the layer in `mode`, map its buffers into a fresh emulator. */
+static bool conv_setup(struct conv_arg *a, const uint8_t *x, npk_rk_rq_mode mode)
+{
+    npk_rk_lplan_opts o = {
+        1, NPK_RK_FORM_VENDOR, 0x10000000, 0x20000000, 0x30000000, 0x40000000, 0, 0, 0, mode};
+    npk_rk_emu_opts eo = {3, 0, false};
+    if (npk_rk_lplan_make(&a->l, &o, &a->p, NULL) || npk_rk_emu_create(&eo, &a->e, NULL))
+        return false;
+    a->in = calloc(1, a->p.input_bytes);
+    a->out = calloc(1, a->p.output_bytes);
+    a->wt = malloc(a->p.weight_bytes);
+    a->reg = calloc(a->p.regcmd_entries, 8);
+    memcpy(a->wt, a->p.wblob, a->p.weight_bytes);
+    npk_rk_stream_to_bin(a->p.regcmd, a->p.regcmd_entries, a->reg);
+    npk_rk_lplan_pack_input(&a->p, x, a->in);
+    npk_rk_emu_map(a->e, 0x10000000, a->in, a->p.input_bytes, NULL);
+    npk_rk_emu_map(a->e, 0x20000000, a->wt, a->p.weight_bytes, NULL);
+    npk_rk_emu_map(a->e, 0x30000000, a->out, a->p.output_bytes, NULL);
+    npk_rk_emu_map(a->e, 0x40000000, a->reg, a->p.regcmd_entries * 8, NULL);
+    return true;
+}
+
+static void conv_teardown(struct conv_arg *a)
+{
+    npk_rk_emu_destroy(a->e);
+    npk_rk_lplan_free(&a->p);
+    free(a->in), free(a->out), free(a->wt), free(a->reg);
+    a->e = NULL;
+    a->in = a->out = a->wt = a->reg = NULL;
+}
+
 static void bench_conv(npk_bench *b)
 {
     struct conv_arg a;
@@ -262,35 +301,25 @@ static void bench_conv(npk_bench *b)
     for (int i = 0; i < 1280; i++) bias[i] = (int32_t)(npk_rand_bench(&r) % 20000) - 10000;
     l->weights = w;
     l->bias_i32 = bias;
-    npk_rk_lplan_opts o = {
-        1, NPK_RK_FORM_VENDOR, 0x10000000, 0x20000000, 0x30000000, 0x40000000, 0, 0, 0};
-    npk_rk_emu_opts eo = {3, 0, false};
-    if (npk_rk_lplan_make(l, &o, &a.p, NULL) || npk_rk_emu_create(&eo, &a.e, NULL)) {
+    if (!conv_setup(&a, x, NPK_RK_RQ_EXACT)) {
         npk_bench_note(b, "rknpu conv: setup failed");
         goto done;
     }
-    a.in = calloc(1, a.p.input_bytes);
-    a.out = calloc(1, a.p.output_bytes);
-    a.wt = malloc(a.p.weight_bytes);
-    a.reg = calloc(a.p.regcmd_entries, 8);
-    memcpy(a.wt, a.p.wblob, a.p.weight_bytes);
-    npk_rk_stream_to_bin(a.p.regcmd, a.p.regcmd_entries, a.reg);
-    npk_rk_lplan_pack_input(&a.p, x, a.in);
-    npk_rk_emu_map(a.e, 0x10000000, a.in, a.p.input_bytes, NULL);
-    npk_rk_emu_map(a.e, 0x20000000, a.wt, a.p.weight_bytes, NULL);
-    npk_rk_emu_map(a.e, 0x30000000, a.out, a.p.output_bytes, NULL);
-    npk_rk_emu_map(a.e, 0x40000000, a.reg, a.p.regcmd_entries * 8, NULL);
     npk_bench_note(b, "rknpu conv: %zu tasks", a.p.count);
     npk_bench_report_rate(b, "rknpu: plan mobilenet_v2's 7x7x320->1280 conv (weights packed)", 1,
                           "plans/s", npk_bench_time(b, conv_plan, &a), NULL, 0, 0);
     double peer = interp_peer(b);
-    npk_bench_report_rate(b, "rknpu emulator: uint8 conv 7x7x320->1280", 2.0 * 49 * 320 * 1280,
-                          "OP/s", npk_bench_time(b, conv_run, &a),
+    npk_bench_report_rate(b, "rknpu emulator: uint8 conv 7x7x320->1280 (exact requantisation)",
+                          2.0 * 49 * 320 * 1280, "OP/s", npk_bench_time(b, conv_run, &a),
                           peer > 0 ? "TFLite interpreter" : NULL, peer, peer > 0 ? 1.0 : 0);
+    conv_teardown(&a);
+    if (conv_setup(&a, x, NPK_RK_RQ_SIMPLE))
+        npk_bench_report_rate(b, "rknpu emulator: the same, simple requantisation (OUT_CVT only)",
+                              2.0 * 49 * 320 * 1280, "OP/s", npk_bench_time(b, conv_run, &a),
+                              peer > 0 ? "TFLite interpreter" : NULL, peer, 0);
 done:
-    npk_rk_emu_destroy(a.e);
-    npk_rk_lplan_free(&a.p);
-    free(a.in), free(a.out), free(a.wt), free(a.reg), free(w), free(bias), free(x);
+    conv_teardown(&a);
+    free(w), free(bias), free(x);
 }
 
 static void bench_emulator(npk_bench *b)
@@ -371,10 +400,97 @@ static void bench_emulator(npk_bench *b)
     free(a.in), free(a.wt), free(a.out), free(a.stream);
 }
 
+/* ---- compiling every layer of mobilenet_v2_1.0_224_quant ---- */
+
+struct compile_arg {
+    npk_tfl_model m;
+    uint32_t ops[256];
+    size_t nops;
+    npk_tfl_interp *it;
+    uint64_t sink;
+    bool failed;
+};
+
+/* The TFLite front end and the planner on every NPU layer of the model:
+ * lowering, weights packed, requantisation chosen, streams emitted. */
+static void compile_all(void *p)
+{
+    struct compile_arg *a = p;
+    for (size_t i = 0; i < a->nops; i++) {
+        npk_rk_tfl_layer l;
+        npk_rk_lplan q;
+        npk_rk_lplan_opts o = {1,          NPK_RK_FORM_VENDOR, 0x10000000, 0x20000000,
+                               0x30000000, 0x40000000,         0,          0,
+                               0x50000000, NPK_RK_RQ_EXACT};
+        if (npk_rk_tfl_lower(&a->m, 0, a->ops[i], &l, NULL) || npk_rk_tfl_plan(&l, &o, &q, NULL)) {
+            a->failed = true;
+            npk_rk_tfl_layer_free(&l);
+            continue;
+        }
+        a->sink += q.regcmd_entries;
+        npk_rk_lplan_free(&q);
+        npk_rk_tfl_layer_free(&l);
+    }
+}
+
+static void infer(void *p)
+{
+    struct compile_arg *a = p;
+    npk_tfl_interp_invoke(a->it, NULL);
+}
+
+static void bench_compile(npk_bench *b)
+{
+    char path[1024];
+    model_path("mobilenet_v2_1.0_224_quant.tflite", path, sizeof path);
+    npk_mapped m;
+    struct compile_arg a;
+    memset(&a, 0, sizeof a);
+    npk_error err = {0};
+    if (npk_map_file(path, &m, &err)) {
+        npk_bench_note(b, "rknpu compile: no model (%s)", err.msg);
+        return;
+    }
+    if (npk_tfl_parse(m.data, m.size, &a.m, &err)) {
+        npk_bench_note(b, "rknpu compile: %s", err.msg);
+        npk_unmap_file(&m);
+        return;
+    }
+    const npk_tfl_subgraph *g = &a.m.subgraphs[0];
+    for (uint32_t i = 0; i < g->noperators && a.nops < 256; i++)
+        if (npk_rk_tfl_op_kind(npk_tfl_op_code(&a.m, &g->operators[i])->builtin))
+            a.ops[a.nops++] = i;
+    npk_tfl_interp_opts io = {0};
+    io.threads = 1;
+    if (npk_tfl_interp_new(&a.m, &io, &a.it, &err) == NPK_OK) {
+        npk_tfl_view v;
+        if (npk_tfl_interp_input(a.it, 0, &v, NULL) == NPK_OK) {
+            uint64_t r = 5;
+            for (size_t i = 0; i < v.bytes; i++)
+                ((uint8_t *)v.data)[i] = (uint8_t)npk_rand_bench(&r);
+        }
+        double peer = npk_bench_time(b, infer, &a);
+        double t = npk_bench_time(b, compile_all, &a);
+        npk_bench_note(b,
+                       "rknpu compile: %zu layers of mobilenet_v2_1.0_224_quant (front end, "
+                       "requantisation, weights, streams); peer = one interpreter inference of "
+                       "the model, 1 thread%s",
+                       a.nops, a.failed ? "; SOME LAYERS FAILED" : "");
+        npk_bench_report_rate(b, "rknpu: compile every layer of mobilenet_v2_1.0_224_quant", 1,
+                              "models/s", t, "one interpreter inference", peer, 10.0);
+        npk_tfl_interp_free(a.it);
+    } else {
+        npk_bench_note(b, "rknpu compile: no interpreter (%s)", err.msg);
+    }
+    npk_tfl_free(&a.m);
+    npk_unmap_file(&m);
+}
+
 void bench_rknpu(npk_bench *b)
 {
     bench_emulator(b);
     bench_conv(b);
+    bench_compile(b);
 
     struct gen_arg *g = calloc(1, sizeof *g);
     uint64_t rng = 1;

@@ -37,7 +37,7 @@ for t in $targets; do
     b=build-cross-$t
     # shellcheck disable=SC2086
     cmake -S . -B "$b" -DCMAKE_TOOLCHAIN_FILE="cmake/toolchains/$t.cmake" \
-        -DNPK_WITH_CJSON=OFF -DNPK_WITH_SPNG=OFF -DNPK_WITH_LIBUSB=OFF -DNPK_WITH_STB=OFF -DNPK_BENCH=OFF $extra >/dev/null
+        -DNPK_WITH_CJSON=OFF -DNPK_WITH_SPNG=OFF -DNPK_WITH_LIBUSB=OFF -DNPK_WITH_STB=OFF -DNPK_WITH_PROTOBUF_C=OFF -DNPK_BENCH=OFF $extra >/dev/null
     cmake --build "$b" -j "$jobs"
     (cd "$b" && ctest --output-on-failure -j "$jobs" --timeout 900)
 done

@@ -233,6 +233,13 @@ static int render_png(const char *dottext, size_t len, const char *out)
         if (o) npk_out_abort(o);
         return cli_error(out, &err);
     }
+    if (WIFEXITED(status) && WEXITSTATUS(status) == 127 && total == 0) {
+        /* Where posix_spawnp cannot report a failed exec (qemu-user, some
+           libcs), the child exits 127, as the shell does for "not found". */
+        npk_out_abort(o);
+        return cli_fail("--png needs Graphviz's `dot` program (Debian package graphviz): "
+                        "not found");
+    }
     if (!WIFEXITED(status) || WEXITSTATUS(status) != 0 || total == 0) {
         npk_out_abort(o);
         return cli_fail("--png: dot failed (status %d)", status);

@@ -21,6 +21,9 @@ static int r_unpack(int argc, char **argv);
 /* cmd_rknpu_run.c */
 int rknpu_cmd_run_matmul(int argc, char **argv);
 int rknpu_cmd_devices(int argc, char **argv);
+/* cmd_rknpu_layer.c */
+int rknpu_cmd_compile(int argc, char **argv);
+int rknpu_cmd_run(int argc, char **argv);
 
 static const cli_subcommand subs[] = {
     {"disasm", "FILE [--json] [--input bin|hex]",
@@ -52,6 +55,21 @@ static const cli_subcommand subs[] = {
      "C = A.B on the emulator (default) or an NPU: plans the tasks, lays the operands out,\n"
      "      runs, reads back; --check compares with a CPU reference (exit 1 if outside bounds)",
      rknpu_cmd_run_matmul},
+    {"compile",
+     "MODEL.tflite --op INDEX[,INDEX...] -o DIR [--cores 1|2|3] [--form vendor|rocket]\n"
+     "      [--requant exact|simple] [--act-addr A] [--weight-addr A] [--regcmd-addr A] [--json]",
+     "the tasks of those operators (CONV_2D, DEPTHWISE_CONV_2D, FULLY_CONNECTED, ADD,\n"
+     "      AVERAGE_POOL_2D, MAX_POOL_2D; tensors as the model defines them): DIR/regcmd.bin,\n"
+     "      tasks.bin, submit.bin (one record per operator), weights.bin and plan.json (tasks,\n"
+     "      tiles, cores, buffers, requantisation and its bound against TFLite); all or nothing",
+     rknpu_cmd_compile},
+    {"run",
+     "MODEL.tflite --op INDEX --input X.npy [--input X2.npy] -o Y.npy [--check] [--cores N]\n"
+     "      [--device emu|rknpu|rocket] [--device-path NODE] [--emu-cores 1|3]",
+     "run one operator on the emulator (default) or an NPU: lay the input out, run, read the\n"
+     "      output back; --check runs the interpreter on that operator alone and counts exact,\n"
+     "      off-by-one and worse elements (exit 1 if any is off by more than one)",
+     rknpu_cmd_run},
     {"devices", "[--json]",
      "list the NPU device nodes (rknpu, rocket) that can be opened, with driver versions",
      rknpu_cmd_devices},

@@ -69,6 +69,10 @@ typedef struct npk_rk_conv_desc {
     uint32_t ew_cvt_scale, ew_cvt_shift;
     bool ew_relu, ew_relux;
     uint32_t ew_relux_cmp;
+    /* Without a fused add: EW adds the register operand ew_clip_add (int32),
+     * then ReLU / ReLU-X as above (a clip in the output's fixed point). */
+    bool ew_clip;
+    int32_t ew_clip_add;
     /* DPU_RDMA read paths */
     uint32_t brdma_use, nrdma_use;
     bool rocket_tail; /* Mesa's tail: PC_BASE_ADDRESS write instead of a zero word */

@@ -17,6 +17,7 @@
 
 #include "npukit/error.h"
 #include "npukit/rknpu_emu.h"
+#include "npukit/rknpu_layer.h"
 #include "npukit/rknpu_matmul.h"
 
 #ifdef __cplusplus
@@ -107,6 +108,14 @@ typedef struct npk_rk_run_info {
  * succeeds. */
 npk_status npk_rk_run_matmul(npk_rk_device *d, const npk_rk_run_opts *o, const void *a,
                              const void *b, void *c, npk_rk_run_info *info, npk_error *err);
+
+/* A layer (npukit/rknpu_layer.h) on the device: plans it for the device's
+ * stream form and buffer addresses over `cores` cores, lays the input out
+ * (x: NHWC of the layer's type; x2: the second input of an ADD or a fused
+ * add, else NULL), runs, and reads the output back into y (NHWC). y holds
+ * the result only when the call succeeds. */
+npk_status npk_rk_run_layer(npk_rk_device *d, const npk_rk_layer *l, int cores, const void *x,
+                            const void *x2, void *y, npk_rk_run_info *info, npk_error *err);
 
 /* ---- checking a result ---- */
 

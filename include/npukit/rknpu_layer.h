@@ -69,7 +69,16 @@ typedef struct npk_rk_layer {
      * ADD's clip range. */
     bool fused_add;
     npk_rk_lquant add_out;
-    const double *w_scales;   /* out_c per-channel weight scales, or NULL (per tensor) */
+    const double *w_scales; /* out_c per-channel weight scales, or NULL (per tensor) */
+    /* out_c requantisation multipliers (input scale x weight scale / output
+     * scale) exactly as the reference framework computes them (TFLite forms
+     * some products in float), or NULL: computed in double from the scales. */
+    const double *mults;
+    /* Per output channel, which sign of value the requantisation follows
+     * TFLite's rounding for where that depends on the sign (exact mode, no
+     * clip deciding it): > 0 positive, < 0 negative, 0 or NULL: chosen from
+     * the output range. */
+    const int8_t *tie_sign;
     int32_t act_min, act_max; /* clip range of the output in its quantised type (the
                                  type's range when there is no activation) */
     /* Weights: conv and FC [out_c][k_h][k_w][in_c], depthwise [k_h][k_w][c]
@@ -117,7 +126,34 @@ typedef struct npk_rk_requant {
     uint32_t ew_scale, ew_shift;
     bool ew_relu, ew_relux;
     int32_t ew_cmp;
+    /* Exact mode (NPK_RK_RQ_EXACT): BS adds bias' and multiplies by b[c]
+     * (shift 0), BN adds k[c] (TFLite's second-rounding offset) and
+     * multiplies by a[c] >> mul_shift, giving frac_bits fractional bits of
+     * the output; EW subtracts clip_lo with ReLU and caps at clip_hi with
+     * ReLU-X; OUT_CVT (scale, shift) rounds the fraction off and adds
+     * offset. */
+    bool exact;
+    uint32_t frac_bits;
+    bool clip_lower, clip_upper;
+    int32_t clip_lo, clip_hi;
+    uint32_t ties_negative; /* channels whose offset follows TFLite for negative values */
+    double tie_offset_max;  /* largest offset (output steps) TFLite's double rounding adds */
+    double tie_open_max;    /* ... of those not followed for values the clip leaves in range */
+    double worst_abs;       /* bound on |NPU value - TFLite value| before rounding (steps) */
 } npk_rk_requant;
+
+/* How the DPU requantises int8 convolutions (docs/rknpu.md,
+ * "Requantisation"). */
+typedef enum npk_rk_rq_mode {
+    /* BS/BN multipliers with ~30 bits of precision and TFLite's
+     * double-rounding offset, clips in EW: exact except where TFLite's
+     * rounding depends on the sign of the value (relies on inferred BS/BN
+     * semantics). */
+    NPK_RK_RQ_EXACT = 0,
+    /* Phase A's: OUT_CVT alone per tensor (the path the hardware capture
+     * pins), BN's 15-bit multiplier per channel. */
+    NPK_RK_RQ_SIMPLE = 1
+} npk_rk_rq_mode;
 
 /* ---- plans ---- */
 
@@ -130,6 +166,7 @@ typedef struct npk_rk_lplan_opts {
      * output channels per task, forcing the tiling modes on small shapes. */
     uint32_t max_rows, max_channels;
     uint32_t input2_addr; /* ADD and fused ADD: the second input */
+    npk_rk_rq_mode requant;
 } npk_rk_lplan_opts;
 
 typedef struct npk_rk_ltask {
@@ -174,11 +211,20 @@ npk_status npk_rk_lplan_make(const npk_rk_layer *l, const npk_rk_lplan_opts *o, 
                              npk_error *err);
 void npk_rk_lplan_free(npk_rk_lplan *p);
 
+/* A bound on how far the plan's value before the final rounding can be from
+ * TFLite's (integer layers, in output steps): the outputs differ from
+ * TFLite's by at most ceil(bound) steps. 0 for the layers that are exact by
+ * construction (pools), -1 for fp16 layers. */
+double npk_rk_lplan_tflite_bound(const npk_rk_lplan *p);
+
 /* Host tensors <-> the plan's buffers. The input is NHWC (h, w, c) of the
  * layer's type (fp16 as bits); the output likewise. */
 void npk_rk_lplan_pack_input(const npk_rk_lplan *p, const void *x, uint8_t *input);
-/* ADD: the second input (its own zero point pads the channels). */
+/* ADD: the second input (its own zero point pads the channels); fused add:
+ * the second tensor, of the output's shape. */
 void npk_rk_lplan_pack_input2(const npk_rk_lplan *p, const void *x, uint8_t *input2);
+/* Bytes of the second input's buffer (0 when the layer has none). */
+uint64_t npk_rk_lplan_input2_bytes(const npk_rk_lplan *p);
 void npk_rk_lplan_unpack_output(const npk_rk_lplan *p, const uint8_t *output, void *y);
 
 #ifdef __cplusplus

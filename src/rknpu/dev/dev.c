@@ -106,7 +106,7 @@ static void swap_to_le(uint8_t *p, uint64_t bytes, unsigned es)
 
 static void release_all(npk_rk_device *d, dev_buf *bufs)
 {
-    for (int i = 0; i < BUF_COUNT; i++)
+    for (int i = 0; i < BUF_MAX; i++)
         if (bufs[i].live) d->ops->release(d, &bufs[i]);
 }
 
@@ -158,7 +158,7 @@ npk_status npk_rk_run_matmul(npk_rk_device *d, const npk_rk_run_opts *o, const v
     uint64_t sizes[BUF_COUNT] = {p.input_bytes, p.weight_bytes, p.output_bytes,
                                  (uint64_t)p.regcmd_entries * 8};
     npk_rk_plan_free(&p);
-    dev_buf bufs[BUF_COUNT];
+    dev_buf bufs[BUF_MAX];
     memset(bufs, 0, sizeof bufs);
     for (int i = 0; i < BUF_COUNT; i++) {
         st = d->ops->alloc(d, &bufs[i], sizes[i], i == BUF_REGCMD ? USE_REGCMD : USE_DATA, err);
@@ -182,13 +182,20 @@ npk_status npk_rk_run_matmul(npk_rk_device *d, const npk_rk_run_opts *o, const v
         release_all(d, bufs);
         return st;
     }
-    if (!(st = write_inputs(d, &p, bufs, a, b, err)) && !(st = d->ops->run(d, &p, bufs, err)))
+    size_t *entries = malloc(p.count * sizeof *entries);
+    for (size_t i = 0; entries && i < p.count; i++) entries[i] = p.stream_entries;
+    dev_job job = {p.count,      p.records,    &p.submit, p.cores,
+                   p.core_first, p.core_count, entries,   bufs};
+    if (!entries)
+        st = npk_fail(err, NPK_E_NOMEM, "out of memory");
+    else if (!(st = write_inputs(d, &p, bufs, a, b, err)) && !(st = d->ops->run(d, &job, err)))
         st = read_output(d, &p, &bufs[BUF_OUTPUT], c, err);
     if (!st && info) {
         info->tasks = p.count;
         info->cores = p.cores;
         info->form = p.opts.form;
     }
+    free(entries);
     npk_rk_plan_free(&p);
     release_all(d, bufs);
     return st;

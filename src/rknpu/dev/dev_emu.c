@@ -50,10 +50,9 @@ static npk_status emu_cpu(npk_rk_device *d, dev_buf *b, npk_error *err)
     return NPK_OK;
 }
 
-static npk_status emu_run(npk_rk_device *d, const npk_rk_plan *p, dev_buf *bufs, npk_error *err)
+static npk_status emu_run(npk_rk_device *d, const dev_job *j, npk_error *err)
 {
-    (void)bufs;
-    return npk_rk_emu_submit(d->emu, &p->submit, p->records, p->count, err);
+    return npk_rk_emu_submit(d->emu, j->submit, j->records, j->count, err);
 }
 
 static void emu_close(npk_rk_device *d)

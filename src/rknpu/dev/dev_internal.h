@@ -21,8 +21,21 @@ typedef struct dev_buf {
     bool live;
 } dev_buf;
 
-/* The buffers of one run, in this order. */
-enum { BUF_INPUT, BUF_WEIGHTS, BUF_OUTPUT, BUF_REGCMD, BUF_COUNT };
+/* The buffers of one run, in this order (BUF_INPUT2 only for layers with a
+ * second input: ADD and fused adds). */
+enum { BUF_INPUT, BUF_WEIGHTS, BUF_OUTPUT, BUF_REGCMD, BUF_COUNT, BUF_INPUT2 = BUF_COUNT, BUF_MAX };
+
+/* What a backend submits: the task records (streams already in the regcmd
+ * buffer), the vendor submit record, and each core's contiguous task range. */
+typedef struct dev_job {
+    size_t count;
+    const npk_rknpu_task *records;
+    const npk_rknpu_submit *submit;
+    int cores;
+    const uint32_t *core_first, *core_count;
+    const size_t *entries; /* per task: stream entries, tail included (rocket's regcmd_count) */
+    dev_buf *bufs;         /* BUF_MAX slots; the live ones take part */
+} dev_job;
 
 typedef struct dev_ops {
     npk_status (*alloc)(npk_rk_device *d, dev_buf *b, uint64_t size, dev_use use, npk_error *err);
@@ -30,7 +43,7 @@ typedef struct dev_ops {
     /* Before the CPU touches a buffer, and after (the device owns it again). */
     npk_status (*cpu_begin)(npk_rk_device *d, dev_buf *b, npk_error *err);
     npk_status (*cpu_end)(npk_rk_device *d, dev_buf *b, npk_error *err);
-    npk_status (*run)(npk_rk_device *d, const npk_rk_plan *p, dev_buf *bufs, npk_error *err);
+    npk_status (*run)(npk_rk_device *d, const dev_job *j, npk_error *err);
     void (*close)(npk_rk_device *d);
 } dev_ops;
 

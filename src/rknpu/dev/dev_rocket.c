@@ -69,16 +69,19 @@ static npk_status r_cpu_end(npk_rk_device *d, dev_buf *b, npk_error *err)
     return dev_ioctl(d, NPK_ROCKET_IOCTL_FINI_BO, &fb, "DRM_IOCTL_ROCKET_FINI_BO", err);
 }
 
-static npk_status r_run(npk_rk_device *d, const npk_rk_plan *p, dev_buf *bufs, npk_error *err)
+static npk_status r_run(npk_rk_device *d, const dev_job *p, npk_error *err)
 {
     npk_rocket_task *tasks = calloc(p->count, sizeof *tasks);
     if (!tasks) return npk_fail(err, NPK_E_NOMEM, "out of memory for %zu tasks", p->count);
     for (size_t i = 0; i < p->count; i++) {
         tasks[i].regcmd = (uint32_t)p->records[i].regcmd_addr;
-        tasks[i].regcmd_count = (uint32_t)p->stream_entries; /* the whole stream, tail included */
+        tasks[i].regcmd_count = (uint32_t)p->entries[i]; /* the whole stream, tail included */
     }
-    uint32_t in[3] = {bufs[BUF_INPUT].handle, bufs[BUF_WEIGHTS].handle, bufs[BUF_REGCMD].handle};
-    uint32_t out[1] = {bufs[BUF_OUTPUT].handle};
+    /* Every live buffer but the output is read (the second input of an add too). */
+    uint32_t in[BUF_MAX], out[1] = {p->bufs[BUF_OUTPUT].handle}, nin = 0;
+    static const int order[] = {BUF_INPUT, BUF_WEIGHTS, BUF_REGCMD, BUF_INPUT2};
+    for (size_t i = 0; i < sizeof order / sizeof *order; i++)
+        if (p->bufs[order[i]].live) in[nin++] = p->bufs[order[i]].handle;
     npk_rocket_job jobs[NPK_RKNPU_MAX_CORES];
     memset(jobs, 0, sizeof jobs);
     for (int c = 0; c < p->cores; c++) {
@@ -86,7 +89,7 @@ static npk_status r_run(npk_rk_device *d, const npk_rk_plan *p, dev_buf *bufs, n
         jobs[c].task_count = p->core_count[c];
         jobs[c].task_struct_size = sizeof(npk_rocket_task);
         jobs[c].in_bo_handles = (uint64_t)(uintptr_t)in;
-        jobs[c].in_bo_handle_count = 3;
+        jobs[c].in_bo_handle_count = nin;
         jobs[c].out_bo_handles = (uint64_t)(uintptr_t)out;
         jobs[c].out_bo_handle_count = 1;
     }

@@ -80,9 +80,8 @@ static npk_status v_cpu_end(npk_rk_device *d, dev_buf *b, npk_error *err)
     return v_sync(d, b, NPK_RKNPU_MEM_SYNC_TO_DEVICE, err);
 }
 
-static npk_status v_run(npk_rk_device *d, const npk_rk_plan *p, dev_buf *bufs, npk_error *err)
+static npk_status v_run(npk_rk_device *d, const dev_job *p, npk_error *err)
 {
-    (void)bufs;
     /* The driver reads the task records through its kernel mapping of this
      * buffer: records task_start .. task_start + task_number - 1 per core. */
     dev_buf tasks;
@@ -90,7 +89,7 @@ static npk_status v_run(npk_rk_device *d, const npk_rk_plan *p, dev_buf *bufs, n
     npk_status st = v_alloc(d, &tasks, (uint64_t)p->count * NPK_RKNPU_TASK_SIZE, USE_TASKS, err);
     if (st) return st;
     memcpy(tasks.host, p->records, p->count * sizeof *p->records);
-    npk_rknpu_submit s = p->submit;
+    npk_rknpu_submit s = *p->submit;
     s.task_obj_addr = tasks.obj_addr;
     char what[96];
     snprintf(what, sizeof what, "RKNPU_SUBMIT (%zu tasks, core mask 0x%x)", p->count, s.core_mask);

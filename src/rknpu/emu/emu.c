@@ -67,6 +67,7 @@ void npk_rk_emu_destroy(npk_rk_emu *e)
     free(e->c.p);
     free(e->t.p);
     free(e->s.p);
+    free(e->ops.p);
     free(e);
 }
 

@@ -140,15 +140,25 @@ static int64_t ew_operand(const emu_stage *s, size_t p, size_t ch)
     return v;
 }
 
-static int64_t stage_int(const emu_stage *s, bool ew, int64_t x, size_t ch, size_t p)
+/* A stage's register or per-channel operands, loaded once per task: the
+ * ALU operand and the multiplier of every channel. */
+static void stage_operands(const emu_stage *s, bool ew, size_t n, int32_t *add, int32_t *mul)
 {
-    if (!s->on) return x;
+    for (size_t ch = 0; ch < n; ch++) {
+        add[ch] = s->add ? (int32_t)alu_operand(s, ch) : 0;
+        mul[ch] = !s->mul ? 1 : ew ? (int32_t)s->mul_op : (int16_t)mul_operand(s, ch);
+    }
+}
+
+/* stage_int with the channel's operands at hand (the same arithmetic). */
+static inline int64_t stage_pre(const emu_stage *s, int64_t x, int32_t add, int32_t mul, size_t ch,
+                                size_t p)
+{
     if (s->op_mem)
         x = sat32(x + ew_operand(s, p, ch));
     else if (s->add)
-        x = sat32(x + (int32_t)alu_operand(s, ch));
-    if (s->mul)
-        x = sat32(sar(x * (ew ? (int32_t)s->mul_op : (int16_t)mul_operand(s, ch)), s->shift));
+        x = sat32(x + add);
+    if (s->mul) x = sat32(sar(x * mul, s->shift));
     if (s->relu && x < 0) x = 0;
     if (s->relux && x > (int32_t)s->relux_cmp) x = (int32_t)s->relux_cmp;
     return x;
@@ -224,6 +234,11 @@ npk_status emu_execute(npk_rk_emu *e, const emu_task *t, const emu_where *w, npk
             }
     } else {
         uint32_t *c = cbuf;
+        int32_t *ops = emu_scratch_get(&e->ops, 6 * N * sizeof(int32_t));
+        if (!ops) return emu_fail(w, err, NPK_E_NOMEM, "out of memory for the task");
+        stage_operands(&t->bs, false, N, ops, ops + N);
+        stage_operands(&t->bn, false, N, ops + 2 * N, ops + 3 * N);
+        stage_operands(&t->ew, true, N, ops + 4 * N, ops + 5 * N);
         for (size_t p = 0; p < P; p++)
             for (size_t n = 0; n < N; n += c2o) {
                 uint8_t *d = t->out + out_offset(t, p, n);
@@ -233,11 +248,9 @@ npk_status emu_execute(npk_rk_emu *e, const emu_task *t, const emu_where *w, npk
                     /* CPEND: OW_OP x the window sum of the CNA's input, added
                      * to the convolution's sum before the BS stage. */
                     if (t->cpend) x = sat32(x + (int64_t)t->ow_op * sums[t->dw ? p * N + ch : p]);
-                    if (stages)
-                        x = stage_int(
-                            &t->ew, true,
-                            stage_int(&t->bn, false, stage_int(&t->bs, false, x, ch, p), ch, p), ch,
-                            p);
+                    if (t->bs.on) x = stage_pre(&t->bs, x, ops[ch], ops[N + ch], ch, p);
+                    if (t->bn.on) x = stage_pre(&t->bn, x, ops[2 * N + ch], ops[3 * N + ch], ch, p);
+                    if (t->ew.on) x = stage_pre(&t->ew, x, ops[4 * N + ch], ops[5 * N + ch], ch, p);
                     x = out_cvt(t, x);
                     if (t->out_int8)
                         d[j] = (uint8_t)(int8_t)x;

@@ -46,7 +46,7 @@ struct npk_rk_emu {
     emu_core core[NPK_RKNPU_MAX_CORES];
     npk_rk_emu_stats st;
     uint64_t budget; /* multiply-accumulates left in this run (UINT64_MAX: unlimited) */
-    emu_scratch a, b, c, t, s;
+    emu_scratch a, b, c, t, s, ops;
     bool simd;
 };
 

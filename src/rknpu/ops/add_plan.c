@@ -41,6 +41,8 @@ npk_status rk_add_plan(const npk_rk_layer *l, const npk_rk_lplan_opts *o, npk_rk
     p->layer.bias_i32 = NULL;
     p->layer.bias_f32 = NULL;
     p->layer.w_scales = NULL;
+    p->layer.mults = NULL;
+    p->layer.tie_sign = NULL;
     p->opts = *o;
     p->cin = p->cout = (l->in_c + 15) / 16 * 16;
     p->group = 32;

@@ -252,6 +252,21 @@ npk_status npk_rk_conv_emit(const npk_rk_conv_desc *d, uint64_t *out, size_t cap
               F(e, NPK_RKF_DPU_EW_CVT_SCALE_VALUE_EW_OP_CVT_SCALE, d->ew_cvt_scale));
         W(e, NPK_RKR_DPU_EW_RELUX_CMP_VALUE,
           d->ew_relux ? F(e, NPK_RKF_DPU_EW_RELUX_CMP_VALUE_EW_RELUX_CMP_DAT, d->ew_relux_cmp) : 0);
+    } else if (d->ew_clip) {
+        /* A register operand added by the ALU (EW_OP_SRC 0, EW_OP_TYPE 0),
+         * then ReLU / ReLU-X; no conversion, no LUT. */
+        W(e, NPK_RKR_DPU_EW_CFG,
+          F(e, NPK_RKF_DPU_EW_CFG_EW_ALU_ALGO, ALU_ADD) |
+              F(e, NPK_RKF_DPU_EW_CFG_EW_RELUX_EN, d->ew_relux) |
+              F(e, NPK_RKF_DPU_EW_CFG_EW_RELU_BYPASS, !d->ew_relu) |
+              F(e, NPK_RKF_DPU_EW_CFG_EW_OP_CVT_BYPASS, 1) |
+              F(e, NPK_RKF_DPU_EW_CFG_EW_LUT_BYPASS, 1) |
+              F(e, NPK_RKF_DPU_EW_CFG_EW_OP_BYPASS, d->ew_clip_add == 0));
+        W(e, NPK_RKR_DPU_EW_CVT_OFFSET_VALUE, 0);
+        W(e, NPK_RKR_DPU_EW_CVT_SCALE_VALUE,
+          F(e, NPK_RKF_DPU_EW_CVT_SCALE_VALUE_EW_OP_CVT_SCALE, 1));
+        W(e, NPK_RKR_DPU_EW_RELUX_CMP_VALUE,
+          d->ew_relux ? F(e, NPK_RKF_DPU_EW_RELUX_CMP_VALUE_EW_RELUX_CMP_DAT, d->ew_relux_cmp) : 0);
     } else {
         W(e, NPK_RKR_DPU_EW_CFG,
           F(e, NPK_RKF_DPU_EW_CFG_EW_RELU_BYPASS, 1) |
@@ -270,7 +285,9 @@ npk_status npk_rk_conv_emit(const npk_rk_conv_desc *d, uint64_t *out, size_t cap
           F(e, NPK_RKF_DPU_OUT_CVT_SCALE_OUT_CVT_SCALE, d->out_cvt_scale));
     W(e, NPK_RKR_DPU_OUT_CVT_SHIFT,
       F(e, NPK_RKF_DPU_OUT_CVT_SHIFT_OUT_CVT_SHIFT, d->out_cvt_shift));
-    for (int i = 0; i < 8; i++) W(e, (npk_rk_reg)(NPK_RKR_DPU_EW_OP_VALUE_0 + i), 0);
+    W(e, NPK_RKR_DPU_EW_OP_VALUE_0,
+      d->ew_clip && !d->ew_add ? FS(e, NPK_RKF_DPU_EW_OP_VALUE_0_EW_OPERAND_0, d->ew_clip_add) : 0);
+    for (int i = 1; i < 8; i++) W(e, (npk_rk_reg)(NPK_RKR_DPU_EW_OP_VALUE_0 + i), 0);
     W(e, NPK_RKR_DPU_SURFACE_ADD, F(e, NPK_RKF_DPU_SURFACE_ADD_SURF_ADD, d->surf_add));
     W(e, NPK_RKR_DPU_UNDOC_40C4, 0);
     for (int r = NPK_RKR_DPU_LUT_ACCESS_CFG; r <= NPK_RKR_DPU_LUT_LO_SLOPE_SHIFT; r++)

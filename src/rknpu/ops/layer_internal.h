@@ -14,10 +14,16 @@ typedef struct rk_qparams {
     int32_t *a;                 /* per-channel BN multiplier (1 per tensor) */
     int32_t *t_lo, *t_hi;       /* per channel: clamp thresholds of the sum */
     int32_t y_hi;               /* per-channel path: upper clamp of y */
+    int32_t *b, *k;             /* exact mode: BS multiplier, BN offset per channel */
+    int64_t *wsum;              /* per output channel: sum of (w - zw) over its weights */
 } rk_qparams;
 
-npk_status rk_requant_make(const npk_rk_layer *l, rk_qparams *qp, npk_rk_requant *rq,
-                           npk_error *err);
+/* qp->wsum from the layer's weights (stored domain). */
+void rk_weight_stats(const npk_rk_layer *l, rk_qparams *qp);
+
+/* mode: NPK_RK_RQ_EXACT or _SIMPLE (fused adds have their own scheme). */
+npk_status rk_requant_make(const npk_rk_layer *l, npk_rk_rq_mode mode, rk_qparams *qp,
+                           npk_rk_requant *rq, npk_error *err);
 int32_t rk_requant_out(const npk_rk_requant *rq, int32_t a, int64_t x);
 int64_t rk_round_shift(int64_t v, unsigned s);
 int64_t rk_floor_shift(int64_t v, unsigned s);

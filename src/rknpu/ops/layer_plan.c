@@ -109,26 +109,43 @@ static npk_status build_blob(const npk_rk_layer *l, npk_rk_lplan *p, const geo *
         return NPK_OK;
     }
 
-    /* Weights (stored domain) and the bias the hardware adds:
-     * bias' = bias - zx * sum over programmed taps and channels of (w - zw),
-     * padding channels counting as w = 0 (docs/rknpu.md, "Zero points"). */
-    for (uint32_t n = 0; n < l->out_c; n++) {
-        int64_t sum = 0;
-        uint32_t chans = p->depthwise ? 1 : p->cin;
-        for (uint32_t ky = 0; ky < l->k_h; ky++)
-            for (uint32_t kx = 0; kx < l->k_w; kx++)
-                for (uint32_t c = 0; c < chans; c++) {
-                    int32_t v = 0;
-                    uint32_t cc = p->depthwise ? n : c;
-                    if (p->depthwise || c < l->in_c) {
-                        size_t si = p->depthwise
-                                        ? ((size_t)ky * l->k_w + kx) * l->in_c + n
-                                        : (((size_t)n * l->k_h + ky) * l->k_w + kx) * l->in_c + c;
-                        v = stored(l, l->weights, si);
-                        w[wt_index(p, n, ky, kx, cc)] = (uint8_t)(int8_t)v;
+    /* Weights in the stored domain (uint8: u - 128, the top bit flipped),
+     * in the layouts of wt_index: conv [Cout/G][Cin/32][taps][G][32],
+     * depthwise [C/G][taps][G]. */
+    const uint8_t *src = l->weights;
+    uint8_t flip = l->type == NPK_RK_LT_UINT8 ? 0x80 : 0;
+    uint64_t flip8 = flip * 0x0101010101010101ull;
+    size_t taps = (size_t)l->k_h * l->k_w;
+    uint32_t G = p->group;
+    if (p->depthwise) {
+        for (size_t t = 0; t < taps; t++)
+            for (uint32_t c = 0; c < l->in_c; c++)
+                w[(size_t)(c / G) * taps * G + t * G + c % G] = src[t * l->in_c + c] ^ flip;
+    } else {
+        for (uint32_t n = 0; n < l->out_c; n++) {
+            uint8_t *dn = w + (size_t)(n / G) * G * p->cin * taps + (size_t)(n % G) * 32;
+            for (size_t t = 0; t < taps; t++) {
+                const uint8_t *sp = src + ((size_t)n * taps + t) * l->in_c;
+                for (uint32_t c0 = 0; c0 < l->in_c; c0 += 32) {
+                    uint8_t *d = dn + ((size_t)(c0 / 32) * taps + t) * G * 32;
+                    uint32_t m = l->in_c - c0 < 32 ? l->in_c - c0 : 32, j = 0;
+                    for (; j + 8 <= m; j += 8) { /* 8 bytes at a time */
+                        uint64_t v;
+                        memcpy(&v, sp + c0 + j, 8);
+                        v ^= flip8;
+                        memcpy(d + j, &v, 8);
                     }
-                    sum += v - qp->zw;
+                    for (; j < m; j++) d[j] = sp[c0 + j] ^ flip;
                 }
+            }
+        }
+    }
+    /* The bias the hardware adds: bias' = bias - zx * sum over programmed
+     * taps and channels of (w - zw), padding channels counting as w = 0
+     * (docs/rknpu.md, "Zero points"). */
+    int64_t pad_terms = p->depthwise ? 0 : (int64_t)(p->cin - l->in_c) * (int64_t)taps;
+    for (uint32_t n = 0; n < l->out_c; n++) {
+        int64_t sum = qp->wsum[n] - pad_terms * qp->zw;
         int64_t b = (l->bias_i32 ? l->bias_i32[n] : 0) - (int64_t)qp->zx * sum;
         if (qp->lower) b -= qp->t_lo[n];
         if (p->rq.fused) b += qp->t_hi[n]; /* the intermediate's rounding constant */
@@ -140,6 +157,12 @@ static npk_status build_blob(const npk_rk_layer *l, npk_rk_lplan *p, const geo *
         npk_st32le(bias + (size_t)g->rec_b * n, (uint32_t)(int32_t)b);
         if (p->rq.fused) npk_st32le(bias + (size_t)g->rec_b * n + 4, (uint32_t)qp->a[n]);
         uint8_t *r = mul + (size_t)g->rec_n * n;
+        if (p->rq.exact) {
+            npk_st32le(bias + (size_t)g->rec_b * n + 4, (uint32_t)qp->b[n]);
+            npk_st32le(r, (uint32_t)qp->k[n]);
+            npk_st32le(r + 4, (uint32_t)qp->a[n]);
+            continue;
+        }
         if (p->rq.per_channel && qp->lower) {
             npk_st32le(r, (uint32_t)qp->t_lo[n]);
             r += 4;
@@ -148,7 +171,12 @@ static npk_status build_blob(const npk_rk_layer *l, npk_rk_lplan *p, const geo *
     }
     bs->alu = NPK_RK_OP_MEM;
     bs->relu = qp->lower;
-    if (p->rq.fused) {
+    if (p->rq.exact) {
+        bs->mul = NPK_RK_OP_MEM;
+        bn->alu = NPK_RK_OP_MEM;
+        bn->mul = NPK_RK_OP_MEM;
+        bn->mul_shift = p->rq.mul_shift;
+    } else if (p->rq.fused) {
         bs->mul = NPK_RK_OP_MEM;
         bs->mul_shift = p->rq.mul_shift;
         bn->mul = NPK_RK_OP_REG;
@@ -282,7 +310,7 @@ static void fill_desc(const npk_rk_lplan *p, const geo *g, const npk_rk_ltask *t
     d->bn.base_addr = o->weight_addr + (uint32_t)p->mul_off + t->oc0 * g->rec_n;
     d->cpend = !p->fp;
     d->ow_op = p->fp ? 0 : -zw;
-    d->brdma_use = p->rq.fused ? 3 : 1;
+    d->brdma_use = p->rq.fused || p->rq.exact ? 3 : 1;
     d->nrdma_use = (bn->alu == NPK_RK_OP_MEM ? 1u : 0u) | (bn->mul == NPK_RK_OP_MEM ? 2u : 0u);
     if (p->fp) {
         d->out_cvt_scale = 1;
@@ -292,6 +320,15 @@ static void fill_desc(const npk_rk_lplan *p, const geo *g, const npk_rk_ltask *t
         d->out_cvt_shift = p->rq.shift;
     }
     d->rocket_tail = o->form == NPK_RK_FORM_ROCKET;
+    if (p->rq.exact && (p->rq.clip_lower || p->rq.clip_upper)) {
+        /* The clip in the output's fixed point: subtract the lower bound,
+         * ReLU, cap at the upper (OUT_CVT adds the lower bound back). */
+        d->ew_clip = true;
+        d->ew_clip_add = -p->rq.clip_lo;
+        d->ew_relu = p->rq.clip_lower;
+        d->ew_relux = p->rq.clip_upper;
+        d->ew_relux_cmp = (uint32_t)(p->rq.clip_hi - p->rq.clip_lo);
+    }
     if (l->fused_add) {
         d->ew_add = true;
         d->ew_addr = o->input2_addr + (d->out_addr - o->output_addr);
@@ -356,6 +393,8 @@ npk_status npk_rk_lplan_make(const npk_rk_layer *l, const npk_rk_lplan_opts *o, 
         low.weights = unit;
         low.w.zero_point = l->type == NPK_RK_LT_UINT8 ? 128 : 0;
         low.w_scales = NULL;
+        low.mults = NULL;
+        low.tie_sign = NULL;
         low.bias_f32 = NULL;
         if (l->type != NPK_RK_LT_FP16) {
             /* The sum of the raw values (bias n * zero point), scaled by a
@@ -387,6 +426,8 @@ npk_status npk_rk_lplan_make(const npk_rk_layer *l, const npk_rk_lplan_opts *o, 
     p->layer.bias_i32 = NULL;
     p->layer.bias_f32 = NULL;
     p->layer.w_scales = NULL;
+    p->layer.mults = NULL;
+    p->layer.tie_sign = NULL;
     p->opts = *o;
     p->fp = l->type == NPK_RK_LT_FP16;
     p->depthwise = l->kind == NPK_RK_LAYER_DEPTHWISE;
@@ -412,16 +453,23 @@ npk_status npk_rk_lplan_make(const npk_rk_layer *l, const npk_rk_lplan_opts *o, 
     qp.a = calloc(nq, sizeof *qp.a);
     qp.t_lo = calloc(nq, sizeof *qp.t_lo);
     qp.t_hi = calloc(nq, sizeof *qp.t_hi);
+    qp.b = calloc(nq, sizeof *qp.b);
+    qp.k = calloc(nq, sizeof *qp.k);
+    qp.wsum = calloc(nq, sizeof *qp.wsum);
     npk_rk_dpu_stage bs = {0}, bn = {0};
-    if (!qp.m || !qp.a || !qp.t_lo || !qp.t_hi) {
+    if (!qp.m || !qp.a || !qp.t_lo || !qp.t_hi || !qp.b || !qp.k || !qp.wsum) {
         st = npk_fail(err, NPK_E_NOMEM, "out of memory");
         goto out;
     }
     if (!p->fp) {
-        if ((st = rk_requant_make(l, &qp, &p->rq, err))) goto out;
+        rk_weight_stats(l, &qp);
+        /* Average pooling's single rounding is exact on the simple path. */
+        npk_rk_rq_mode mode = orig->kind == NPK_RK_LAYER_AVGPOOL ? NPK_RK_RQ_SIMPLE : o->requant;
+        if ((st = rk_requant_make(l, mode, &qp, &p->rq, err))) goto out;
         /* Per channel, NRDMA carries the multiplier (and the clamp's add-back). */
         g.rec_n = p->rq.per_channel ? (qp.lower ? 8 : 4) : 0;
-        if (p->rq.fused) g.rec_b = 8; /* bias' + rounding constant, then a[c] */
+        if (p->rq.fused) g.rec_b = 8;           /* bias' + rounding constant, then a[c] */
+        if (p->rq.exact) g.rec_b = g.rec_n = 8; /* [bias', b[c]] and [k[c], a[c]] */
     }
     if ((st = build_blob(l, p, &g, &qp, &bs, &bn, err))) goto out;
 
@@ -541,6 +589,9 @@ out:
     free(qp.a);
     free(qp.t_lo);
     free(qp.t_hi);
+    free(qp.b);
+    free(qp.k);
+    free(qp.wsum);
     if (st) npk_rk_lplan_free(p);
     return st;
 }
@@ -556,6 +607,24 @@ void npk_rk_lplan_free(npk_rk_lplan *p)
     p->regcmd = NULL;
     p->wblob = NULL;
     p->count = 0;
+}
+
+double npk_rk_lplan_tflite_bound(const npk_rk_lplan *p)
+{
+    const npk_rk_requant *rq = &p->rq;
+    switch (p->layer.kind) {
+    case NPK_RK_LAYER_MAXPOOL:
+    case NPK_RK_LAYER_AVGPOOL: return p->fp ? -1.0 : 0.0;
+    case NPK_RK_LAYER_ADD: return 2 * 257 * rq->worst_rel + ldexp(1.0, -12);
+    default: break;
+    }
+    if (p->fp) return -1.0;
+    if (rq->fused) return 3 * 257 * rq->worst_rel + 0.5 + ldexp(1.0, -12);
+    /* Exact mode: the multiplier and offset error, plus TFLite's offset for
+     * the sign not followed (it moves TFLite's value, not ours: 2 delta
+     * between the two). */
+    if (rq->exact) return rq->worst_abs + 2 * rq->tie_open_max;
+    return 257 * rq->worst_rel + rq->tie_offset_max + (rq->per_channel ? ldexp(1.0, -12) : 0);
 }
 
 /* ---- host tensors ---- */
@@ -584,7 +653,20 @@ void npk_rk_lplan_pack_input2(const npk_rk_lplan *p, const void *x, uint8_t *inp
 {
     npk_rk_lplan q = *p;
     q.layer.in = p->layer.in2;
+    if (p->layer.fused_add) { /* the second tensor has the output's shape and layout */
+        q.layer.in_h = p->layer.out_h;
+        q.layer.in_w = p->layer.out_w;
+        q.layer.in_c = p->layer.out_c;
+        q.cin = p->cout;
+        q.fp = false;
+    }
     npk_rk_lplan_pack_input(&q, x, input2);
+}
+
+uint64_t npk_rk_lplan_input2_bytes(const npk_rk_lplan *p)
+{
+    if (p->layer.fused_add) return p->output_bytes;
+    return p->layer.kind == NPK_RK_LAYER_ADD ? p->input_bytes : 0;
 }
 
 void npk_rk_lplan_unpack_output(const npk_rk_lplan *p, const uint8_t *output, void *y)

@@ -7,9 +7,11 @@
  * uint8 tensor is stored as u - 128 with zero point zp - 128 (Mesa's
  * convention), an int8 tensor as it is. */
 #include <math.h>
+#include <stdlib.h>
 #include <string.h>
 
 #include "layer_internal.h"
+#include "npukit/tflite_quant.h"
 
 /* (v + 2^(s-1)) >> s with floor, as OUT_CVT rounds (capture: round, not
  * truncate; ties up as modelled). */
@@ -114,7 +116,8 @@ static npk_status requant_fused(const npk_rk_layer *l, rk_qparams *qp, npk_rk_re
     double mmax = 0;
     for (uint32_t c = 0; c < n; c++) {
         double ws = l->w_scales ? l->w_scales[c] : l->w.scale;
-        qp->m[c] = l->in.scale * ws / l->out.scale; /* to the intermediate's steps */
+        qp->m[c] = l->mults ? l->mults[c]
+                            : l->in.scale * ws / l->out.scale; /* to the intermediate's steps */
         if (qp->m[c] > mmax) mmax = qp->m[c];
     }
     if (!(mmax > 0) || mmax >= 16384.0)
@@ -173,8 +176,218 @@ static npk_status requant_fused(const npk_rk_layer *l, rk_qparams *qp, npk_rk_re
     return NPK_OK;
 }
 
-npk_status rk_requant_make(const npk_rk_layer *l, rk_qparams *qp, npk_rk_requant *rq,
-                           npk_error *err)
+/* Fractional bits of the output the exact mode keeps until OUT_CVT. */
+#define EXACT_F 8
+/* In-range values (|output - zero point| <= 257) keep |X| below 2^EXACT_X. */
+#define EXACT_X 28
+/* Multiplier pairs tried per channel. */
+#define EXACT_SEARCH 512
+
+/* The sum of n stored weights (b ^ flip read as int8): the unsigned sum
+ * of b ^ flip ^ 0x80 less 128 n, eight bytes per step in 16-bit lanes
+ * (each lane takes at most 2 x 255 per step, 128 steps before a flush). */
+static int64_t stored_sum(const uint8_t *p, size_t n, uint8_t flip)
+{
+    const uint64_t m = (uint64_t)(uint8_t)(flip ^ 0x80) * 0x0101010101010101ull,
+                   lo = 0x00FF00FF00FF00FFull;
+    int64_t s = 0;
+    size_t i = 0;
+    while (i + 8 <= n) {
+        uint64_t acc = 0;
+        for (int k = 0; k < 128 && i + 8 <= n; k++, i += 8) {
+            uint64_t v;
+            memcpy(&v, p + i, 8);
+            v ^= m;
+            acc += (v & lo) + ((v >> 8) & lo);
+        }
+        s += (int64_t)((acc & 0xFFFF) + ((acc >> 16) & 0xFFFF) + ((acc >> 32) & 0xFFFF) +
+                       (acc >> 48));
+    }
+    for (; i < n; i++) s += (uint8_t)(p[i] ^ flip ^ 0x80);
+    return s - 128 * (int64_t)n;
+}
+
+void rk_weight_stats(const npk_rk_layer *l, rk_qparams *qp)
+{
+    uint8_t flip = l->type == NPK_RK_LT_UINT8 ? 0x80 : 0;
+    int32_t zw = l->w.zero_point - (l->type == NPK_RK_LT_UINT8 ? 128 : 0);
+    const uint8_t *w = l->weights;
+    size_t taps = (size_t)l->k_h * l->k_w;
+    if (l->kind == NPK_RK_LAYER_DEPTHWISE) {
+        memset(qp->wsum, 0, l->out_c * sizeof *qp->wsum);
+        for (size_t t = 0; t < taps; t++)
+            for (uint32_t c = 0; c < l->in_c; c++)
+                qp->wsum[c] += (int8_t)(w[t * l->in_c + c] ^ flip) - zw;
+        return;
+    }
+    size_t k = taps * l->in_c;
+    for (uint32_t n = 0; n < l->out_c; n++)
+        qp->wsum[n] = stored_sum(w + n * k, k, flip) - (int64_t)k * zw;
+}
+
+/* The pair a, b <= 32767 (b <= bh) whose product is nearest T: b steps
+ * down from bh through at most `window` values, a = T / b rounded. Where a
+ * <= b, T = q b + r is carried from one b to the next without dividing (T
+ * and the errors in units of 2^-16: T need not be an integer). Stops early
+ * at an error <= target. */
+#define PAIR_FRAC 16
+static void best_pair(double T, int64_t bh, int32_t window, double target, int32_t *ob, int32_t *oa)
+{
+    const int64_t Tf = llround(ldexp(T, PAIR_FRAC)), one = (int64_t)1 << PAIR_FRAC;
+    int64_t best = INT64_MAX;
+    target = ldexp(target, PAIR_FRAC);
+    *ob = *oa = 0;
+    if (T / (double)bh <= (double)bh) { /* b from bh down, a = round(T / b) */
+        int64_t b = bh, B = b * one, q = Tf / B, r = Tf % B;
+        for (int32_t k = 0; k < window; k++) {
+            int64_t a = q + (2 * r >= B), e = r < B - r ? r : B - r;
+            if (a > 32767) break;
+            if (a >= 1 && e < best) {
+                best = e, *ob = (int32_t)b, *oa = (int32_t)a;
+                if ((double)e <= target) break;
+            }
+            if (b == 1) break;
+            r += q * one;
+            b--;
+            B -= one;
+            while (r >= B) r -= B, q++;
+        }
+    } else { /* a > b: still b from bh down (each b its nearest a), dividing */
+        for (int64_t b = bh; b >= 1 && b > bh - window; b--) {
+            double a = (double)(int64_t)(T / (double)b + 0.5); /* T / b > 0 */
+            double e = fabs(a * (double)b - T) * (double)one;
+            if (a > 32767) break;
+            if (a >= 1 && e < (double)best) {
+                best = (int64_t)e, *ob = (int32_t)b, *oa = (int32_t)a;
+                if (e <= target) break;
+            }
+        }
+    }
+}
+
+/* TFLite's requantisation of a sum x: MultiplyByQuantizedMultiplier, which
+ * rounds twice (a rounding doubling high multiply, then a rounding shift
+ * right by r). Exactly: out = floor(u + sign(u) * 2^(-r-1) + 0.5) with u = x *
+ * q * 2^(shift - 31) (docs/rknpu.md, "Requantisation"). The exact mode
+ * computes u + sigma * delta in fixed point with ~30-bit multipliers:
+ * X = (x) * b[c] (BS), y = (X + k[c]) * a[c] >> s1 (BN) with EXACT_F
+ * fractional bits, so that floor(y / 2^F + 0.5) is TFLite's result for
+ * values of the chosen sign sigma. */
+static npk_status requant_exact(const npk_rk_layer *l, rk_qparams *qp, npk_rk_requant *rq,
+                                npk_error *err)
+{
+    uint32_t n = l->out_c;
+    double *mq = malloc(n * sizeof *mq), *xmax = malloc(n * sizeof *xmax);
+    double *delta = malloc(n * sizeof *delta);
+    npk_status st = NPK_OK;
+    if (!mq || !xmax || !delta) {
+        st = npk_fail(err, NPK_E_NOMEM, "out of memory");
+        goto out;
+    }
+    rq->exact = true;
+    rq->per_channel = l->w_scales != NULL;
+    rq->frac_bits = EXACT_F;
+    /* S = s1 + F: the largest that keeps every channel's a[c] within int16
+     * at its largest b[c]. */
+    int S = 40;
+    for (uint32_t c = 0; c < n; c++) {
+        int32_t q;
+        int sh;
+        npk_q_quantize_multiplier(qp->m[c], &q, &sh);
+        if (q <= 0 || sh > 14) {
+            st = npk_fail(err, NPK_E_LIMIT,
+                          "channel %u: requantisation multiplier %g is outside what the DPU "
+                          "scales by (2^-31 .. 2^15)",
+                          c, qp->m[c]);
+            goto out;
+        }
+        mq[c] = ldexp((double)q, sh - 31);
+        delta[c] = sh < 0 ? ldexp(1.0, sh - 1) : 0.0; /* r = -shift >= 1 */
+        /* The largest |sum| whose output is not clipped: precision matters
+         * up to there. */
+        xmax[c] = 257.0 / mq[c];
+        if (xmax[c] < 1) xmax[c] = 1;
+        double bh = fmin(32767.0, floor(ldexp(1.0, EXACT_X) / xmax[c]));
+        if (bh < 1) bh = 1;
+        qp->b[c] = (int32_t)bh;
+        int s = (int)floor(log2(32767.0 * bh / mq[c]));
+        if (s < S) S = s;
+    }
+    if (S < EXACT_F + 1 || S - EXACT_F > 63) {
+        st = npk_fail(err, NPK_E_LIMIT,
+                      "requantisation multipliers need DPU_BN_MUL_CFG shift %d: outside 1..63",
+                      S - EXACT_F);
+        goto out;
+    }
+    rq->mul_shift = (uint32_t)(S - EXACT_F);
+    rq->scale = 1u << 14;
+    rq->shift = 14 + EXACT_F;
+    /* Clips in EW, in the output's fixed point (multiples of 2^F round to
+     * exactly the bounds). */
+    rq->clip_lower = qp->lo > -128;
+    rq->clip_upper = qp->hi < 127;
+    rq->clip_lo = rq->clip_lower ? (qp->lo - qp->zo) * (1 << EXACT_F) : 0;
+    rq->clip_hi = (qp->hi - qp->zo) * (1 << EXACT_F);
+    rq->offset = rq->clip_lower ? qp->lo : qp->zo;
+    double worst_rel = 0, worst_abs = 0;
+    /* Per tensor, one search serves every channel: it can afford more pairs. */
+    int32_t window = rq->per_channel ? EXACT_SEARCH : 8 * EXACT_SEARCH, bh_prev = 0;
+    for (uint32_t c = 0; c < n; c++) {
+        double T = ldexp(mq[c], S);
+        int32_t bb = qp->b[c], ba = 0;
+        if (c && mq[c] == mq[c - 1] && qp->b[c] == bh_prev) {
+            bb = qp->b[c - 1];
+            ba = qp->a[c - 1];
+        } else {
+            best_pair(T, qp->b[c], window, ldexp(1.0, S - 22) / xmax[c], &bb, &ba);
+        }
+        bh_prev = qp->b[c];
+        if (!ba) {
+            st = npk_fail(err, NPK_E_LIMIT,
+                          "channel %u: no 16-bit multiplier pair gives %g with shift %d", c, mq[c],
+                          S);
+            goto out;
+        }
+        qp->b[c] = bb;
+        qp->a[c] = ba;
+        window = rq->per_channel ? EXACT_SEARCH : 16 * EXACT_SEARCH;
+        /* Which sign TFLite's second rounding is followed for: the other
+         * sign cannot be told apart by the DPU (docs/rknpu.md). */
+        int sigma = 1;
+        if (l->tie_sign && l->tie_sign[c])
+            sigma = l->tie_sign[c] > 0 ? 1 : -1;
+        else if (qp->lo >= qp->zo)
+            sigma = 1; /* negative values clip to the bound either way */
+        else if (qp->hi <= qp->zo)
+            sigma = -1;
+        else
+            sigma = qp->hi - qp->zo >= qp->zo - qp->lo ? 1 : -1;
+        if (sigma < 0 && delta[c] > 0) rq->ties_negative++;
+        /* Values of the other sign the clip does not decide: TFLite's offset
+         * is not followed for them. */
+        bool open = sigma > 0 ? qp->lo < qp->zo : qp->hi > qp->zo;
+        if (open && delta[c] > rq->tie_open_max) rq->tie_open_max = delta[c];
+        /* k rounded up: the DPU's value is never below TFLite's, so exact
+         * half-way cases (power-of-two multipliers) round as TFLite's do. */
+        double k = ceil(sigma * delta[c] * ldexp(1.0, S) / ba);
+        qp->k[c] = (int32_t)k;
+        double rel = fabs((double)ba * bb - T) / T;
+        if (rel > worst_rel) worst_rel = rel;
+        double ab = xmax[c] * fabs((double)ba * bb - T) / ldexp(1.0, S) + ba / ldexp(1.0, S);
+        if (ab > worst_abs) worst_abs = ab;
+        if (delta[c] > rq->tie_offset_max) rq->tie_offset_max = delta[c];
+    }
+    rq->worst_rel = worst_rel;
+    rq->worst_abs = worst_abs;
+out:
+    free(mq);
+    free(xmax);
+    free(delta);
+    return st;
+}
+
+npk_status rk_requant_make(const npk_rk_layer *l, npk_rk_rq_mode mode, rk_qparams *qp,
+                           npk_rk_requant *rq, npk_error *err)
 {
     memset(rq, 0, sizeof *rq);
     uint32_t n = l->out_c;
@@ -191,7 +404,7 @@ npk_status rk_requant_make(const npk_rk_layer *l, rk_qparams *qp, npk_rk_requant
     double mmax = 0;
     for (uint32_t c = 0; c < n; c++) {
         double ws = l->w_scales ? l->w_scales[c] : l->w.scale;
-        qp->m[c] = l->in.scale * ws / outq->scale;
+        qp->m[c] = l->mults ? l->mults[c] : l->in.scale * ws / outq->scale;
         if (qp->m[c] > mmax) mmax = qp->m[c];
     }
     if (!(mmax > 0) || mmax >= 32768.0)
@@ -199,6 +412,7 @@ npk_status rk_requant_make(const npk_rk_layer *l, rk_qparams *qp, npk_rk_requant
                         "requantisation multiplier %g (input scale x weight scale / output scale) "
                         "is outside what OUT_CVT can scale by (below 2^15)",
                         mmax);
+    if (mode == NPK_RK_RQ_EXACT) return requant_exact(l, qp, rq, err);
     if (!rq->per_channel) {
         int s;
         split_mult(qp->m[0], &rq->scale, &s);
@@ -237,6 +451,15 @@ npk_status rk_requant_make(const npk_rk_layer *l, rk_qparams *qp, npk_rk_requant
             if (rel > worst) worst = rel;
         }
         rq->worst_rel = worst;
+    }
+    /* TFLite's second rounding moves values by up to 2^(-r-1) steps, which
+     * the single rounding here does not follow (either sign). */
+    for (uint32_t c = 0; c < n; c++) {
+        int32_t q;
+        int sh;
+        npk_q_quantize_multiplier(qp->m[c], &q, &sh);
+        double d = sh < 0 ? ldexp(1.0, sh - 1) : 0.0;
+        if (d > rq->tie_offset_max) rq->tie_offset_max = rq->tie_open_max = d;
     }
     /* Clip thresholds: the clamp is applied to the sum (per tensor) or to
      * y (per channel) where the output is monotonic in it, at a value whose

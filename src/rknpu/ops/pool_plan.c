@@ -22,6 +22,8 @@ npk_status rk_pool_plan(const npk_rk_layer *l, const npk_rk_lplan_opts *o, npk_r
     p->layer.bias_i32 = NULL;
     p->layer.bias_f32 = NULL;
     p->layer.w_scales = NULL;
+    p->layer.mults = NULL;
+    p->layer.tie_sign = NULL;
     p->opts = *o;
     p->fp = l->type == NPK_RK_LT_FP16;
     unsigned c2 = p->fp ? 8 : 16;
