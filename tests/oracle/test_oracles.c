@@ -2,7 +2,7 @@
  * against each other, on every uncompiled fixture model (whole, or cut where
  * an oracle cannot run the whole), on seeded inputs and on cat.bmp.
  *
- * Four results per view:
+ * Up to five results per view:
  *   LiteRT.js       XNNPACK (requantises in float: one rounding);
  *   Arm NN CpuRef   its reference backend (float arithmetic: one rounding);
  *   npukit          TFLite's reference kernels (double rounding);
@@ -10,12 +10,14 @@
  *                   CONV_2D, DEPTHWISE_CONV_2D and FULLY_CONNECTED given as
  *                   inputs: XNNPACK only takes static weights, so TFLite's
  *                   own kernels run those ops (gemmlowp's double rounding
- *                   for uint8; ruy's single rounding for int8 CONV_2D).
+ *                   for uint8; ruy's single rounding for int8 CONV_2D);
+ *   ruy twin        npukit with its int8 CONV_2D replaced by conv_ref.h's,
+ *                   rounding once as ruy does (test only).
  * The criteria (docs/tflite-oracles.md, "npukit's interpreter against the
  * oracles") are per view in oracle_cases.h: oracle against oracle and
  * npukit against each oracle within the measured bounds, the same top-1
- * class everywhere, and npukit identical to TFLite's kernels where those
- * use the reference rounding throughout. */
+ * class everywhere, and npukit (or its ruy twin on int8 views) identical
+ * to TFLite's kernels where those round as it does. */
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
