@@ -5,7 +5,7 @@ BUILD ?= build
 CMAKE_FLAGS ?=
 JOBS ?= $(shell nproc 2>/dev/null || echo 2)
 
-.PHONY: all deps build demo check bench install clean asan-check fuzz-smoke valgrind cross-check format
+.PHONY: all deps build demo check bench install clean asan-check fuzz-smoke valgrind cross-check format release-check
 
 all: build
 
@@ -35,6 +35,16 @@ asan-check: deps
 	scripts/oracle-deps.sh build-asan
 	cd build-asan && ASAN_OPTIONS=detect_leaks=1 ctest --output-on-failure -j $(JOBS)
 
+# What a packager builds: Release with gcc (and its tests) and with clang
+# (build only), -Werror forced on here (a user's Release build has it off).
+release-check:
+	@scripts/deps.sh release
+	cmake -S . -B build-release -DCMAKE_BUILD_TYPE=Release -DNPK_WERROR=ON
+	cmake --build build-release -j $(JOBS)
+	cd build-release && ctest --output-on-failure -j $(JOBS)
+	CC=clang cmake -S . -B build-release-clang -DCMAKE_BUILD_TYPE=Release -DNPK_WERROR=ON
+	cmake --build build-release-clang -j $(JOBS)
+
 # Build for the boards (aarch64, mipsel, big-endian mips) and test under qemu-user.
 cross-check:
 	@scripts/deps.sh cross
@@ -56,4 +66,4 @@ format:
 	clang-format -i $$(git ls-files '*.c' '*.h')
 
 clean:
-	rm -rf $(BUILD) build-asan build-fuzz build-cross-*
+	rm -rf $(BUILD) build-asan build-fuzz build-cross-* build-release build-release-clang

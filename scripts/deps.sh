@@ -5,6 +5,7 @@
 #   check  - build + run the test suite
 #   cross  - cross-compile for the boards and run tests under qemu-user
 #   fuzz   - libFuzzer targets
+#   release - Release builds with gcc and clang (what packagers build)
 set -eu
 goal=${1:-build}
 
@@ -18,13 +19,15 @@ check="$build libcmocka-dev python3 python3-numpy python3-flatbuffers flatbuffer
 bench="libopenblas-dev"
 cross="$build qemu-user gcc-aarch64-linux-gnu gcc-mips-linux-gnu gcc-mipsel-linux-gnu libc6-dev-arm64-cross libc6-dev-mips-cross libc6-dev-mipsel-cross libcmocka-dev libcmocka-dev:arm64 libcmocka-dev:mipsel dpkg-dev"
 fuzz="$build clang lld libclang-rt-14-dev python3"
+release="$check clang"
 
 case $goal in
 build) pkgs="$build $bench" ;;
 check) pkgs="$check $bench" ;;
 cross) pkgs="$cross" ;;
 fuzz) pkgs="$fuzz" ;;
-*) echo "usage: $0 build|check|cross|fuzz" >&2; exit 2 ;;
+release) pkgs="$release" ;;
+*) echo "usage: $0 build|check|cross|fuzz|release" >&2; exit 2 ;;
 esac
 # Node.js: Debian's when there is none (an installed node, e.g. a newer one
 # from elsewhere, is left alone).

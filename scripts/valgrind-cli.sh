@@ -158,5 +158,63 @@ for v in cut flip; do
     vg cnn2 render "$tmp/c.bin" "$tmp/$v.in.png" -o "$tmp/bad.png"
     vg cnn2 render "$tmp/c.bin" "$tmp/in.png" --depth "$tmp/$v.in.png" -o "$tmp/bad.png"
 done
+# Error paths of every command that are not about damaged bytes: values a
+# conversion refuses, shapes a command refuses, outputs that cannot be
+# written, and the output rules (each must fail cleanly and leak nothing).
+rm -rf "$tmp"/bad.* "$tmp/badplan"
+"$npk" tensor random --shape 64,64 --min 0.1 --max 0.9 -o "$tmp/frac.npy"
+"$npk" tensor random --shape 64,64 --min 200 --max 300 -o "$tmp/wide.npy"
+"$npk" tensor convert layer_0.weight="$tmp/a.npy" -o "$tmp/wrong.safetensors"
+"$npk" tensor random --shape 64 -o "$tmp/v1.npy"
+"$npk" tensor random --shape 2,4,64 -o "$tmp/v3.npy"
+"$npk" tensor random --shape 64,64 --dtype u8 --min 0 --max 200 -o "$tmp/u8.npy"
+# A 128-byte .npy of shape (2^63 - 1, 0): header only (it made pack hang).
+dict="{'descr': '<f4', 'fortran_order': False, 'shape': (9223372036854775807, 0), }"
+printf '\223NUMPY\001\000\166\000%s' "$dict" >"$tmp/huge.npy"
+while [ "$(wc -c <"$tmp/huge.npy")" -lt 127 ]; do printf ' ' >>"$tmp/huge.npy"; done
+echo >>"$tmp/huge.npy"
+mkdir -p "$tmp/isdir"
+vg rknpu pack --layout weight-int8 "$tmp/wide.npy" -o "$tmp/bad.bin"
+vg rknpu pack --layout feature-int8 "$tmp/wide.npy" -o "$tmp/bad.bin"
+vg rknpu pack --layout feature-fp16 "$tmp/huge.npy" -o "$tmp/bad.bin"
+vg rknpu pack --layout weight-fp16 "$tmp/v3.npy" -o "$tmp/bad.bin"
+vg rknpu pack --layout feature-fp16 "$tmp/b.npy" -o "$tmp/isdir"
+vg rknpu unpack --layout feature-fp16 --shape 64,16 "$tmp/b.bin" -o "$tmp/bad.npy"
+vg rknpu run-matmul "$tmp/frac.npy" "$tmp/rb.npy" --dtype int8 -o "$tmp/bad.npy"
+vg rknpu run-matmul "$tmp/v1.npy" "$tmp/rb.npy" -o "$tmp/bad.npy"
+vg rknpu run-matmul "$tmp/v3.npy" "$tmp/rb.npy" -o "$tmp/bad.npy"
+vg rknpu run-matmul "$tmp/ra.npy" "$tmp/ra.npy" -o "$tmp/bad.npy"
+vg rknpu run-matmul "$tmp/ra.npy" "$tmp/rb.npy" --device rknpu --device-path "$tmp/none" -o "$tmp/bad.npy"
+vg rknpu plan -m 4 -k 4096 -n 65536 -o "$tmp/badplan"
+vg rknpu plan -m 64 -k 64 -n 64 -o "$tmp/a.npy"
+vg rknpu plan -m 64 -k 64 -n 64 -o -
+vg rknpu matmul -m 4 -k 64 -n 16384 -o "$tmp/bad.bin"
+vg tensor convert "$tmp/wide.npy" --dtype i8 -o "$tmp/bad.npy"
+vg tensor convert "$tmp/ab.safetensors" --name nothing -o "$tmp/bad.npy"
+vg tensor convert "$tmp/a.npy" -o "$tmp/a.npy"
+vg tensor convert "$tmp/a.npy" -o "$tmp/nodir/x.npy"
+vg tensor info "$tmp/huge.npy"
+vg edgetpu set-weights "$tmp/s.tflite" --weights "$tmp/v3.npy" -o "$tmp/bad.tflite"
+vg edgetpu set-weights "$tmp/s.tflite" --weights "$tmp/u8.npy" -o "$tmp/bad.tflite"
+vg edgetpu matmul "$tmp/s.tflite" --input "$tmp/v3.npy" -o "$tmp/bad.npy"
+vg edgetpu run "$tmp/s.tflite" --input "$tmp/v3.npy" --device emu -o "$tmp/bad.npy"
+vg edgetpu run "$tmp/s.tflite" --input "$tmp/x1.npy" --device emu -o "$tmp/isdir"
+vg mgk layer "$tmp/s.mgk" 999
+vg mgk replace "$tmp/s.mgk" --weights "$tmp/wrong.safetensors" -o "$tmp/bad.mgk"
+vg cnn2 pack "$tmp/ab.safetensors" -o "$tmp/bad.bin"
+vg cnn2 render "$tmp/c.bin" "$tmp/in.png" --dump-layers "$tmp/a.npy" -o "$tmp/bad.png"
+vg cnn2 render "$tmp/c.bin" "$tmp/in.png" --raw "$tmp/isdir" -o "$tmp/bad.png"
+vg cnn2 unpack "$tmp/c.bin" -o "$tmp/isdir"
+vg info /dev/zero
+vg cnn2 pattern --size 0x0 -o "$tmp/bad.png"
+vg mgk synth --layer 1,2 -o "$tmp/bad.mgk"
+vg edgetpu synth-dense --size 100 -o "$tmp/bad.tflite"
+vg tensor random --shape 2,q -o "$tmp/bad.npy"
+vg rknpu disasm "$tmp/isdir"
+vg cnn2 validate "$tmp/isdir"
+vg info "$tmp/isdir"
+for f in bad.bin bad.npy bad.tflite bad.mgk bad.png badplan; do
+    if [ -e "$tmp/$f" ]; then echo "valgrind: FAILED: a failing command wrote $f" >&2; fails=$((fails + 1)); fi
+done
 echo "valgrind: $runs runs, $fails failed"
 [ $fails -eq 0 ]

@@ -1,12 +1,114 @@
 #include <errno.h>
+#include <fcntl.h>
 #include <getopt.h>
 #include <inttypes.h>
 #include <math.h>
+#include <signal.h>
 #include <stdarg.h>
 #include <stdlib.h>
 #include <string.h>
+#include <unistd.h>
 
 #include "cli.h"
+
+/* ---- signals: no temporary file survives, a truncated input is an error ---- */
+
+static void on_terminate(int sig)
+{
+    npk_remove_temporaries();
+    signal(sig, SIG_DFL);
+    raise(sig); /* delivered when the handler returns: the usual exit status */
+}
+
+/* Async-signal-safe output helpers (no stdio in a handler). */
+static void put_str(const char *s)
+{
+    size_t n = strlen(s);
+    while (n) {
+        ssize_t w = write(STDERR_FILENO, s, n);
+        if (w <= 0) return;
+        s += w;
+        n -= (size_t)w;
+    }
+}
+
+static void put_hex(uint64_t v)
+{
+    char b[17];
+    int i = 16;
+    b[i] = 0;
+    do {
+        b[--i] = "0123456789abcdef"[v & 15];
+        v >>= 4;
+    } while (v);
+    put_str(b + i);
+}
+
+/* SIGBUS on a mapped input: another program cut the file short while it was
+ * being read. One error line, temporaries removed, exit 2. */
+static void on_bus(int sig, siginfo_t *si, void *uc)
+{
+    (void)uc;
+    const char *path;
+    uint64_t off;
+    if (!si || !npk_mapped_fault(si->si_addr, &path, &off)) {
+        npk_remove_temporaries();
+        signal(sig, SIG_DFL);
+        raise(sig); /* not an input mapping: a genuine fault */
+        return;
+    }
+    put_str("npukit: ");
+    put_str(path);
+    put_str(": offset 0x");
+    put_hex(off);
+    put_str(": the file was cut short while it was being read (changed by another program?)\n");
+    npk_remove_temporaries();
+    _exit(CLI_FAIL);
+}
+
+void cli_install_signal_handlers(void)
+{
+    static const int terminate[] = {SIGINT, SIGTERM, SIGHUP, SIGQUIT, SIGPIPE};
+    struct sigaction sa;
+    memset(&sa, 0, sizeof sa);
+    sigemptyset(&sa.sa_mask);
+    for (size_t i = 0; i < sizeof terminate / sizeof *terminate; i++)
+        sigaddset(&sa.sa_mask, terminate[i]); /* one cleanup at a time */
+    for (size_t i = 0; i < sizeof terminate / sizeof *terminate; i++) {
+        struct sigaction old;
+        /* A signal ignored by whoever started us (nohup) stays ignored. */
+        if (sigaction(terminate[i], NULL, &old) == 0 && old.sa_handler == SIG_IGN) continue;
+        sa.sa_handler = on_terminate;
+        sigaction(terminate[i], &sa, NULL);
+    }
+    struct sigaction bus;
+    memset(&bus, 0, sizeof bus);
+    sigemptyset(&bus.sa_mask);
+    bus.sa_sigaction = on_bus;
+    bus.sa_flags = SA_SIGINFO;
+    sigaction(SIGBUS, &bus, NULL);
+}
+
+/* Is `-o -` (or --output -) among the arguments? Then standard output
+ * carries the data, and everything the command would print there goes to
+ * standard error instead. */
+void cli_route_stdout(int argc, char **argv)
+{
+    bool data = false;
+    for (int i = 1; i < argc && !data; i++) {
+        const char *a = argv[i];
+        if (!strcmp(a, "--")) break;
+        if (!strcmp(a, "-o-") || !strcmp(a, "--output=-"))
+            data = true;
+        else if ((!strcmp(a, "-o") || !strcmp(a, "--output")) && i + 1 < argc)
+            data = !strcmp(argv[++i], "-");
+    }
+    if (!data) return;
+    fflush(stdout);
+    int fd = fcntl(STDOUT_FILENO, F_DUPFD_CLOEXEC, 3);
+    if (fd < 0 || dup2(STDERR_FILENO, STDOUT_FILENO) < 0) return; /* npk_out then writes fd 1 */
+    npk_set_stdout_fd(fd);
+}
 
 int cli_error(const char *file, const npk_error *err)
 {
@@ -16,6 +118,19 @@ int cli_error(const char *file, const npk_error *err)
     fprintf(stderr, "%s\n",
             err && err->msg[0] ? err->msg : npk_status_name(err ? err->status : NPK_OK));
     return CLI_FAIL;
+}
+
+int cli_tensor_fail(const char *file, const npk_tensor *t, const char *fmt, ...)
+{
+    npk_error err = {0};
+    va_list ap;
+    va_start(ap, fmt);
+    vsnprintf(err.msg, sizeof err.msg, fmt, ap);
+    va_end(ap);
+    err.status = NPK_E_ARG;
+    err.has_offset = t && t->src_shape_offset;
+    err.offset = t ? t->src_shape_offset : 0;
+    return cli_error(file, &err);
 }
 
 int cli_fail(const char *fmt, ...)
@@ -131,31 +246,6 @@ int cli_dispatch(const char *group, const cli_subcommand *subs, int nsubs, int a
     return cli_usage(group, "%s: unknown command '%s'", group, argv[1]);
 }
 
-/* Length of the valid UTF-8 sequence at s (1..4), 0 if invalid. */
-static size_t utf8_len(const unsigned char *s)
-{
-    const unsigned c = s[0];
-    size_t n;
-    uint32_t cp;
-    if (c < 0x80) return 1;
-    if (c >= 0xc2 && c <= 0xdf)
-        n = 2, cp = c & 0x1f;
-    else if (c >= 0xe0 && c <= 0xef)
-        n = 3, cp = c & 0x0f;
-    else if (c >= 0xf0 && c <= 0xf4)
-        n = 4, cp = c & 0x07;
-    else
-        return 0;
-    for (size_t i = 1; i < n; i++) {
-        if ((s[i] & 0xc0) != 0x80) return 0;
-        cp = (cp << 6) | (s[i] & 0x3f);
-    }
-    if ((n == 3 && cp < 0x800) || (n == 4 && (cp < 0x10000 || cp > 0x10ffff)) ||
-        (cp >= 0xd800 && cp <= 0xdfff))
-        return 0;
-    return n;
-}
-
 char *cli_utf8_dup(const char *s, bool printable)
 {
     const unsigned char *p = (const unsigned char *)(s ? s : "");
@@ -164,7 +254,7 @@ char *cli_utf8_dup(const char *s, bool printable)
     if (!out) return NULL;
     size_t k = 0;
     for (size_t i = 0; i < len;) {
-        size_t n = utf8_len(p + i);
+        size_t n = npk_utf8_seq(p + i, len - i); /* the library's UTF-8 rules */
         if (n == 0) {
             memcpy(out + k, "\xef\xbf\xbd", 3);
             k += 3;
@@ -188,17 +278,58 @@ bool cli_json_available(void)
     return true;
 }
 
+/* Replace every string (values and keys) that is not well-formed UTF-8 by
+ * its repaired copy (invalid bytes -> U+FFFD); returns the bytes replaced. */
+static size_t json_fix_utf8(cJSON *j)
+{
+    size_t total = 0;
+    for (; j; j = j->next) {
+        size_t bad;
+        char *fixed;
+        if (cJSON_IsString(j) && j->valuestring &&
+            !npk_utf8_valid(j->valuestring, strlen(j->valuestring)) &&
+            (fixed = npk_utf8_sanitize(j->valuestring, strlen(j->valuestring), &bad))) {
+            cJSON_free(j->valuestring);
+            j->valuestring = cJSON_malloc(strlen(fixed) + 1);
+            if (j->valuestring) strcpy(j->valuestring, fixed);
+            free(fixed);
+            total += bad;
+        }
+        if (j->string && !(j->type & cJSON_StringIsConst) &&
+            !npk_utf8_valid(j->string, strlen(j->string)) &&
+            (fixed = npk_utf8_sanitize(j->string, strlen(j->string), &bad))) {
+            cJSON_free(j->string);
+            j->string = cJSON_malloc(strlen(fixed) + 1);
+            if (j->string) strcpy(j->string, fixed);
+            free(fixed);
+            total += bad;
+        }
+        total += json_fix_utf8(j->child);
+    }
+    return total;
+}
+
+char *cli_json_text(cJSON *j, bool compact)
+{
+    size_t bad = json_fix_utf8(j);
+    if (bad)
+        fprintf(stderr,
+                "npukit: warning: %zu byte%s in strings of the input %s not UTF-8: replaced "
+                "by U+FFFD in the JSON output\n",
+                bad, bad == 1 ? "" : "s", bad == 1 ? "is" : "are");
+    return compact ? cJSON_PrintUnformatted(j) : cJSON_Print(j);
+}
+
+/* Added as is: cli_print_json / cli_json_text repair it (and say so) with
+ * every other string of the output, in one place. */
 cJSON *cli_json_str(cJSON *obj, const char *key, const char *s)
 {
-    char *u = cli_utf8_dup(s, false);
-    cJSON *r = cJSON_AddStringToObject(obj, key, u ? u : "");
-    free(u);
-    return r;
+    return cJSON_AddStringToObject(obj, key, s ? s : "");
 }
 
 void cli_print_json(cJSON *j, bool compact)
 {
-    char *s = compact ? cJSON_PrintUnformatted(j) : cJSON_Print(j);
+    char *s = cli_json_text(j, compact);
     if (s) {
         fputs(s, stdout);
         fputc('\n', stdout);

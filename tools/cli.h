@@ -47,10 +47,22 @@ void cli_group_help(FILE *out, const char *group, const char *about, const cli_s
 
 /* Print "npukit: FILE: offset 0x..: message" (file may be NULL); returns CLI_FAIL. */
 int cli_error(const char *file, const npk_error *err);
+/* An error about a tensor read from `file` (its shape, its values): the
+ * file and, when the reader recorded it, the offset of the tensor's shape
+ * in the file's header. Returns CLI_FAIL. */
+int cli_tensor_fail(const char *file, const npk_tensor *t, const char *fmt, ...) NPK_PRINTF(3, 4);
 /* Print "npukit: message"; returns CLI_FAIL. */
 int cli_fail(const char *fmt, ...) NPK_PRINTF(1, 2);
 /* A usage error for `cmd`: message plus a pointer to --help; returns CLI_FAIL. */
 int cli_usage(const char *cmd, const char *fmt, ...) NPK_PRINTF(2, 3);
+
+/* Handlers for SIGINT, SIGTERM, SIGHUP, SIGQUIT, SIGPIPE (temporary files
+ * removed, then the default action) and SIGBUS on a mapped input that was
+ * cut short (one error line naming the file, exit 2). Called by main(). */
+void cli_install_signal_handlers(void);
+/* With `-o -` / `--output -` among the arguments, standard output carries
+ * the data: the command's own messages go to standard error. Called by main(). */
+void cli_route_stdout(int argc, char **argv);
 
 /* Prepare getopt_long() for a fresh parse, with its own messages off. */
 void cli_getopt_reset(void);
@@ -73,11 +85,16 @@ bool cli_json_available(void);
 int cli_no_json(void);
 
 #ifdef NPK_HAVE_CJSON
-/* Print a JSON value (pretty unless compact) followed by a newline, then free it. */
+/* The one way JSON leaves the CLI: strings that are not well-formed UTF-8
+ * (names read from damaged files) are repaired first (invalid bytes ->
+ * U+FFFD) and a warning on stderr says so. cli_json_text returns the text
+ * (malloc'd, j is kept); cli_print_json prints it with a newline and frees j. */
+char *cli_json_text(cJSON *j, bool compact);
 void cli_print_json(cJSON *j, bool compact);
 /* Add a u64 to an object: as a number when exactly representable, else a string. */
 cJSON *cli_json_u64(cJSON *obj, const char *key, uint64_t v);
-/* A string member made valid UTF-8 (cli_utf8_dup), whatever s holds. */
+/* A string member; like every string of a JSON output it is made valid
+ * UTF-8 when printed (cli_print_json / cli_json_text), whatever s holds. */
 cJSON *cli_json_str(cJSON *obj, const char *key, const char *s);
 /* "0x..." string. */
 cJSON *cli_json_hex(cJSON *obj, const char *key, uint64_t v);

@@ -312,15 +312,16 @@ static int c_unpack(int argc, char **argv)
     if (npk_map_file(in, &f, &err)) return cli_error(in, &err);
     npk_cnn2_model m;
     int rc = CLI_OK;
-    uint8_t *buf = NULL;
-    size_t len;
-    if (npk_cnn2_parse(f.data, f.size, &m, &err))
+    npk_out *o = NULL;
+    /* Streamed: memory is the model, not the (twice as large) float32 copy. */
+    if (npk_cnn2_parse(f.data, f.size, &m, &err)) {
         rc = cli_error(in, &err);
-    else if (npk_cnn2_st_encode(&m, &buf, &len, &err))
-        rc = cli_error(NULL, &err);
-    else if (npk_write_file(out, buf, len, &err))
+    } else if (npk_out_open(&o, out, &err) || npk_cnn2_st_write(&m, o, &err)) {
+        npk_out_abort(o);
         rc = cli_error(out, &err);
-    free(buf);
+    } else if (npk_out_commit(o, &err)) {
+        rc = cli_error(out, &err);
+    }
     npk_cnn2_free(&m);
     npk_unmap_file(&f);
     return rc;

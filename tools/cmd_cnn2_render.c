@@ -25,18 +25,15 @@ static bool parse_size(const char *s, uint32_t *w, uint32_t *h)
     return true;
 }
 
-/* A float32 [H, W, C] .npy. */
-static npk_status save_npy(const char *path, const float *data, uint32_t w, uint32_t h, int c,
-                           npk_error *err)
+/* A float32 [H, W, C] view of data (not owned) for npk_npy_write. */
+static npk_tensor hwc_view(const float *data, uint32_t w, uint32_t h, int c)
 {
-    npk_tensor t;
-    int64_t shape[3] = {h, w, c};
-    npk_status st = npk_tensor_alloc(&t, NULL, NPK_F32, 3, shape, err);
-    if (st) return st;
-    memcpy(t.data, data, t.nbytes);
-    st = npk_npy_save(path, &t, err);
-    npk_tensor_free(&t);
-    return st;
+    npk_tensor t = {.dtype = NPK_F32,
+                    .ndim = 3,
+                    .shape = {h, w, c},
+                    .data = (void *)data,
+                    .nbytes = (size_t)h * w * (size_t)c * 4};
+    return t;
 }
 
 typedef struct render_args {
@@ -131,24 +128,56 @@ static void free_out(render_out *o)
     free(o->png);
 }
 
+/* All outputs are written in full before any is committed: a failure leaves
+ * none of them (the PNG, --raw, and the --dump-layers directory as a set). */
 static int write_outputs(const render_args *a, const render_out *o, const npk_cnn2_image *img)
 {
     npk_error err = {0};
     uint32_t W = img->width, H = img->height;
-    if (a->raw && save_npy(a->raw, o->cnn, W, H, 4, &err)) return cli_error(a->raw, &err);
+    npk_out *png = NULL, *raw = NULL;
+    npk_outdir *dump = NULL;
+    const char *bad = a->output;
+    npk_tensor t;
+    if (npk_out_open(&png, a->output, &err) || npk_out_write(png, o->png, o->png_len, &err))
+        goto fail;
+    bad = a->raw;
+    t = hwc_view(o->cnn, W, H, 4);
+    if (a->raw && (npk_out_open(&raw, a->raw, &err) || npk_npy_write(raw, &t, &err))) goto fail;
+    bad = a->dump;
     if (a->dump) {
-        if (npk_make_dir(a->dump, &err)) return cli_error(a->dump, &err);
-        char path[4096];
-        snprintf(path, sizeof path, "%s/features.npy", a->dump);
-        if (save_npy(path, o->features, W, H, NPK_CNN2_CHANNELS, &err))
-            return cli_error(path, &err);
+        if (npk_outdir_open(&dump, a->dump, &err)) goto fail;
+        t = hwc_view(o->features, W, H, NPK_CNN2_CHANNELS);
+        if (npk_npy_save_in(dump, "features.npy", &t, &err)) goto fail;
         for (uint32_t i = 0; i < o->nlayers; i++) {
-            snprintf(path, sizeof path, "%s/layer_%u.npy", a->dump, i);
-            if (save_npy(path, o->layers[i], W, H, 4, &err)) return cli_error(path, &err);
+            char name[32];
+            snprintf(name, sizeof name, "layer_%u.npy", i);
+            t = hwc_view(o->layers[i], W, H, 4);
+            if (npk_npy_save_in(dump, name, &t, &err)) goto fail;
         }
     }
-    if (npk_write_file(a->output, o->png, o->png_len, &err)) return cli_error(a->output, &err);
+    bad = a->dump;
+    if (dump && npk_outdir_commit(dump, &err)) {
+        dump = NULL;
+        goto fail;
+    }
+    dump = NULL;
+    bad = a->raw;
+    if (raw && npk_out_commit(raw, &err)) {
+        raw = NULL;
+        goto fail;
+    }
+    raw = NULL;
+    bad = a->output;
+    if (npk_out_commit(png, &err)) {
+        png = NULL;
+        goto fail;
+    }
     return CLI_OK;
+fail:
+    npk_out_abort(png);
+    npk_out_abort(raw);
+    npk_outdir_abort(dump);
+    return cli_error(bad, &err);
 }
 
 int cnn2_cmd_render(int argc, char **argv)

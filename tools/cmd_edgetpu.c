@@ -28,8 +28,9 @@ static const cli_subcommand subs[] = {
      "      dequantised with each output channel's scale)",
      e_weights},
     {"set-weights", "MODEL --weights W.npy -o OUT_edgetpu.tflite",
-     "write a copy of a Dense template with new weights: int8 [out, in] used as is, float32\n"
-     "      quantised per output channel (clipped values are counted). Only parameter bytes change",
+     "write a copy of a Dense template with new weights [out, in]: int8 used as is; float16,\n"
+     "      float32 or float64 quantised per output channel (clipped values are counted; NaN\n"
+     "      is refused). Other dtypes are refused. Only parameter bytes change",
      e_set_weights},
     {"matmul", "MODEL --input X.npy [--weights W.npy] -o Y.npy",
      "run a Dense template on the CPU as the Edge TPU computes it: X float32 [N] or [B, N] is\n"
@@ -53,7 +54,8 @@ static const cli_subcommand subs[] = {
      "      Inputs: float32 (quantised with the layer's numerics) or the layer's integer type;\n"
      "      --input X.npy fills the next input layer, NAME=X.npy a named one. Outputs: float32\n"
      "      dequantised (--raw: the layer's integer type); OUT.npy for one output, else OUT is a\n"
-     "      directory of NAME.npy (non [A-Za-z0-9._-] characters become _) or OUT.safetensors\n"
+     "      directory of NAME.npy (non [A-Za-z0-9._-] characters become _, long names are cut\n"
+     "      with a hash suffix, names kept unique; written all or nothing) or OUT.safetensors\n"
      "      with one tensor per output name. --firmware: DFU image for a device in bootloader\n"
      "      mode (npukit does not ship it; the emulator then starts in DFU mode)",
      cmd_edgetpu_run},
@@ -562,7 +564,7 @@ static int load_dense(const char *path, loaded *l, npk_etpu_dense *d)
     return CLI_OK;
 }
 
-/* Weights from a .npy: int8 [n, n] as is, float32/float64 quantised per channel. */
+/* Weights from a .npy: int8 [n, n] as is, float16/32/64 quantised per channel. */
 static int read_weights(const char *path, const npk_etpu_dense *d, int8_t *w)
 {
     npk_error err = {0};
@@ -573,8 +575,9 @@ static int read_weights(const char *path, const npk_etpu_dense *d, int8_t *w)
     const size_t n = d->n;
     if (t.ndim != 2 || t.shape[0] != (int64_t)n || t.shape[1] != (int64_t)n) {
         char buf[128];
-        rc = cli_fail("%s: weights have shape %s; this template needs [%zu, %zu] ([out, in])", path,
-                      npk_shape_str(&t, buf, sizeof buf), n, n);
+        rc = cli_tensor_fail(path, &t,
+                             "weights have shape %s; this template needs [%zu, %zu] ([out, in])",
+                             npk_shape_str(&t, buf, sizeof buf), n, n);
     } else if (t.dtype == NPK_I8) {
         memcpy(w, t.data, n * n);
     } else if (t.dtype == NPK_F32 || t.dtype == NPK_F64 || t.dtype == NPK_F16) {
@@ -591,7 +594,10 @@ static int read_weights(const char *path, const npk_etpu_dense *d, int8_t *w)
                     path, clipped, n * n);
         npk_tensor_free(&f);
     } else {
-        rc = cli_fail("%s: weights must be int8 or float32, not %s", path, npk_dtype_name(t.dtype));
+        rc = cli_tensor_fail(path, &t,
+                             "weights are %s: int8 (used as is) or float16, float32 or float64 "
+                             "(quantised per output channel) are accepted",
+                             npk_dtype_name(t.dtype));
     }
     npk_tensor_free(&t);
     return rc;
@@ -721,10 +727,12 @@ static int e_matmul(int argc, char **argv)
         rc = cli_error(xpath, &err);
         goto done;
     }
-    if (x.ndim < 1 || x.ndim > 2 || x.shape[x.ndim - 1] != (int64_t)d.n) {
+    if (x.ndim < 1 || x.ndim > 2 || x.shape[x.ndim - 1] != (int64_t)d.n ||
+        (x.ndim == 2 && x.shape[0] == 0)) {
         char buf[128];
-        rc = cli_fail("%s: input has shape %s; this template needs [%zu] or [B, %zu]", xpath,
-                      npk_shape_str(&x, buf, sizeof buf), d.n, d.n);
+        rc = cli_tensor_fail(xpath, &x,
+                             "input has shape %s; this template needs [%zu] or [B, %zu], B >= 1",
+                             npk_shape_str(&x, buf, sizeof buf), d.n, d.n);
         goto done;
     }
     size_t batch = x.ndim == 2 ? (size_t)x.shape[0] : 1;

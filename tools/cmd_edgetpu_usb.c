@@ -105,11 +105,13 @@ static void run_free(run_ctx *r)
 }
 
 /* --input X.npy (the next unassigned input layer) or --input NAME=X.npy. */
-static int assign_inputs(run_ctx *r, char **args, int nargs)
+static int assign_inputs(run_ctx *r, const char *model, char **args, int nargs)
 {
     npk_error err = {0};
     const char *path[NPK_ETPU_MAX_LAYERS] = {0};
-    if (r->p.ninputs > NPK_ETPU_MAX_LAYERS) return cli_fail("too many input layers");
+    if (r->p.ninputs > NPK_ETPU_MAX_LAYERS)
+        return cli_fail("%s: %u input layers, more than %d", model, r->p.ninputs,
+                        NPK_ETPU_MAX_LAYERS);
     for (int a = 0; a < nargs; a++) {
         char *eq = strchr(args[a], '=');
         int k = -1;
@@ -149,22 +151,38 @@ static bool ends_with(const char *s, const char *suffix)
     return a >= b && !strcmp(s + a - b, suffix);
 }
 
-/* A layer name as a file name: anything but [A-Za-z0-9._-] becomes '_'. */
-static void file_name(const char *name, char *out, size_t n)
+/* Several outputs as DIR/NAME.npy, all or nothing. Names come from the layer
+ * names (npk_outdir_name: safe, short enough, unique). */
+static int write_output_dir(const npk_tensor *ts, size_t nt, const char *out)
 {
-    size_t k = 0;
-    for (const char *c = name; *c && k + 5 < n; c++)
-        out[k++] = ((*c >= 'a' && *c <= 'z') || (*c >= 'A' && *c <= 'Z') ||
-                    (*c >= '0' && *c <= '9') || *c == '.' || *c == '-')
-                       ? *c
-                       : '_';
-    if (k == 0) out[k++] = '_';
-    memcpy(out + k, ".npy", 5);
+    npk_error err = {0};
+    npk_outdir *d;
+    if (npk_outdir_open(&d, out, &err)) return cli_error(out, &err);
+    char(*names)[NPK_OUTDIR_NAME_MAX + 1] = calloc(nt ? nt : 1, sizeof *names);
+    npk_status st = names ? NPK_OK : npk_fail(&err, NPK_E_NOMEM, "out of memory");
+    for (size_t i = 0; i < nt && !st; i++)
+        if (!(st = npk_outdir_name(d, ts[i].name, ".npy", names[i], sizeof names[i], &err)))
+            st = npk_npy_save_in(d, names[i], &ts[i], &err);
+    if (st) {
+        npk_outdir_abort(d);
+        free(names);
+        return cli_error(out, &err);
+    }
+    if (npk_outdir_commit(d, &err)) {
+        free(names);
+        return cli_error(out, &err);
+    }
+    char buf[128];
+    for (size_t i = 0; i < nt; i++)
+        printf("output \"%s\" %s %s -> %s/%s\n", ts[i].name, npk_shape_str(&ts[i], buf, sizeof buf),
+               npk_dtype_name(ts[i].dtype), out, names[i]);
+    free(names);
+    return CLI_OK;
 }
 
 /* One .npy for a single output; a directory of NAME.npy, or one
  * .safetensors with a tensor per output name, for several. */
-static int write_outputs(run_ctx *r, const char *out, bool raw)
+static int write_outputs(run_ctx *r, const char *model, const char *out, bool raw)
 {
     npk_error err = {0};
     npk_tensor *ts = calloc(r->p.noutputs ? r->p.noutputs : 1, sizeof *ts);
@@ -187,7 +205,7 @@ static int write_outputs(run_ctx *r, const char *out, bool raw)
             shape[nd++] = tt->shape[d];
         if (npk_etpu_layer_to_tensor(l, r->out[k], (size_t)l->size_bytes, raw, tt ? shape : NULL,
                                      nd, &ts[nt], &err))
-            rc = cli_error(NULL, &err);
+            rc = cli_error(model, &err); /* the model's description of the layer */
         else
             nt++;
     }
@@ -201,27 +219,8 @@ static int write_outputs(run_ctx *r, const char *out, bool raw)
             if (npk_st_save(out, ts, nt, &err)) rc = cli_error(out, &err);
         } else if (r->p.noutputs == 1) {
             if (npk_npy_save(out, &ts[0], &err)) rc = cli_error(out, &err);
-        } else if (npk_make_dir(out, &err)) {
-            rc = cli_error(out, &err);
         } else {
-            for (size_t i = 0; i < nt && !rc; i++) {
-                char name[256], path[4096];
-                file_name(ts[i].name, name, sizeof name);
-                for (size_t j = 0; j < i; j++) {
-                    char other[256];
-                    file_name(ts[j].name, other, sizeof other);
-                    if (!strcmp(other, name))
-                        rc = cli_fail("outputs \"%s\" and \"%s\" map to the same file name: use "
-                                      "-o OUT.safetensors",
-                                      ts[j].name, ts[i].name);
-                }
-                snprintf(path, sizeof path, "%s/%s", out, name);
-                if (!rc && npk_npy_save(path, &ts[i], &err)) rc = cli_error(path, &err);
-                if (!rc)
-                    printf("output \"%s\" %s %s -> %s\n", ts[i].name,
-                           npk_shape_str(&ts[i], buf, sizeof buf), npk_dtype_name(ts[i].dtype),
-                           path);
-            }
+            rc = write_output_dir(ts, nt, out);
         }
         if (!rc && (ends_with(out, ".safetensors") || r->p.noutputs == 1))
             for (size_t i = 0; i < nt; i++)
@@ -313,7 +312,7 @@ int cmd_edgetpu_run(int argc, char **argv)
     for (uint32_t i = 0; i < r.p.noutputs; i++)
         if (!(r.out[i] = calloc((size_t)r.p.eo->outputs[i].size_bytes, 1)))
             rc = cli_fail("out of memory");
-    if (rc || (rc = assign_inputs(&r, inputs, ninputs))) goto done;
+    if (rc || (rc = assign_inputs(&r, model, inputs, ninputs))) goto done;
     if (fw_path && npk_map_file(fw_path, &r.fw, &err)) {
         rc = cli_error(fw_path, &err);
         goto done;
@@ -323,7 +322,7 @@ int cmd_edgetpu_run(int argc, char **argv)
         /* The emulator starts in DFU mode when given firmware, to exercise the upload. */
         npk_etpu_emu_opts eo = {.dfu = fw_path != NULL, .vanish_at = vanish};
         if (npk_etpu_emu_new(&eo, &r.emu, &err) || npk_etpu_emu_add_model(r.emu, &r.m, &err)) {
-            rc = cli_error(NULL, &err);
+            rc = cli_error(model, &err);
             goto done;
         }
         t = npk_etpu_emu_transport(r.emu);
@@ -343,8 +342,9 @@ int cmd_edgetpu_run(int argc, char **argv)
         goto done;
     }
     printf("%s: opened in %.3f ms%s\n", t->name, now_ms() - t0,
-           dfu ? " (firmware uploaded over DFU)"
-               : fw_path ? " (already in application mode: --firmware not used)" : "");
+           dfu       ? " (firmware uploaded over DFU)"
+           : fw_path ? " (already in application mode: --firmware not used)"
+                     : "");
     for (uint64_t k = 1; k <= repeat; k++) {
         npk_etpu_run_info info;
         t0 = now_ms();
@@ -355,7 +355,7 @@ int cmd_edgetpu_run(int argc, char **argv)
         printf("run %" PRIu64 ": %.3f ms%s\n", k, now_ms() - t0,
                info.parameters_uploaded ? " (parameters uploaded)" : "");
     }
-    rc = write_outputs(&r, out, raw);
+    rc = write_outputs(&r, model, out, raw);
 done:
     run_free(&r);
     return rc;

@@ -16,11 +16,16 @@ void cmd_info_help(FILE *out)
     for (size_t i = 0; i < n; i++) fprintf(out, "  %-16s %s\n", f[i].name, f[i].description);
 }
 
-static void print_text(const char *path, size_t size, const npk_format *f, const npk_summary *s)
+static void print_text(const char *path, size_t size, bool partial, const npk_format *f,
+                       const npk_summary *s)
 {
     printf("%s: %s", path, f->name);
-    if (s->title[0]) printf(" - %s", s->title);
-    printf("\n  size: %zu bytes\n", size);
+    if (s->title[0]) printf(" - %s%s", s->title, partial ? " (in the first bytes)" : "");
+    if (partial)
+        printf("\n  size: more than %zu bytes (a stream: only its first %zu bytes were read)\n",
+               size, size);
+    else
+        printf("\n  size: %zu bytes\n", size);
     for (int i = 0; i < s->count; i++) {
         const npk_kv *kv = &s->kv[i];
         printf("  %s: ", kv->key);
@@ -40,13 +45,32 @@ static int info_one(const char *path, bool json)
 {
     npk_error err = {0};
     npk_mapped m;
-    if (npk_map_file(path, &m, &err)) return cli_error(path, &err);
+    /* A regular file is mapped (pages read on demand); a stream such as a
+     * pipe or /dev/zero is read only as far as needed to recognise it. */
+    if (npk_map_prefix(path, &m, NPK_DETECT_PREFIX, &err)) return cli_error(path, &err);
     int rc = CLI_OK;
     const npk_format *f = npk_detect(m.data, m.size);
+    bool partial = !m.complete;
+    if (partial && f && !npk_format_prefix_ok(f)) {
+        /* A format that needs the whole file: read the rest (bounded by the
+         * input limit). */
+        if (npk_map_rest(&m, &err)) {
+            npk_unmap_file(&m);
+            return cli_error(path, &err);
+        }
+        f = npk_detect(m.data, m.size);
+        partial = false;
+    }
     npk_summary s;
     memset(&s, 0, sizeof s);
     if (!f) {
-        npk_fail_at(&err, NPK_E_FORMAT, 0, "unrecognised format");
+        if (partial)
+            npk_fail_at(&err, NPK_E_FORMAT, 0,
+                        "unrecognised format (no format npukit knows starts like the first %zu "
+                        "bytes of this stream; the rest was not read)",
+                        m.size);
+        else
+            npk_fail_at(&err, NPK_E_FORMAT, 0, "unrecognised format");
         rc = CLI_FAIL;
     } else if (f->summarize && f->summarize(m.data, m.size, &s, &err)) {
         rc = CLI_FAIL; /* the error line comes after any summary */
@@ -58,6 +82,7 @@ static int info_one(const char *path, bool json)
         cJSON_AddStringToObject(o, "path", path);
         cJSON_AddStringToObject(o, "format", f ? f->name : "unknown");
         cli_json_u64(o, "size", m.size);
+        if (partial) cJSON_AddBoolToObject(o, "size_is_prefix", true);
         if (f) cJSON_AddStringToObject(o, "description", f->description);
         if (described) {
             if (s.title[0]) cJSON_AddStringToObject(o, "summary", s.title);
@@ -71,7 +96,7 @@ static int info_one(const char *path, bool json)
     } else
 #endif
         if (described)
-        print_text(path, m.size, f, &s);
+        print_text(path, m.size, partial, f, &s);
     (void)json;
     if (rc != CLI_OK) {
         fflush(stdout);

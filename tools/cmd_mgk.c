@@ -719,7 +719,7 @@ static int m_replace(int argc, char **argv)
     if (npk_protect_path(weights, &err) || npk_st_load(weights, &set, &err))
         rc = cli_error(weights, &err);
     else if (npk_mgk_replace(&m, &set, &buf, &len, &stats, &err))
-        rc = cli_error(weights, &err);
+        rc = cli_error(err.input == 1 ? weights : path, &err); /* model or weights (mgk.h) */
     else if (npk_write_file(out, buf, len, &err))
         rc = cli_error(out, &err);
     else

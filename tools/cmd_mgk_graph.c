@@ -192,11 +192,13 @@ static int render_png(const char *dottext, size_t len, const char *out)
     char tmpl[] = "/tmp/npukit-dot-XXXXXX";
     int fd = mkstemp(tmpl);
     if (fd < 0) return cli_fail("--png: cannot create a temporary file: %s", strerror(errno));
+    int token = npk_temp_register(tmpl, false); /* removed on SIGINT/SIGTERM too */
     bool ok = write(fd, dottext, len) == (ssize_t)len;
     close(fd);
     int pfd[2] = {-1, -1};
     if (!ok || pipe(pfd)) {
         unlink(tmpl);
+        npk_temp_unregister(token);
         return cli_fail("--png: cannot write the DOT text");
     }
     posix_spawn_file_actions_t fa;
@@ -211,6 +213,7 @@ static int render_png(const char *dottext, size_t len, const char *out)
     if (rc) {
         close(pfd[0]);
         unlink(tmpl);
+        npk_temp_unregister(token);
         return cli_fail("--png needs Graphviz's `dot` program (Debian package graphviz): %s",
                         strerror(rc));
     }
@@ -229,6 +232,7 @@ static int render_png(const char *dottext, size_t len, const char *out)
     int status = 0;
     waitpid(pid, &status, 0);
     unlink(tmpl);
+    npk_temp_unregister(token);
     if (st) {
         if (o) npk_out_abort(o);
         return cli_error(out, &err);

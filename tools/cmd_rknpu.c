@@ -50,10 +50,14 @@ static const cli_subcommand subs[] = {
     {"unpack", "--layout L --shape D0,D1,... IN.bin -o OUT.npy [--order ...] [--c2 4|8|16]",
      "convert an NPU-layout buffer back to a host array of the given (plain) shape", r_unpack},
     {"run-matmul",
-     "A.npy B.npy -o C.npy [--dtype fp16|fp16-fp16|int8] [--cores 1|2|3]\n"
+     "A.npy B.npy -o C.npy [--dtype fp16|fp16-fp16|int8] [--round] [--cores 1|2|3]\n"
      "      [--device emu|rknpu|rocket] [--device-path NODE] [--emu-cores 1|3] [--check]",
      "C = A.B on the emulator (default) or an NPU: plans the tasks, lays the operands out,\n"
-     "      runs, reads back; --check compares with a CPU reference (exit 1 if outside bounds)",
+     "      runs, reads back. Inputs of another type are converted: to fp16 rounded (a value\n"
+     "      beyond fp16's range is refused), to int8 only when exact (an inexact value is\n"
+     "      refused, named with its index; --round rounds half to even instead).\n"
+     "      --check compares with a CPU reference: exit 1 if an element is outside its bound\n"
+     "      or non-finite where the reference is finite; NaN/inf inputs are reported",
      rknpu_cmd_run_matmul},
     {"compile",
      "MODEL.tflite --op INDEX[,INDEX...] -o DIR [--cores 1|2|3] [--form vendor|rocket]\n"
@@ -415,46 +419,52 @@ static void plan_text(const npk_rk_plan *p)
                npk_rknpu_pc_data_amount(p->records[p->core_first[c]].regcfg_amount));
 }
 
+/* regcmd.bin, tasks.bin, submit.bin (and plan.json) in DIR, all or nothing. */
 static int write_plan_files(const npk_rk_plan *p, const char *dir)
 {
     npk_error err = {0};
-    if (npk_make_dir(dir, &err)) return cli_error(dir, &err);
-    char path[4096];
     size_t n = p->regcmd_entries * 8;
     if (p->count * NPK_RKNPU_TASK_SIZE > n) n = p->count * NPK_RKNPU_TASK_SIZE;
     uint8_t *buf = malloc(n < NPK_RKNPU_SUBMIT_SIZE ? NPK_RKNPU_SUBMIT_SIZE : n);
     if (!buf) return cli_fail("out of memory");
-    int rc = CLI_OK;
-    snprintf(path, sizeof path, "%s/regcmd.bin", dir);
+    npk_outdir *d;
+    if (npk_outdir_open(&d, dir, &err)) {
+        free(buf);
+        return cli_error(dir, &err);
+    }
+    npk_status st;
     npk_rk_stream_to_bin(p->regcmd, p->regcmd_entries, buf);
-    if (npk_write_file(path, buf, p->regcmd_entries * 8, &err)) rc = cli_error(path, &err);
-    snprintf(path, sizeof path, "%s/tasks.bin", dir);
-    for (size_t i = 0; i < p->count; i++)
+    st = npk_outdir_write(d, "regcmd.bin", buf, p->regcmd_entries * 8, &err);
+    for (size_t i = 0; !st && i < p->count; i++)
         npk_rknpu_task_to_bytes(&p->records[i], buf + i * NPK_RKNPU_TASK_SIZE);
-    if (!rc && npk_write_file(path, buf, p->count * NPK_RKNPU_TASK_SIZE, &err))
-        rc = cli_error(path, &err);
-    snprintf(path, sizeof path, "%s/submit.bin", dir);
-    npk_rknpu_submit_to_bytes(&p->submit, buf);
-    if (!rc && npk_write_file(path, buf, NPK_RKNPU_SUBMIT_SIZE, &err)) rc = cli_error(path, &err);
+    if (!st) st = npk_outdir_write(d, "tasks.bin", buf, p->count * NPK_RKNPU_TASK_SIZE, &err);
+    if (!st) {
+        npk_rknpu_submit_to_bytes(&p->submit, buf);
+        st = npk_outdir_write(d, "submit.bin", buf, NPK_RKNPU_SUBMIT_SIZE, &err);
+    }
     free(buf);
 #ifdef NPK_HAVE_CJSON
-    if (!rc) {
-        snprintf(path, sizeof path, "%s/plan.json", dir);
+    if (!st) {
         cJSON *j = plan_json(p);
-        char *s = cJSON_Print(j);
+        char *s = cli_json_text(j, false);
         cJSON_Delete(j);
         size_t len = s ? strlen(s) : 0;
         char *t = s ? realloc(s, len + 2) : NULL;
         if (!t) {
             free(s);
-            return cli_fail("out of memory");
+            st = npk_fail(&err, NPK_E_NOMEM, "out of memory");
+        } else {
+            t[len] = '\n';
+            st = npk_outdir_write(d, "plan.json", t, len + 1, &err);
+            free(t);
         }
-        t[len] = '\n';
-        if (npk_write_file(path, t, len + 1, &err)) rc = cli_error(path, &err);
-        free(t);
     }
 #endif
-    return rc;
+    if (st) {
+        npk_outdir_abort(d);
+        return cli_error(dir, &err);
+    }
+    return npk_outdir_commit(d, &err) ? cli_error(dir, &err) : CLI_OK;
 }
 
 static int r_plan(int argc, char **argv)
@@ -617,13 +627,17 @@ static int layout_options(const char *cmd, int argc, char **argv, layout_args *a
     return CLI_OK;
 }
 
-/* Interpret a plain shape as a feature map or weight matrix. */
-static int shape_of(const layout_args *a, int ndim, const int64_t *d, npk_rk_feature_shape *fs,
-                    npk_rk_weight_shape *ws)
+/* Interpret a plain shape as a feature map or weight matrix; errors name
+ * `file` (and the shape's offset in it, for a tensor read from a file). */
+static int shape_of(const layout_args *a, const char *file, const npk_tensor *t, int ndim,
+                    const int64_t *d, npk_rk_feature_shape *fs, npk_rk_weight_shape *ws)
 {
     if (a->kind->weight) {
         if (ndim != 2)
-            return cli_fail("weights need a 2-D array (K x N, or N x K with --order nk)");
+            return cli_tensor_fail(file, t,
+                                   "weights need a 2-D array (K x N, or N x K with --order nk), "
+                                   "not %d-D",
+                                   ndim);
         bool kn = a->order == NPK_RK_KN;
         *ws = (npk_rk_weight_shape){(size_t)(kn ? d[0] : d[1]), (size_t)(kn ? d[1] : d[0]),
                                     a->kind->c2_or_group, a->kind->esize};
@@ -645,7 +659,8 @@ static int shape_of(const layout_args *a, int ndim, const int64_t *d, npk_rk_fea
         else
             h = (size_t)d[1], w = (size_t)d[2], c = (size_t)d[3];
     } else {
-        return cli_fail("feature maps need 2-D (M x K), 3-D or 4-D arrays");
+        return cli_tensor_fail(file, t,
+                               "feature maps need 2-D (M x K), 3-D or 4-D arrays, not %d-D", ndim);
     }
     *fs = (npk_rk_feature_shape){n, c, h, w, a->c2, a->kind->esize};
     return CLI_OK;
@@ -659,41 +674,45 @@ static int r_pack(int argc, char **argv)
     if (a.shape)
         return cli_usage("rknpu pack", "--shape is for unpack (pack reads it from the .npy)");
     npk_error err = {0};
-    npk_tensor t, conv;
+    npk_tensor t, conv = {0};
+    uint8_t *buf = NULL;
     if (npk_npy_load(a.in, &t, &err)) return cli_error(a.in, &err);
     npk_rk_feature_shape fs = {0};
     npk_rk_weight_shape ws = {0};
-    if ((rc = shape_of(&a, t.ndim, t.shape, &fs, &ws))) {
-        npk_tensor_free(&t);
-        return rc;
+    if ((rc = shape_of(&a, a.in, &t, t.ndim, t.shape, &fs, &ws))) goto done;
+    /* The shape first, so an unusable one is refused before any conversion. */
+    npk_status st =
+        a.kind->weight ? npk_rk_weight_check(&ws, &err) : npk_rk_feature_check(&fs, &err);
+    if (st) {
+        rc = cli_tensor_fail(a.in, &t, "%s", err.msg);
+        goto done;
     }
     if (npk_tensor_alloc(&conv, NULL, a.kind->dtype, t.ndim, t.shape, &err) ||
         npk_tensor_convert(&t, &conv, &err)) {
-        npk_tensor_free(&t);
-        return cli_error(a.in, &err);
+        rc = cli_error(a.in, &err);
+        goto done;
     }
-    npk_tensor_free(&t);
     size_t bytes = conv.nbytes;
-    npk_status st =
-        a.kind->weight ? npk_rk_weight_check(&ws, &err) : npk_rk_feature_check(&fs, &err);
-    if (!st && !a.kind->weight) {
+    if (!a.kind->weight) {
         npk_rk_feature_native_count(&fs, &bytes);
         bytes *= fs.esize;
     }
-    uint8_t *buf = st ? NULL : malloc(bytes ? bytes : 1);
-    if (!st && !buf) st = npk_fail(&err, NPK_E_NOMEM, "out of memory");
-    if (!st)
-        st = a.kind->weight ? npk_rk_weight_pack(&ws, a.order, conv.data, buf, &err)
-                            : npk_rk_feature_pack(&fs, a.order, conv.data, buf, &err);
-    if (!st) {
-        to_from_le(buf, bytes, a.kind->esize);
-        st = npk_write_file(a.out, buf, bytes, &err);
-        rc = st ? cli_error(a.out, &err) : CLI_OK;
-    } else {
-        rc = cli_error(a.in, &err);
+    if (!(buf = malloc(bytes ? bytes : 1))) {
+        rc = cli_fail("out of memory");
+        goto done;
     }
+    st = a.kind->weight ? npk_rk_weight_pack(&ws, a.order, conv.data, buf, &err)
+                        : npk_rk_feature_pack(&fs, a.order, conv.data, buf, &err);
+    if (st) {
+        rc = cli_error(a.in, &err);
+        goto done;
+    }
+    to_from_le(buf, bytes, a.kind->esize);
+    if (npk_write_file(a.out, buf, bytes, &err)) rc = cli_error(a.out, &err);
+done:
     free(buf);
-    npk_tensor_free(&conv);
+    npk_tensor_free(&t);
+    npk_tensor_free(&conv); /* was leaked when the conversion failed */
     return rc;
 }
 
@@ -715,7 +734,7 @@ static int r_unpack(int argc, char **argv)
     }
     npk_rk_feature_shape fs = {0};
     npk_rk_weight_shape ws = {0};
-    if ((rc = shape_of(&a, ndim, d, &fs, &ws))) return rc;
+    if ((rc = shape_of(&a, NULL, NULL, ndim, d, &fs, &ws))) return rc;
     npk_error err = {0};
     npk_status st =
         a.kind->weight ? npk_rk_weight_check(&ws, &err) : npk_rk_feature_check(&fs, &err);

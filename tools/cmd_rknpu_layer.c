@@ -256,9 +256,8 @@ static cJSON *json_bundle(const char *path, const npk_rk_bundle *b, const npk_rk
 }
 #endif
 
-/* The output files, all or nothing: each is written to a temporary and all
- * are renamed only when every write worked. (One function, so it can move
- * to the shared multi-file output of issue 19.) */
+/* The output files of DIR, all or nothing (npk_outdir: written into a
+ * staging directory renamed into place when every write worked). */
 typedef struct out_file {
     const char *name;
     const void *data;
@@ -268,24 +267,16 @@ typedef struct out_file {
 static int write_dir(const char *dir, const out_file *f, size_t n)
 {
     npk_error err = {0};
-    int rc = CLI_OK;
-    npk_out **outs = calloc(n + 1, sizeof *outs);
-    if (!outs) return cli_fail("out of memory");
-    if (npk_make_dir(dir, &err)) rc = cli_error(dir, &err);
-    for (size_t i = 0; i < n && !rc; i++) {
-        char path[4096];
-        snprintf(path, sizeof path, "%s/%s", dir, f[i].name);
-        if (npk_out_open(&outs[i], path, &err) || npk_out_write(outs[i], f[i].data, f[i].len, &err))
-            rc = cli_error(path, &err);
+    npk_outdir *d;
+    if (npk_outdir_open(&d, dir, &err)) return cli_error(dir, &err);
+    npk_status st = NPK_OK;
+    for (size_t i = 0; i < n && !st; i++)
+        st = npk_outdir_write(d, f[i].name, f[i].data, f[i].len, &err);
+    if (st) {
+        npk_outdir_abort(d);
+        return cli_error(dir, &err);
     }
-    for (size_t i = 0; i < n; i++) {
-        if (rc)
-            npk_out_abort(outs[i]);
-        else if (npk_out_commit(outs[i], &err))
-            rc = cli_error(dir, &err);
-    }
-    free(outs);
-    return rc;
+    return npk_outdir_commit(d, &err) ? cli_error(dir, &err) : CLI_OK;
 }
 
 static int write_bundle(const char *dir, const char *path, const npk_rk_bundle *b,
@@ -313,7 +304,7 @@ static int write_bundle(const char *dir, const char *path, const npk_rk_bundle *
     size_t nf = 4;
 #ifdef NPK_HAVE_CJSON
     cJSON *j = json_bundle(path, b, ls);
-    char *s = cJSON_Print(j);
+    char *s = cli_json_text(j, false); /* UTF-8 repaired: names from the model */
     cJSON_Delete(j);
     if (!s) {
         rc = cli_fail("out of memory");

@@ -44,8 +44,9 @@ static bool is_npy_name(const char *path)
     return n >= 4 && strcmp(path + n - 4, ".npy") == 0;
 }
 
-/* Load FILE as a set: a .npy gives one tensor named `name`. Detects by bytes. */
-static int load_any(const char *path, const char *name, npk_tensor_set *set)
+/* Load FILE as a set: a .npy gives one tensor named `name`. Detects by bytes.
+ * header_only: names, dtypes and shapes without the data (for listings). */
+static int load_any(const char *path, const char *name, bool header_only, npk_tensor_set *set)
 {
     npk_error err = {0};
     npk_mapped m;
@@ -67,7 +68,20 @@ static int load_any(const char *path, const char *name, npk_tensor_set *set)
                     f ? f->name : "unknown");
         return cli_error(path, &err);
     }
-    if (npy) {
+    if (npy && header_only) {
+        npk_npy_header h;
+        npk_tensor t = {0};
+        st = npk_npy_parse_header(m.data, m.size, &h, &err);
+        if (!st) {
+            t.dtype = h.dtype;
+            t.ndim = h.ndim;
+            memcpy(t.shape, h.shape, sizeof t.shape);
+            t.nbytes = h.nbytes;
+            t.name = strdup(name ? name : "tensor");
+            st = npk_set_add(set, &t, &err);
+            if (st) npk_tensor_free(&t);
+        }
+    } else if (npy) {
         npk_tensor t;
         st = npk_npy_parse(m.data, m.size, &t, &err);
         if (!st) {
@@ -76,7 +90,8 @@ static int load_any(const char *path, const char *name, npk_tensor_set *set)
             if (st) npk_tensor_free(&t);
         }
     } else {
-        st = npk_st_parse(m.data, m.size, set, &err);
+        st = header_only ? npk_st_parse_header(m.data, m.size, set, &err)
+                         : npk_st_parse(m.data, m.size, set, &err);
     }
     npk_unmap_file(&m);
     return st ? cli_error(path, &err) : CLI_OK;
@@ -97,7 +112,7 @@ static int t_info(int argc, char **argv)
     if (optind + 1 != argc) return cli_usage("tensor info", "expected one FILE");
     if (json && !cli_json_available()) return cli_no_json();
     npk_tensor_set set;
-    int rc = load_any(argv[optind], NULL, &set);
+    int rc = load_any(argv[optind], NULL, true, &set);
     if (rc) return rc;
 #ifdef NPK_HAVE_CJSON
     if (json) {
@@ -172,6 +187,9 @@ static int t_convert(int argc, char **argv)
     npk_set_init(&all);
     npk_error err = {0};
     int rc = CLI_OK;
+    /* The file each tensor of `all` came from, for errors about it. */
+    const char **from = calloc(NPK_MAX_TENSORS, sizeof *from);
+    if (!from) return cli_fail("out of memory");
     for (int i = optind; i < argc && rc == CLI_OK; i++) {
         char *arg = argv[i], *eq = strchr(arg, '=');
         const char *path = eq ? eq + 1 : arg;
@@ -185,19 +203,20 @@ static int t_convert(int argc, char **argv)
             name = strndup(base, dot ? (size_t)(dot - base) : strlen(base));
         }
         npk_tensor_set one;
-        rc = load_any(path, name, &one);
+        rc = load_any(path, name, false, &one);
         free(name);
         for (size_t k = 0; rc == CLI_OK && k < one.count; k++) {
             if (npk_set_find(&all, one.items[k].name)) {
                 rc = cli_fail("%s: duplicate tensor name '%s'", path, one.items[k].name);
                 break;
             }
+            from[all.count] = path;
             if (npk_set_add(&all, &one.items[k], &err)) rc = cli_error(path, &err);
         }
         npk_set_free(&one);
     }
     for (size_t k = 0; rc == CLI_OK && to != NPK_DT_INVALID && k < all.count; k++)
-        if (cast_tensor(&all.items[k], to, &err)) rc = cli_error(NULL, &err);
+        if (cast_tensor(&all.items[k], to, &err)) rc = cli_error(from[k], &err);
     if (rc == CLI_OK) {
         npk_status st;
         if (is_safetensors_name(out)) {
@@ -210,16 +229,22 @@ static int t_convert(int argc, char **argv)
                 t = &all.items[0];
             if (!t) {
                 npk_set_free(&all);
-                return pick ? cli_fail("no tensor named '%s'", pick)
-                            : cli_usage("tensor convert",
-                                        "%zu tensors: choose one with --name for a .npy output",
-                                        all.count);
+                free(from);
+                if (!pick)
+                    return cli_usage("tensor convert",
+                                     "%zu tensors: choose one with --name for a .npy output",
+                                     all.count);
+                if (argc - optind == 1)
+                    return cli_fail("%s: no tensor named '%s'", argv[optind], pick);
+                return cli_fail("no tensor named '%s' in any of the %d inputs", pick,
+                                argc - optind);
             }
             st = npk_npy_save(out, t, &err);
         }
         if (st) rc = cli_error(out, &err);
     }
     npk_set_free(&all);
+    free(from);
     return rc;
 }
 

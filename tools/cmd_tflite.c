@@ -416,35 +416,21 @@ static void file_name(const char *name, char *out, size_t n)
     memcpy(out + k, ".npy", 5);
 }
 
-/* Every tensor into DIR/<file name>.npy, all or nothing: every file is
- * written to a temporary first and renamed only when all writes worked.
- * (One function, so it can move to the shared multi-file output of issue 19.) */
+/* Every tensor into DIR/<file name>.npy, all or nothing, through the shared
+ * output-directory transaction (file.h): nothing appears under DIR until all
+ * files are written, and a failure or a signal leaves nothing. */
 static int write_npy_dir(const char *dir, const npk_tensor *ts, size_t n, const char **names)
 {
     npk_error err = {0};
-    int rc = CLI_OK;
-    npk_out **outs = calloc(n + 1, sizeof *outs);
-    if (!outs) return cli_fail("out of memory");
-    if (npk_make_dir(dir, &err)) rc = cli_error(dir, &err);
-    for (size_t i = 0; i < n && !rc; i++) {
-        char path[4096];
-        uint8_t *buf = NULL;
-        size_t len = 0;
-        snprintf(path, sizeof path, "%s/%s", dir, names[i]);
-        if (npk_npy_encode(&ts[i], &buf, &len, &err) || npk_out_open(&outs[i], path, &err) ||
-            npk_out_write(outs[i], buf, len, &err))
-            rc = cli_error(path, &err);
-        free(buf);
+    npk_outdir *d;
+    if (npk_outdir_open(&d, dir, &err)) return cli_error(dir, &err);
+    npk_status st = NPK_OK;
+    for (size_t i = 0; i < n && !st; i++) st = npk_npy_save_in(d, names[i], &ts[i], &err);
+    if (st) {
+        npk_outdir_abort(d);
+        return cli_error(dir, &err);
     }
-    for (size_t i = 0; i < n; i++) {
-        if (rc) {
-            npk_out_abort(outs[i]);
-        } else if (npk_out_commit(outs[i], &err)) {
-            rc = cli_error(dir, &err);
-        }
-    }
-    free(outs);
-    return rc;
+    return npk_outdir_commit(d, &err) ? cli_error(dir, &err) : CLI_OK;
 }
 
 /* Distinct file names for tensors (a clash gets the tensor index added). */
@@ -743,8 +729,9 @@ done:
 
 /* ---- cut ---- */
 
-/* Tensor indices from "NAME,NAME" (names or decimal indices). */
-static int parse_tensors(const npk_tfl_subgraph *sg, const char *list, int32_t **out, uint32_t *n)
+/* Tensor indices from "NAME,NAME" (names or decimal indices) of MODEL. */
+static int parse_tensors(const char *model, const npk_tfl_subgraph *sg, const char *list,
+                         int32_t **out, uint32_t *n)
 {
     char *copy = strdup(list);
     if (!copy) return cli_fail("out of memory");
@@ -762,7 +749,7 @@ static int parse_tensors(const npk_tfl_subgraph *sg, const char *list, int32_t *
                 break;
             }
         if (idx < 0 && (!cli_parse_i64(tok, &idx) || idx < 0 || idx >= sg->ntensors))
-            rc = cli_fail("no tensor named \"%s\" in subgraph 0", tok);
+            rc = cli_fail("%s: no tensor named \"%s\" in subgraph 0", model, tok);
         else
             (*out)[(*n)++] = (int32_t)idx;
     }
@@ -801,8 +788,8 @@ static int t_cut(int argc, char **argv)
         rc = cli_fail("%s: the model has no subgraph", l.path);
         goto done;
     }
-    if ((rc = parse_tensors(&l.m.subgraphs[0], outs, &oi, &no)) ||
-        (ins && (rc = parse_tensors(&l.m.subgraphs[0], ins, &ii, &ni))))
+    if ((rc = parse_tensors(l.path, &l.m.subgraphs[0], outs, &oi, &no)) ||
+        (ins && (rc = parse_tensors(l.path, &l.m.subgraphs[0], ins, &ii, &ni))))
         goto done;
     npk_tfl_write_opts wo = {
         .inputs = ii, .ninputs = ni, .outputs = oi, .noutputs = no, .prune = true};

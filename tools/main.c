@@ -21,6 +21,8 @@ static void usage(FILE *out)
 int main(int argc, char **argv)
 {
     npk_protect_inputs_until_exit(true); /* an input is never overwritten */
+    cli_install_signal_handlers();       /* no temporary left behind, SIGBUS reported */
+    cli_route_stdout(argc, argv);        /* `-o -`: data on stdout, messages on stderr */
     if (argc < 2) {
         usage(stderr);
         return CLI_FAIL;

@@ -154,6 +154,9 @@ npk_status npk_cnn2_from_tensors(const npk_tensor_set *set, uint32_t version, ui
 /* safetensors with the header fields kept in "__metadata__"
  * ("cnn2.version", "cnn2.mip_level"), so unpack + pack reproduces a file. */
 npk_status npk_cnn2_st_encode(const npk_cnn2_model *m, uint8_t **out, size_t *len, npk_error *err);
+/* The same bytes, written to an open output a chunk at a time (memory: the
+ * model plus a few KiB); the output size is checked before the first byte. */
+npk_status npk_cnn2_st_write(const npk_cnn2_model *m, npk_out *o, npk_error *err);
 /* Parse a safetensors file into a set; *version / *mip_level get the
  * metadata values, or 0 when absent. */
 npk_status npk_cnn2_st_decode(const uint8_t *buf, size_t len, npk_tensor_set *set,

@@ -66,6 +66,14 @@ typedef struct npk_format {
     npk_status (*summarize)(const uint8_t *buf, size_t len, npk_summary *out, npk_error *err);
 } npk_format;
 
+/* True for formats whose probe and summary mean something on the first
+ * bytes of an endless stream (plain text, CSV): `info` reads no further. */
+bool npk_format_prefix_ok(const npk_format *f);
+
+/* Bytes of a stream (pipe, device) `info` reads before it decides: enough
+ * for every magic and header it probes. */
+#define NPK_DETECT_PREFIX ((size_t)1 << 20)
+
 /* The first format whose probe accepts buf, or NULL. */
 const npk_format *npk_detect(const uint8_t *buf, size_t len);
 /* All known formats, in probe order. */

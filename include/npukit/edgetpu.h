@@ -28,7 +28,7 @@ extern "C" {
  * hints); they keep hint validation, which matches hints to layers by
  * name, cheap on hostile files. */
 #define NPK_ETPU_MAX_LAYERS 1024
-#define NPK_ETPU_MAX_HINTS 16384
+#define NPK_ETPU_MAX_HINTS  16384
 
 /* ---- schema enums (executable.fbs) ---- */
 

@@ -31,6 +31,10 @@ typedef struct npk_error {
     bool has_offset; /* offset is meaningful */
     uint64_t offset; /* absolute byte offset in the input file */
     char msg[NPK_ERROR_MSG_MAX];
+    /* For operations on several inputs (a model and a weights file): which
+     * one the error is about, 0 (the default) being the first the function
+     * takes. Set with npk_error_about(); documented per function. */
+    int input;
 } npk_error;
 
 #if defined(__GNUC__)
@@ -45,6 +49,10 @@ typedef struct npk_error {
 npk_status npk_fail(npk_error *err, npk_status status, const char *fmt, ...) NPK_PRINTF(3, 4);
 npk_status npk_fail_at(npk_error *err, npk_status status, uint64_t offset, const char *fmt, ...)
     NPK_PRINTF(4, 5);
+/* Mark the error just recorded as being about input k and return `status`
+ * (the status of the failure just reported, whatever an earlier error left
+ * in err): `npk_fail(err, NPK_E_ARG, ...); return npk_error_about(err, 1, NPK_E_ARG);` */
+npk_status npk_error_about(npk_error *err, int k, npk_status status);
 void npk_error_clear(npk_error *err);
 const char *npk_status_name(npk_status status);
 

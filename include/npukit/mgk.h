@@ -446,7 +446,10 @@ typedef struct npk_mgk_replace_stats {
 /* Re-encode every layer whose layer_<id>.weight (convolutions) or
  * layer_<id>.W / .R (GRUs) is in `w` into a copy of the file (*out,
  * malloc'd). Shapes must match exactly; integer dtypes only; values must fit
- * the layer's bit width. Every other byte is unchanged. */
+ * the layer's bit width. Every other byte is unchanged.
+ * Errors about the model (a layer that cannot be re-encoded) carry the
+ * layer record's offset and err->input 0; errors about the weights (no such
+ * layer, shape, dtype, a value out of range) err->input 1. */
 npk_status npk_mgk_replace(const npk_mgk_model *m, const npk_tensor_set *w, uint8_t **out,
                            size_t *out_len, npk_mgk_replace_stats *stats, npk_error *err);
 

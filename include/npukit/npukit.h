@@ -11,5 +11,6 @@
 #include "npukit/half.h"
 #include "npukit/tensor.h"
 #include "npukit/detect.h"
+#include "npukit/utf8.h"
 
 #endif

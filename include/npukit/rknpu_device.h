@@ -120,14 +120,24 @@ npk_status npk_rk_run_layer(npk_rk_device *d, const npk_rk_layer *l, int cores, 
 /* ---- checking a result ---- */
 
 typedef struct npk_rk_check {
-    double max_abs, max_rel; /* largest |c - ref| and |c - ref| / |ref| */
+    double max_abs, max_rel; /* largest |c - ref| and |c - ref| / |ref| over the elements
+                                whose reference is finite and that are finite in c */
     size_t worst;            /* index of the element furthest outside its bound (or max_abs) */
-    size_t bad;              /* elements outside their bound */
+    size_t bad;              /* elements outside their bound, or non-finite in c where the
+                                reference is finite */
+    size_t nonfinite_c;      /* of those: NaN or inf in c where the reference is finite */
+    size_t first_nonfinite_c;
+    size_t unchecked; /* elements whose reference is NaN or inf (from NaN/inf inputs) */
+    size_t nonfinite_a, nonfinite_b;             /* NaN or inf elements in A and in B */
+    size_t first_nonfinite_a, first_nonfinite_b; /* the first of each (row-major index) */
 } npk_rk_check;
 
 /* Compare c with a CPU reference computed in double (int64 for int8).
  * Bound per element: exact for int8; for fp16 inputs, fp32 accumulation
- * error (K + 2) * 2^-24 * sum |a.b|, plus one fp16 ulp for fp16 output. */
+ * error (K + 2) * 2^-24 * sum |a.b|, plus one fp16 ulp for fp16 output.
+ * An element whose reference is NaN or inf (NaN/inf in A or B) cannot be
+ * checked and is counted in `unchecked`; NaN or inf in c where the
+ * reference is finite is always a failure. */
 npk_status npk_rk_check_matmul(const npk_rk_run_opts *o, const void *a, const void *b,
                                const void *c, npk_rk_check *out, npk_error *err);
 

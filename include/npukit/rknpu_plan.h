@@ -64,6 +64,10 @@ typedef struct npk_rk_plan {
     uint64_t input_bytes, weight_bytes, output_bytes;
 } npk_rk_plan;
 
+/* Refused (NPK_E_LIMIT / NPK_E_ARG, the buffers and ranges named): a buffer
+ * past the 32-bit DMA address space, or two buffers (input, weight, output,
+ * regcmd) that share a byte. All four addresses 0 means the buffers are not
+ * placed yet (a plan made only for its sizes): the overlap check is skipped. */
 npk_status npk_rk_plan_make(const npk_rk_plan_opts *o, npk_rk_plan *p, npk_error *err);
 void npk_rk_plan_free(npk_rk_plan *p);
 

@@ -97,10 +97,11 @@ typedef struct npk_rknpu_submit {
     ((unsigned long)(((dir) << 30) | ((uint32_t)(size) << 16) | ((uint32_t)(type) << 8) | (nr)))
 #define NPK_DRM_COMMAND_BASE 0x40u
 
-#define NPK_RKNPU_IOCTL_ACTION     0xC0086440ul
-#define NPK_RKNPU_IOCTL_SUBMIT     0xC0686441ul
-#define NPK_RKNPU_IOCTL_MEM_CREATE 0xC0286442ul /* the 40-byte struct; newer drivers zero-extend   \
-                                                 */
+#define NPK_RKNPU_IOCTL_ACTION 0xC0086440ul
+#define NPK_RKNPU_IOCTL_SUBMIT 0xC0686441ul
+#define NPK_RKNPU_IOCTL_MEM_CREATE                                                                 \
+    0xC0286442ul /* the 40-byte struct; newer drivers zero-extend                                  \
+                  */
 #define NPK_RKNPU_IOCTL_MEM_MAP     0xC0106443ul
 #define NPK_RKNPU_IOCTL_MEM_DESTROY 0xC0106444ul
 #define NPK_RKNPU_IOCTL_MEM_SYNC    0xC0206445ul

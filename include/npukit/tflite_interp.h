@@ -43,8 +43,8 @@ typedef struct npk_tfl_view {
     int32_t dims[NPK_TFL_VIEW_MAX_DIMS];
     void *data;
     size_t bytes;
-    float scale;        /* per-tensor quantisation (first entry if per-channel); 0 if none */
-    int32_t zero_point; /* idem */
+    float scale;            /* per-tensor quantisation (first entry if per-channel); 0 if none */
+    int32_t zero_point;     /* idem */
     const npk_tfl_quant *q; /* the model's full quantisation, NULL if none */
     bool is_const;
 } npk_tfl_view;
@@ -56,8 +56,7 @@ typedef struct npk_tfl_view {
 typedef struct npk_tfl_custom {
     const char *custom_code; /* e.g. "edgetpu-custom-op"; NULL with builtin >= 0 */
     int32_t builtin;         /* -1 unless replacing a builtin op */
-    npk_status (*prepare)(void *user, const npk_tfl_model *m, uint32_t op_index,
-                          npk_error *err);
+    npk_status (*prepare)(void *user, const npk_tfl_model *m, uint32_t op_index, npk_error *err);
     npk_status (*eval)(void *user, uint32_t op_index, const npk_tfl_view *in, uint32_t nin,
                        npk_tfl_view *out, uint32_t nout, npk_error *err);
     void *user;
@@ -121,8 +120,8 @@ size_t npk_tfl_interp_peak_live_bytes(const npk_tfl_interp *it);
 /* Whether the interpreter has a kernel for this operator (by code, custom
  * name and tensor types; not a full check of its shapes); when not, why
  * (one line) is written to why. */
-bool npk_tfl_op_supported(const npk_tfl_model *m, uint32_t subgraph, uint32_t op_index,
-                          char *why, size_t why_len);
+bool npk_tfl_op_supported(const npk_tfl_model *m, uint32_t subgraph, uint32_t op_index, char *why,
+                          size_t why_len);
 
 #ifdef __cplusplus
 }

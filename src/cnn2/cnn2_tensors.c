@@ -1,5 +1,6 @@
 /* CNN v2 model <-> tensors named layer.<i>.weight, shape [out, in, k, k]
  * (PyTorch's OIHW, the order of the file). */
+#include <stdarg.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -27,6 +28,21 @@ npk_status npk_cnn2_to_tensors(const npk_cnn2_model *m, npk_tensor_set *set, npk
     }
     if (st) npk_set_free(set);
     return st;
+}
+
+/* An error about tensor t: at its place in the file it came from, if known. */
+static npk_status tensor_fail(npk_error *err, npk_status st, const npk_tensor *t, const char *fmt,
+                              ...) NPK_PRINTF(4, 5);
+static npk_status tensor_fail(npk_error *err, npk_status st, const npk_tensor *t, const char *fmt,
+                              ...)
+{
+    char msg[NPK_ERROR_MSG_MAX];
+    va_list ap;
+    va_start(ap, fmt);
+    vsnprintf(msg, sizeof msg, fmt, ap);
+    va_end(ap);
+    if (t && t->src_shape_offset) return npk_fail_at(err, st, t->src_shape_offset, "%s", msg);
+    return npk_fail(err, st, "%s", msg);
 }
 
 /* "layer.<i>.weight" with a canonical decimal i; -1 otherwise. */
@@ -64,14 +80,15 @@ npk_status npk_cnn2_from_tensors(const npk_tensor_set *set, uint32_t version, ui
         const npk_tensor *t = &set->items[j];
         long i = layer_index(t->name);
         if (i < 0) {
-            st = npk_fail(err, NPK_E_FORMAT, "cnn2: tensor '%s' is not named layer.<i>.weight",
-                          t->name ? t->name : "");
+            st =
+                tensor_fail(err, NPK_E_FORMAT, t, "cnn2: tensor '%s' is not named layer.<i>.weight",
+                            t->name ? t->name : "");
             goto done;
         }
         if ((size_t)i >= n) {
-            st = npk_fail(err, NPK_E_FORMAT,
-                          "cnn2: tensor '%s' but only %zu tensors (layers must be 0..%zu)", t->name,
-                          n, n - 1);
+            st = tensor_fail(err, NPK_E_FORMAT, t,
+                             "cnn2: tensor '%s' but only %zu tensors (layers must be 0..%zu)",
+                             t->name, n, n - 1);
             goto done;
         }
         by_layer[i] = t; /* names are unique in a set, so no index repeats */
@@ -79,24 +96,26 @@ npk_status npk_cnn2_from_tensors(const npk_tensor_set *set, uint32_t version, ui
     for (size_t i = 0; i < n; i++) {
         const npk_tensor *t = by_layer[i];
         if (t->dtype != NPK_F32 && t->dtype != NPK_F16) {
-            st = npk_fail(err, NPK_E_UNSUPPORTED, "cnn2: %s is %s; float32 or float16 expected",
-                          t->name, npk_dtype_name(t->dtype));
+            st = tensor_fail(err, NPK_E_UNSUPPORTED, t,
+                             "cnn2: %s is %s; float32 or float16 expected", t->name,
+                             npk_dtype_name(t->dtype));
             goto done;
         }
         if (t->ndim != 4 || t->shape[2] != t->shape[3] || t->shape[0] < 1 || t->shape[1] < 1 ||
             t->shape[2] < 1 || t->shape[0] > (int64_t)NPK_CNN2_MAX_OUT ||
             t->shape[1] > (int64_t)UINT32_MAX || t->shape[2] > 65535) {
             char buf[128];
-            st = npk_fail(err, NPK_E_FORMAT, "cnn2: %s has shape %s; expected [out 1..8, in, k, k]",
-                          t->name, npk_shape_str(t, buf, sizeof buf));
+            st = tensor_fail(err, NPK_E_FORMAT, t,
+                             "cnn2: %s has shape %s; expected [out 1..8, in, k, k]", t->name,
+                             npk_shape_str(t, buf, sizeof buf));
             goto done;
         }
         shapes[i].out_channels = (uint32_t)t->shape[0];
         shapes[i].in_channels = (uint32_t)t->shape[1];
         shapes[i].kernel_size = (uint32_t)t->shape[2];
         if (shapes[i].kernel_size % 2 == 0) {
-            st = npk_fail(err, NPK_E_FORMAT, "cnn2: %s has an even kernel size %u", t->name,
-                          shapes[i].kernel_size);
+            st = tensor_fail(err, NPK_E_FORMAT, t, "cnn2: %s has an even kernel size %u", t->name,
+                             shapes[i].kernel_size);
             goto done;
         }
     }

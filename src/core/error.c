@@ -36,6 +36,12 @@ npk_status npk_fail_at(npk_error *err, npk_status status, uint64_t offset, const
     return status;
 }
 
+npk_status npk_error_about(npk_error *err, int k, npk_status status)
+{
+    if (err) err->input = k;
+    return status;
+}
+
 void npk_error_clear(npk_error *err)
 {
     if (!err) return;

@@ -1,6 +1,11 @@
+/* Inputs: mapping (or reading) files and streams, and the registry of open
+ * inputs that outputs must never replace. Outputs are in output.c and
+ * outdir.c, temporaries in temps.c. */
 #include <errno.h>
 #include <fcntl.h>
+#include <limits.h>
 #include <pthread.h>
+#include <stdatomic.h>
 #include <stdint.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -11,6 +16,7 @@
 
 #include "npukit/checked.h"
 #include "npukit/file.h"
+#include "file_internal.h"
 
 /* ---- registry of open inputs (dev, ino), so outputs never replace them ---- */
 
@@ -63,12 +69,12 @@ static void reg_del(uint64_t dev, uint64_t ino)
     pthread_mutex_unlock(&reg_lock);
 }
 
-static int reg_has(uint64_t dev, uint64_t ino)
+bool npk_input_protected(uint64_t dev, uint64_t ino)
 {
-    int found = 0;
+    bool found = false;
     pthread_mutex_lock(&reg_lock);
     for (int i = 0; i < MAX_PROTECTED; i++)
-        if (reg[i].refs && reg[i].dev == dev && reg[i].ino == ino) found = 1;
+        if (reg[i].refs && reg[i].dev == dev && reg[i].ino == ino) found = true;
     pthread_mutex_unlock(&reg_lock);
     return found;
 }
@@ -82,242 +88,190 @@ npk_status npk_protect_path(const char *path, npk_error *err)
     return NPK_OK;
 }
 
-/* ---- input mapping ---- */
+/* ---- mapped regions, for naming the file behind a SIGBUS ----
+ * Fixed slots with the path stored inline: the lookup runs in a signal
+ * handler, so it must not follow pointers that another thread may free. */
 
-static npk_status read_all(int fd, npk_mapped *m, npk_error *err)
+#define MAP_SLOTS 32
+enum { SLOT_FREE, SLOT_BUSY, SLOT_LIVE };
+static struct {
+    atomic_int state;
+    const uint8_t *base;
+    size_t len;
+    char path[PATH_MAX];
+} maps[MAP_SLOTS];
+
+static int map_slot_add(const char *path, const void *base, size_t len)
 {
-    size_t cap = 1 << 16, len = 0;
-    uint8_t *buf = malloc(cap);
-    if (!buf) return npk_fail(err, NPK_E_NOMEM, "out of memory");
-    for (;;) {
-        if (len == cap) {
-            uint64_t grown = (uint64_t)cap * 2;
-            if (cap > SIZE_MAX / 2 || grown > NPK_MAX_INPUT_SIZE) {
-                free(buf);
-                return npk_fail(err, NPK_E_LIMIT, "input larger than 4 GiB");
-            }
-            uint8_t *nb = realloc(buf, cap * 2);
-            if (!nb) {
-                free(buf);
-                return npk_fail(err, NPK_E_NOMEM, "out of memory");
-            }
-            buf = nb;
-            cap *= 2;
-        }
-        ssize_t r = read(fd, buf + len, cap - len);
-        if (r < 0) {
-            if (errno == EINTR) continue;
-            int e = errno;
-            free(buf);
-            return npk_fail(err, NPK_E_IO, "%s", strerror(e));
-        }
-        if (r == 0) break;
-        len += (size_t)r;
+    size_t n = strlen(path);
+    if (n >= PATH_MAX) return 0;
+    for (int i = 0; i < MAP_SLOTS; i++) {
+        int want = SLOT_FREE;
+        if (!atomic_compare_exchange_strong(&maps[i].state, &want, SLOT_BUSY)) continue;
+        maps[i].base = base;
+        maps[i].len = len;
+        memcpy(maps[i].path, path, n + 1);
+        atomic_store(&maps[i].state, SLOT_LIVE);
+        return i + 1;
     }
-    m->heap = buf;
-    m->data = buf;
-    m->size = len;
-    return NPK_OK;
+    return 0; /* table full: a fault there is reported without the file name */
 }
+
+bool npk_mapped_fault(const void *addr, const char **path, uint64_t *offset)
+{
+    const uint8_t *a = addr;
+    for (int i = 0; i < MAP_SLOTS; i++) {
+        if (atomic_load(&maps[i].state) != SLOT_LIVE) continue;
+        if (a >= maps[i].base && a < maps[i].base + maps[i].len) {
+            *path = maps[i].path;
+            *offset = (uint64_t)(a - maps[i].base);
+            return true;
+        }
+    }
+    return false;
+}
+
+/* ---- input mapping ---- */
 
 static const uint8_t empty_input[1];
 
-npk_status npk_map_file(const char *path, npk_mapped *m, npk_error *err)
+/* Append from fd until EOF or until m->size reaches `stop` (a prefix);
+ * more than NPK_MAX_INPUT_SIZE bytes is an error. */
+static npk_status read_stream(int fd, npk_mapped *m, uint64_t stop, npk_error *err)
+{
+    uint8_t *buf = m->heap;
+    size_t cap = m->heap_cap, len = m->size;
+    for (;;) {
+        if (len >= stop) return NPK_OK; /* prefix complete; the stream may go on */
+        if (len == cap) {
+            /* Grow by doubling, to one byte past the limit (to detect it). */
+            uint64_t ncap = cap ? (uint64_t)cap * 2 : 1 << 16;
+            if (ncap > NPK_MAX_INPUT_SIZE + 1) ncap = NPK_MAX_INPUT_SIZE + 1;
+            if (ncap > SIZE_MAX) ncap = SIZE_MAX;
+            if (ncap <= cap) return npk_fail(err, NPK_E_NOMEM, "out of memory reading the input");
+            uint8_t *nb = realloc(buf, (size_t)ncap);
+            if (!nb) return npk_fail(err, NPK_E_NOMEM, "out of memory reading the input");
+            buf = m->heap = nb;
+            m->data = nb;
+            cap = m->heap_cap = (size_t)ncap;
+        }
+        size_t want = cap - len;
+        if ((uint64_t)want > stop - len) want = (size_t)(stop - len);
+        ssize_t r = read(fd, buf + len, want);
+        if (r < 0) {
+            if (errno == EINTR) continue;
+            return npk_fail(err, NPK_E_IO, "%s", strerror(errno));
+        }
+        if (r == 0) {
+            m->complete = true;
+            return NPK_OK;
+        }
+        len += (size_t)r;
+        m->size = len;
+        if ((uint64_t)len > NPK_MAX_INPUT_SIZE)
+            return npk_fail(err, NPK_E_LIMIT,
+                            "input stream longer than the 4 GiB input limit (%llu bytes read)",
+                            (unsigned long long)len);
+    }
+}
+
+/* Map a regular file whole: the pages are read on demand, so the cost is
+ * what the reader touches. */
+static npk_status map_regular(int fd, const char *path, const struct stat *st, npk_mapped *m,
+                              npk_error *err)
+{
+    size_t fsize;
+    if ((uint64_t)st->st_size > NPK_MAX_INPUT_SIZE || !npk_u64_to_sz((uint64_t)st->st_size, &fsize))
+        return npk_fail(err, NPK_E_LIMIT,
+                        "file of %llu bytes exceeds the 4 GiB input limit (%llu bytes)",
+                        (unsigned long long)st->st_size, (unsigned long long)NPK_MAX_INPUT_SIZE);
+    m->complete = true;
+    if (fsize == 0) {
+        m->data = empty_input;
+        return NPK_OK;
+    }
+    void *p = mmap(NULL, fsize, PROT_READ, MAP_PRIVATE, fd, 0);
+    if (p == MAP_FAILED) { /* e.g. a file system without mmap */
+        m->complete = false;
+        return read_stream(fd, m, UINT64_MAX, err);
+    }
+    m->map_base = p;
+    m->map_len = fsize;
+    m->data = p;
+    m->size = fsize;
+    m->map_slot = map_slot_add(path, p, fsize);
+    return NPK_OK;
+}
+
+static npk_status open_input(const char *path, npk_mapped *m, uint64_t prefix, npk_error *err)
 {
     memset(m, 0, sizeof *m);
     if (!path) return npk_fail(err, NPK_E_ARG, "no input path");
-    if (strcmp(path, "-") == 0) return read_all(STDIN_FILENO, m, err);
-
-    int fd = open(path, O_RDONLY | O_CLOEXEC);
+    bool is_stdin = strcmp(path, "-") == 0;
+    int fd = is_stdin ? STDIN_FILENO : open(path, O_RDONLY | O_CLOEXEC);
     if (fd < 0) return npk_fail(err, NPK_E_IO, "%s", strerror(errno));
     struct stat st;
-    if (fstat(fd, &st) != 0) {
-        int e = errno;
-        close(fd);
-        return npk_fail(err, NPK_E_IO, "%s", strerror(e));
-    }
-    if (S_ISDIR(st.st_mode)) {
-        close(fd);
-        return npk_fail(err, NPK_E_IO, "is a directory");
-    }
     npk_status rc = NPK_OK;
-    if (S_ISREG(st.st_mode)) {
-        size_t fsize;
-        if ((uint64_t)st.st_size > NPK_MAX_INPUT_SIZE ||
-            !npk_u64_to_sz((uint64_t)st.st_size, &fsize)) {
-            close(fd);
-            return npk_fail(err, NPK_E_LIMIT, "file of %lld bytes exceeds the 4 GiB input limit",
-                            (long long)st.st_size);
-        }
-        if (st.st_size == 0) {
-            m->data = empty_input;
-            m->size = 0;
-        } else {
-            void *p = mmap(NULL, fsize, PROT_READ, MAP_PRIVATE, fd, 0);
-            if (p == MAP_FAILED) {
-                rc = read_all(fd, m, err);
-            } else {
-                m->map_base = p;
-                m->map_len = fsize;
-                m->data = p;
-                m->size = fsize;
-            }
-        }
+    if (fstat(fd, &st) != 0) {
+        rc = npk_fail(err, NPK_E_IO, "%s", strerror(errno));
+    } else if (S_ISDIR(st.st_mode)) {
+        rc = npk_fail(err, NPK_E_IO, "is a directory");
+    } else if (S_ISREG(st.st_mode) && (!is_stdin || lseek(fd, 0, SEEK_CUR) == 0)) {
+        /* A file, also as standard input ("< file"): mapped, and protected
+         * like any named input. */
+        rc = map_regular(fd, is_stdin ? "standard input" : path, &st, m, err);
+        m->dev = (uint64_t)st.st_dev;
+        m->ino = (uint64_t)st.st_ino;
+        if (!rc) m->registered = reg_add(m->dev, m->ino);
     } else {
-        rc = read_all(fd, m, err);
+        rc = read_stream(fd, m, prefix, err);
+        if (!rc && !m->complete) {
+            m->stream_fd = fd + 1; /* npk_map_rest continues from here */
+            fd = -1;
+        }
+        if (!rc && S_ISREG(st.st_mode)) {
+            m->dev = (uint64_t)st.st_dev;
+            m->ino = (uint64_t)st.st_ino;
+            m->registered = reg_add(m->dev, m->ino);
+        }
     }
-    close(fd);
-    if (rc) return rc;
-    m->dev = (uint64_t)st.st_dev;
-    m->ino = (uint64_t)st.st_ino;
-    m->registered = reg_add(m->dev, m->ino);
+    if (fd >= 0 && !is_stdin) close(fd);
+    if (rc) {
+        npk_unmap_file(m);
+        return rc;
+    }
     if (!m->data) m->data = empty_input;
     return NPK_OK;
+}
+
+npk_status npk_map_file(const char *path, npk_mapped *m, npk_error *err)
+{
+    return open_input(path, m, UINT64_MAX, err);
+}
+
+npk_status npk_map_prefix(const char *path, npk_mapped *m, size_t prefix, npk_error *err)
+{
+    return open_input(path, m, prefix, err);
+}
+
+npk_status npk_map_rest(npk_mapped *m, npk_error *err)
+{
+    if (m->complete || !m->stream_fd) return NPK_OK;
+    int fd = m->stream_fd - 1;
+    npk_status st = read_stream(fd, m, UINT64_MAX, err);
+    if (fd != STDIN_FILENO) close(fd);
+    m->stream_fd = 0;
+    if (!m->data) m->data = empty_input;
+    return st;
 }
 
 void npk_unmap_file(npk_mapped *m)
 {
     if (!m) return;
+    if (m->map_slot) atomic_store(&maps[m->map_slot - 1].state, SLOT_FREE);
     if (m->map_base) munmap(m->map_base, m->map_len);
+    if (m->stream_fd && m->stream_fd - 1 != STDIN_FILENO) close(m->stream_fd - 1);
     free(m->heap);
     if (m->registered && !sticky) reg_del(m->dev, m->ino);
     memset(m, 0, sizeof *m);
-}
-
-/* ---- atomic output ---- */
-
-struct npk_out {
-    int fd;
-    char *path;
-    char *tmp;
-};
-
-npk_status npk_out_open(npk_out **outp, const char *path, npk_error *err)
-{
-    *outp = NULL;
-    if (!path || !*path) return npk_fail(err, NPK_E_ARG, "no output path");
-    if (strcmp(path, "-") == 0)
-        return npk_fail(err, NPK_E_ARG,
-                        "writing binary output to standard output is not supported");
-    struct stat st;
-    if (stat(path, &st) == 0) {
-        if (S_ISDIR(st.st_mode)) return npk_fail(err, NPK_E_IO, "is a directory");
-        if (reg_has((uint64_t)st.st_dev, (uint64_t)st.st_ino))
-            return npk_fail(err, NPK_E_ARG, "refusing to overwrite an input file");
-    }
-    npk_out *o = calloc(1, sizeof *o);
-    size_t n = strlen(path);
-    if (!o) return npk_fail(err, NPK_E_NOMEM, "out of memory");
-    o->path = malloc(n + 1);
-    o->tmp = malloc(n + 32);
-    if (!o->path || !o->tmp) {
-        free(o->path);
-        free(o->tmp);
-        free(o);
-        return npk_fail(err, NPK_E_NOMEM, "out of memory");
-    }
-    memcpy(o->path, path, n + 1);
-    /* Temp file in the same directory so rename() is atomic: DIR/.NAME.XXXXXX */
-    const char *slash = strrchr(path, '/');
-    size_t dirlen = slash ? (size_t)(slash - path + 1) : 0;
-    snprintf(o->tmp, n + 32, "%.*s.%s.XXXXXX", (int)dirlen, path, path + dirlen);
-    o->fd = mkstemp(o->tmp);
-    if (o->fd < 0) {
-        int e = errno;
-        free(o->path);
-        free(o->tmp);
-        free(o);
-        return npk_fail(err, NPK_E_IO, "cannot create output: %s", strerror(e));
-    }
-    /* mkstemp creates 0600; give the file the usual permissions. */
-    mode_t um = umask(0);
-    umask(um);
-    fchmod(o->fd, 0666 & ~um);
-    *outp = o;
-    return NPK_OK;
-}
-
-npk_status npk_out_write(npk_out *o, const void *data, size_t n, npk_error *err)
-{
-    const uint8_t *p = data;
-    while (n) {
-        ssize_t w = write(o->fd, p, n);
-        if (w < 0) {
-            if (errno == EINTR) continue;
-            return npk_fail(err, NPK_E_IO, "write failed: %s", strerror(errno));
-        }
-        p += w;
-        n -= (size_t)w;
-    }
-    return NPK_OK;
-}
-
-static void out_free(npk_out *o)
-{
-    free(o->path);
-    free(o->tmp);
-    free(o);
-}
-
-void npk_out_abort(npk_out *o)
-{
-    if (!o) return;
-    close(o->fd);
-    unlink(o->tmp);
-    out_free(o);
-}
-
-npk_status npk_out_commit(npk_out *o, npk_error *err)
-{
-    if (!o) return npk_fail(err, NPK_E_ARG, "no output");
-    struct stat st;
-    /* Re-check: an input may have been opened since npk_out_open(). */
-    if (stat(o->path, &st) == 0 && reg_has((uint64_t)st.st_dev, (uint64_t)st.st_ino)) {
-        npk_fail(err, NPK_E_ARG, "refusing to overwrite an input file");
-        npk_out_abort(o);
-        return NPK_E_ARG;
-    }
-    if (fsync(o->fd) != 0 && errno != EINVAL) {
-        npk_fail(err, NPK_E_IO, "fsync failed: %s", strerror(errno));
-        npk_out_abort(o);
-        return NPK_E_IO;
-    }
-    if (close(o->fd) != 0) {
-        o->fd = -1;
-        npk_fail(err, NPK_E_IO, "close failed: %s", strerror(errno));
-        unlink(o->tmp);
-        out_free(o);
-        return NPK_E_IO;
-    }
-    if (rename(o->tmp, o->path) != 0) {
-        npk_fail(err, NPK_E_IO, "rename failed: %s", strerror(errno));
-        unlink(o->tmp);
-        out_free(o);
-        return NPK_E_IO;
-    }
-    out_free(o);
-    return NPK_OK;
-}
-
-npk_status npk_write_file(const char *path, const void *data, size_t n, npk_error *err)
-{
-    npk_out *o;
-    npk_status st = npk_out_open(&o, path, err);
-    if (st) return st;
-    st = npk_out_write(o, data, n, err);
-    if (st) {
-        npk_out_abort(o);
-        return st;
-    }
-    return npk_out_commit(o, err);
-}
-
-npk_status npk_make_dir(const char *path, npk_error *err)
-{
-    if (mkdir(path, 0777) == 0 || errno == EEXIST) {
-        struct stat st;
-        if (stat(path, &st) == 0 && S_ISDIR(st.st_mode)) return NPK_OK;
-        return npk_fail(err, NPK_E_IO, "exists and is not a directory");
-    }
-    return npk_fail(err, NPK_E_IO, "cannot create directory: %s", strerror(errno));
 }

@@ -42,3 +42,8 @@ const npk_format *npk_format_by_name(const char *name)
         if (strcmp(formats[i].name, name) == 0) return &formats[i];
     return NULL;
 }
+
+bool npk_format_prefix_ok(const npk_format *f)
+{
+    return f && (f->probe == npk_text_probe || f->probe == npk_csv_probe);
+}

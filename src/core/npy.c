@@ -133,9 +133,9 @@ static npk_status parse_descr(const char *s, size_t n, uint64_t off, npk_dtype *
     return npk_fail_at(err, NPK_E_UNSUPPORTED, off, "npy: unsupported dtype '%.*s'", (int)n, s);
 }
 
-npk_status npk_npy_parse(const uint8_t *buf, size_t len, npk_tensor *t, npk_error *err)
+npk_status npk_npy_parse_header(const uint8_t *buf, size_t len, npk_npy_header *hd, npk_error *err)
 {
-    memset(t, 0, sizeof *t);
+    memset(hd, 0, sizeof *hd);
     if (len < 10 || memcmp(buf, "\x93NUMPY", 6) != 0)
         return npk_fail_at(err, NPK_E_FORMAT, 0, "not a .npy file (bad magic)");
     uint8_t major = buf[6];
@@ -158,7 +158,8 @@ npk_status npk_npy_parse(const uint8_t *buf, size_t len, npk_tensor *t, npk_erro
 
     hdr_parser h = {(const char *)buf + hstart, (const char *)buf + hstart + hlen, hstart,
                     (const char *)buf + hstart};
-    int have_descr = 0, have_order = 0, have_shape = 0, swap = 0;
+    int have_descr = 0, have_order = 0, have_shape = 0, swap = 0, fortran = 0;
+    uint64_t shape_off = hstart;
     npk_dtype dt = NPK_DT_INVALID;
     npk_tensor tmp;
     memset(&tmp, 0, sizeof tmp);
@@ -186,13 +187,15 @@ npk_status npk_npy_parse(const uint8_t *buf, size_t len, npk_tensor *t, npk_erro
             if ((size_t)(h.end - h.p) >= 5 && memcmp(h.p, "False", 5) == 0) {
                 h.p += 5;
             } else if ((size_t)(h.end - h.p) >= 4 && memcmp(h.p, "True", 4) == 0) {
-                return npk_fail_at(err, NPK_E_UNSUPPORTED, hoff(&h),
-                                   "npy: Fortran-order arrays are not supported");
+                h.p += 4; /* column-major data: transposed on load */
+                fortran = 1;
             } else {
                 return npk_fail_at(err, NPK_E_FORMAT, hoff(&h), "npy header: bad fortran_order");
             }
             have_order = 1;
         } else if (klen == 5 && memcmp(key, "shape", 5) == 0) {
+            skip_ws(&h);
+            shape_off = hoff(&h);
             if ((st = parse_shape(&h, &tmp, err))) return st;
             have_shape = 1;
         } else {
@@ -209,14 +212,66 @@ npk_status npk_npy_parse(const uint8_t *buf, size_t len, npk_tensor *t, npk_erro
     size_t count, nbytes;
     npk_error serr = {0};
     if ((st = npk_shape_size(dt, tmp.ndim, tmp.shape, &count, &nbytes, &serr)))
-        return npk_fail_at(err, st, hstart, "npy: %s", serr.msg);
+        return npk_fail_at(err, st, shape_off, "npy: shape: %s", serr.msg);
     size_t dstart = hstart + hlen;
     if (len - dstart != nbytes)
         return npk_fail_at(err, NPK_E_FORMAT, dstart,
                            "npy: data is %zu bytes, shape and dtype need %zu", len - dstart,
                            nbytes);
-    if ((st = npk_tensor_alloc(t, NULL, dt, tmp.ndim, tmp.shape, err))) return st;
-    npk_swap_copy(t->data, buf + dstart, nbytes, npk_dtype_size(dt), swap);
+    hd->dtype = dt;
+    hd->ndim = tmp.ndim;
+    memcpy(hd->shape, tmp.shape, sizeof hd->shape);
+    hd->fortran_order = fortran;
+    hd->swap = swap;
+    hd->major = major;
+    hd->minor = buf[7];
+    hd->data_offset = dstart;
+    hd->shape_offset = shape_off;
+    hd->nbytes = nbytes;
+    return NPK_OK;
+}
+
+/* Column-major (Fortran) data to row-major: walk the destination in order
+ * with an odometer over the indices, keeping the source offset in step. */
+static void from_fortran(uint8_t *dst, const uint8_t *src, int ndim, const int64_t *shape,
+                         size_t esz, int swap)
+{
+    size_t count = 1, stride[NPK_MAX_DIMS], idx[NPK_MAX_DIMS] = {0};
+    for (int i = 0; i < ndim; i++) {
+        stride[i] = count; /* source stride of dimension i */
+        count *= (size_t)shape[i];
+    }
+    if (count == 0) return;
+    size_t at = 0;
+    for (size_t n = 0; n < count; n++) {
+        npk_swap_copy(dst + n * esz, src + at * esz, esz, esz, swap);
+        for (int i = ndim - 1; i >= 0; i--) {
+            if (++idx[i] < (size_t)shape[i]) {
+                at += stride[i];
+                break;
+            }
+            at -= stride[i] * (idx[i] - 1);
+            idx[i] = 0;
+        }
+    }
+}
+
+npk_status npk_npy_parse(const uint8_t *buf, size_t len, npk_tensor *t, npk_error *err)
+{
+    memset(t, 0, sizeof *t);
+    npk_npy_header h;
+    npk_status st = npk_npy_parse_header(buf, len, &h, err);
+    if (st) return st;
+    if ((st = npk_tensor_alloc(t, NULL, h.dtype, h.ndim, h.shape, err))) return st;
+    t->src_shape_offset = h.shape_offset;
+    t->src_data_offset = h.data_offset;
+    t->src_fortran = h.fortran_order && h.ndim > 1;
+    const uint8_t *data = buf + h.data_offset;
+    size_t esz = npk_dtype_size(h.dtype);
+    if (h.fortran_order && h.ndim > 1)
+        from_fortran(t->data, data, h.ndim, h.shape, esz, h.swap);
+    else
+        npk_swap_copy(t->data, data, h.nbytes, esz, h.swap);
     return NPK_OK;
 }
 
@@ -249,7 +304,10 @@ static const char *npy_descr(npk_dtype dt)
     }
 }
 
-npk_status npk_npy_encode(const npk_tensor *t, uint8_t **out, size_t *len, npk_error *err)
+/* The header of t: magic, version 1.0, dict padded so the data starts on a
+ * 64-byte boundary as NumPy does. Returns its length (a multiple of 64). */
+static npk_status npy_header(const npk_tensor *t, uint8_t *b, size_t cap, size_t *hlen_out,
+                             npk_error *err)
 {
     const char *descr = npy_descr(t->dtype);
     if (!descr)
@@ -268,32 +326,78 @@ npk_status npk_npy_encode(const npk_tensor *t, uint8_t **out, size_t *len, npk_e
                       (t->ndim == 1 || i + 1 < t->ndim) ? ", " : "");
     if (t->ndim == 1) o -= 1; /* "(5,)" rather than "(5, )" */
     o += snprintf(dict + o, sizeof dict - (size_t)o, "), }");
-    /* Pad so the data starts on a 64-byte boundary, as NumPy does. */
     size_t pre = 10, total = pre + (size_t)o + 1;
     size_t padded = (total + 63) & ~(size_t)63;
     size_t hlen = padded - pre;
-    size_t outlen;
-    if (!npk_add_sz(padded, nbytes, &outlen)) return npk_fail(err, NPK_E_LIMIT, "npy too large");
-    uint8_t *b = malloc(outlen ? outlen : 1);
-    if (!b) return npk_fail(err, NPK_E_NOMEM, "out of memory");
+    if (padded > cap) return npk_fail(err, NPK_E_ARG, "npy header too long");
     memcpy(b, "\x93NUMPY\x01\x00", 8);
     npk_st16le(b + 8, (uint16_t)hlen);
     memcpy(b + pre, dict, (size_t)o);
     memset(b + pre + o, ' ', hlen - (size_t)o - 1);
     b[padded - 1] = '\n';
-    npk_swap_copy(b + padded, t->data, nbytes, npk_dtype_size(t->dtype), !npk_host_is_le());
+    *hlen_out = padded;
+    return NPK_OK;
+}
+
+#define NPY_HEADER_CAP 512
+
+npk_status npk_npy_encode(const npk_tensor *t, uint8_t **out, size_t *len, npk_error *err)
+{
+    uint8_t hdr[NPY_HEADER_CAP];
+    size_t padded, outlen;
+    npk_status st = npy_header(t, hdr, sizeof hdr, &padded, err);
+    if (st) return st;
+    if (!npk_add_sz(padded, t->nbytes, &outlen)) return npk_fail(err, NPK_E_LIMIT, "npy too large");
+    uint8_t *b = malloc(outlen ? outlen : 1);
+    if (!b) return npk_fail(err, NPK_E_NOMEM, "out of memory");
+    memcpy(b, hdr, padded);
+    npk_swap_copy(b + padded, t->data, t->nbytes, npk_dtype_size(t->dtype), !npk_host_is_le());
     *out = b;
     *len = outlen;
     return NPK_OK;
 }
 
+npk_status npk_npy_write(npk_out *o, const npk_tensor *t, npk_error *err)
+{
+    uint8_t hdr[NPY_HEADER_CAP];
+    size_t padded;
+    npk_status st = npy_header(t, hdr, sizeof hdr, &padded, err);
+    if (!st) st = npk_check_output_size((uint64_t)padded + t->nbytes, err);
+    if (!st) st = npk_out_write(o, hdr, padded, err);
+    size_t es = npk_dtype_size(t->dtype);
+    if (st || npk_host_is_le() || es == 1)
+        return st ? st : npk_out_write(o, t->data, t->nbytes, err);
+    /* Big-endian host: swap in chunks rather than copying the whole tensor. */
+    uint8_t chunk[1 << 14];
+    const uint8_t *p = t->data;
+    for (size_t at = 0; at < t->nbytes && !st; at += sizeof chunk) {
+        size_t n = t->nbytes - at < sizeof chunk ? t->nbytes - at : sizeof chunk;
+        npk_swap_copy(chunk, p + at, n, es, 1);
+        st = npk_out_write(o, chunk, n, err);
+    }
+    return st;
+}
+
 npk_status npk_npy_save(const char *path, const npk_tensor *t, npk_error *err)
 {
-    uint8_t *buf;
-    size_t len;
-    npk_status st = npk_npy_encode(t, &buf, &len, err);
+    npk_out *o;
+    npk_status st = npk_out_open(&o, path, err);
     if (st) return st;
-    st = npk_write_file(path, buf, len, err);
-    free(buf);
-    return st;
+    if ((st = npk_npy_write(o, t, err))) {
+        npk_out_abort(o);
+        return st;
+    }
+    return npk_out_commit(o, err);
+}
+
+npk_status npk_npy_save_in(npk_outdir *d, const char *name, const npk_tensor *t, npk_error *err)
+{
+    npk_out *o;
+    npk_status st = npk_outdir_file(d, name, &o, err);
+    if (st) return st;
+    if ((st = npk_npy_write(o, t, err))) {
+        npk_out_abort(o);
+        return st;
+    }
+    return npk_out_commit(o, err);
 }

@@ -11,6 +11,7 @@
 #include "npukit/checked.h"
 #include "npukit/file.h"
 #include "npukit/tensor.h"
+#include "npukit/utf8.h"
 #include "tensor_internal.h"
 
 #define ST_MAX_HEADER (100u * 1000u * 1000u)
@@ -60,7 +61,9 @@ static bool json_uint(const cJSON *j, uint64_t *v)
     return true;
 }
 
-npk_status npk_st_parse(const uint8_t *buf, size_t len, npk_tensor_set *s, npk_error *err)
+/* header_only: the tensors get name, dtype, shape and nbytes, no data. */
+static npk_status st_parse(const uint8_t *buf, size_t len, npk_tensor_set *s, bool header_only,
+                           npk_error *err)
 {
     npk_set_init(s);
     if (len < 8) return npk_fail_at(err, NPK_E_FORMAT, 0, "safetensors: file shorter than 8 bytes");
@@ -186,8 +189,23 @@ npk_status npk_st_parse(const uint8_t *buf, size_t len, npk_tensor_set *s, npk_e
             goto fail;
         }
         npk_tensor t;
-        if ((st = npk_tensor_alloc(&t, name, dt, ndim, shape, err))) goto fail;
-        npk_swap_copy(t.data, buf + dstart + b, nbytes, npk_dtype_size(dt), !npk_host_is_le());
+        if (header_only) {
+            memset(&t, 0, sizeof t);
+            if (!(t.name = strdup(name))) {
+                st = npk_fail(err, NPK_E_NOMEM, "out of memory");
+                goto fail;
+            }
+            t.dtype = dt;
+            t.ndim = ndim;
+            memcpy(t.shape, shape, sizeof shape);
+            t.nbytes = nbytes;
+        } else if ((st = npk_tensor_alloc(&t, name, dt, ndim, shape, err))) {
+            goto fail;
+        }
+        t.src_shape_offset = 8;
+        t.src_data_offset = dstart + b;
+        if (!header_only)
+            npk_swap_copy(t.data, buf + dstart + b, nbytes, npk_dtype_size(dt), !npk_host_is_le());
         spans[ns].begin = (size_t)b;
         spans[ns].end = (size_t)e;
         spans[ns].index = s->count;
@@ -225,6 +243,16 @@ fail:
     return st;
 }
 
+npk_status npk_st_parse(const uint8_t *buf, size_t len, npk_tensor_set *s, npk_error *err)
+{
+    return st_parse(buf, len, s, false, err);
+}
+
+npk_status npk_st_parse_header(const uint8_t *buf, size_t len, npk_tensor_set *s, npk_error *err)
+{
+    return st_parse(buf, len, s, true, err);
+}
+
 npk_status npk_st_encode(const npk_tensor *ts, size_t n, uint8_t **out, size_t *len, npk_error *err)
 {
     cJSON *root = cJSON_CreateObject();
@@ -237,6 +265,12 @@ npk_status npk_st_encode(const npk_tensor *ts, size_t n, uint8_t **out, size_t *
         size_t nbytes;
         if (!t->name || !*t->name) {
             st = npk_fail(err, NPK_E_ARG, "safetensors: tensor %zu has no name", i);
+            goto fail;
+        }
+        if (!npk_utf8_valid(t->name, strlen(t->name))) {
+            /* The header is JSON: its names must be UTF-8 (a damaged input's
+             * name is not copied into a new file). */
+            st = npk_fail(err, NPK_E_ARG, "safetensors: tensor %zu's name is not valid UTF-8", i);
             goto fail;
         }
         if (!dn) {
@@ -307,6 +341,11 @@ npk_status npk_st_parse(const uint8_t *buf, size_t len, npk_tensor_set *s, npk_e
     (void)len;
     npk_set_init(s);
     return npk_fail(err, NPK_E_UNSUPPORTED, "safetensors support was not built (needs libcjson)");
+}
+
+npk_status npk_st_parse_header(const uint8_t *buf, size_t len, npk_tensor_set *s, npk_error *err)
+{
+    return npk_st_parse(buf, len, s, err);
 }
 
 npk_status npk_st_encode(const npk_tensor *ts, size_t n, uint8_t **out, size_t *len, npk_error *err)

@@ -51,7 +51,13 @@ npk_status npk_shape_size(npk_dtype dt, int ndim, const int64_t *shape, size_t *
     size_t n = 1;
     for (int i = 0; i < ndim; i++) {
         if (shape[i] < 0)
-            return npk_fail(err, NPK_E_ARG, "negative dimension %lld", (long long)shape[i]);
+            return npk_fail(err, NPK_E_ARG, "dimension %d is negative (%lld)", i,
+                            (long long)shape[i]);
+        /* Checked even when another dimension is 0: code that walks one
+         * dimension of an empty tensor must not loop 2^63 times. */
+        if (shape[i] > NPK_MAX_DIM)
+            return npk_fail(err, NPK_E_LIMIT, "dimension %d is %lld, more than the limit of %lld",
+                            i, (long long)shape[i], (long long)NPK_MAX_DIM);
         size_t d;
         if (!npk_u64_to_sz((uint64_t)shape[i], &d) || !npk_mul_sz(n, d, &n))
             return npk_fail(err, NPK_E_LIMIT, "tensor size overflows");
@@ -228,25 +234,94 @@ static bool int_range(npk_dtype dt, double *lo, double *hi)
     }
 }
 
+const char *npk_index_str(const npk_tensor *t, size_t i, char *buf, size_t len)
+{
+    size_t idx[NPK_MAX_DIMS], o = 0;
+    for (int d = t->ndim - 1; d >= 0; d--) {
+        size_t n = t->shape[d] > 0 ? (size_t)t->shape[d] : 1;
+        idx[d] = i % n;
+        i /= n;
+    }
+    if (!len) return buf;
+    buf[0] = 0;
+    o += (size_t)snprintf(buf, len, "[");
+    for (int d = 0; d < t->ndim && o < len; d++)
+        o += (size_t)snprintf(buf + o, len - o, "%s%zu", d ? ", " : "", idx[d]);
+    if (o < len) snprintf(buf + o, len - o, "]");
+    return buf;
+}
+
+uint64_t npk_tensor_src_offset(const npk_tensor *t, size_t i)
+{
+    if (!t->src_data_offset) return 0;
+    size_t esz = npk_dtype_size(t->dtype);
+    if (!t->src_fortran || t->ndim < 2) return t->src_data_offset + (uint64_t)i * esz;
+    /* Column-major in the file: the same element's position there. */
+    uint64_t at = 0, stride = 1;
+    size_t idx[NPK_MAX_DIMS];
+    for (int d = t->ndim - 1; d >= 0; d--) {
+        size_t n = t->shape[d] > 0 ? (size_t)t->shape[d] : 1;
+        idx[d] = i % n;
+        i /= n;
+    }
+    for (int d = 0; d < t->ndim; d++) {
+        at += idx[d] * stride;
+        stride *= (uint64_t)t->shape[d];
+    }
+    return t->src_data_offset + at * esz;
+}
+
+/* Record an error about element i of src: its index, and its file offset
+ * when src was read from a file. */
+static npk_status elem_fail(npk_error *err, npk_status st, const npk_tensor *src, size_t i,
+                            const char *what)
+{
+    char idx[160];
+    npk_index_str(src, i, idx, sizeof idx);
+    uint64_t off = npk_tensor_src_offset(src, i);
+    if (off) return npk_fail_at(err, st, off, "element %s (index %zu) %s", idx, i, what);
+    return npk_fail(err, st, "element %s (index %zu) %s", idx, i, what);
+}
+
 npk_status npk_tensor_convert(const npk_tensor *src, npk_tensor *dst, npk_error *err)
+{
+    return npk_tensor_convert_ex(src, dst, 0, err);
+}
+
+npk_status npk_tensor_convert_ex(const npk_tensor *src, npk_tensor *dst, unsigned flags,
+                                 npk_error *err)
 {
     size_t n = npk_tensor_count(src);
     if (npk_tensor_count(dst) != n)
         return npk_fail(err, NPK_E_ARG, "convert: %zu elements into %zu", n, npk_tensor_count(dst));
-    if (src->dtype == dst->dtype) {
+    bool src_float = src->dtype == NPK_F32 || src->dtype == NPK_F16 || src->dtype == NPK_BF16 ||
+                     src->dtype == NPK_F64;
+    if (src->dtype == dst->dtype && !(src_float && (flags & NPK_CONVERT_NO_NAN))) {
         if (n) memcpy(dst->data, src->data, src->nbytes);
         return NPK_OK;
     }
-    double lo, hi;
+    double lo = 0, hi = 0; /* set by int_range for integer types (the only ones that use them) */
     bool is_int = int_range(dst->dtype, &lo, &hi);
+    char what[96];
     for (size_t i = 0; i < n; i++) {
-        double v = load_elem(src->data, src->dtype, i);
+        double v = load_elem(src->data, src->dtype, i), orig = v;
+        if ((flags & NPK_CONVERT_NO_NAN) && !isfinite(v)) {
+            snprintf(what, sizeof what, "is %g", v);
+            return elem_fail(err, NPK_E_ARG, src, i, what);
+        }
         if (is_int) {
             if (dst->dtype == NPK_BOOL) v = v != 0;
             v = nearbyint(v); /* default rounding mode: half to even */
-            if (!(v >= lo && v <= hi))
-                return npk_fail(err, NPK_E_LIMIT, "element %zu (%g) does not fit in %s", i,
-                                load_elem(src->data, src->dtype, i), npk_dtype_name(dst->dtype));
+            if (!(v >= lo && v <= hi)) {
+                snprintf(what, sizeof what, "= %g does not fit in %s", orig,
+                         npk_dtype_name(dst->dtype));
+                return elem_fail(err, NPK_E_LIMIT, src, i, what);
+            }
+            if ((flags & NPK_CONVERT_EXACT) && v != orig && dst->dtype != NPK_BOOL) {
+                snprintf(what, sizeof what, "= %.9g is not an integer: %s needs exact values", orig,
+                         npk_dtype_name(dst->dtype));
+                return elem_fail(err, NPK_E_ARG, src, i, what);
+            }
         }
         switch (dst->dtype) {
         case NPK_F32: ((float *)dst->data)[i] = (float)v; break;
@@ -263,6 +338,11 @@ npk_status npk_tensor_convert(const npk_tensor *src, npk_tensor *dst, npk_error 
         case NPK_I64: ((int64_t *)dst->data)[i] = (int64_t)v; break;
         case NPK_U64: ((uint64_t *)dst->data)[i] = (uint64_t)v; break;
         default: return npk_fail(err, NPK_E_ARG, "convert: invalid dtype");
+        }
+        if ((flags & NPK_CONVERT_FINITE) && isfinite(orig) &&
+            !isfinite(load_elem(dst->data, dst->dtype, i))) {
+            snprintf(what, sizeof what, "= %g overflows %s", orig, npk_dtype_name(dst->dtype));
+            return elem_fail(err, NPK_E_LIMIT, src, i, what);
         }
     }
     return NPK_OK;

@@ -10,11 +10,14 @@ bool npk_npy_probe(const uint8_t *buf, size_t len)
     return len >= 6 && memcmp(buf, "\x93NUMPY", 6) == 0; /* a cut header is then an error */
 }
 
+/* Header only: a summary never copies (or even reads) the data. */
 npk_status npk_npy_summarize(const uint8_t *buf, size_t len, npk_summary *out, npk_error *err)
 {
-    npk_tensor t;
-    npk_status st = npk_npy_parse(buf, len, &t, err);
+    npk_npy_header h;
+    npk_status st = npk_npy_parse_header(buf, len, &h, err);
     if (st) return st;
+    npk_tensor t = {.dtype = h.dtype, .ndim = h.ndim};
+    memcpy(t.shape, h.shape, sizeof t.shape);
     char shape[128];
     npk_shape_str(&t, shape, sizeof shape);
     npk_sum_title(out, "%s %s", npk_dtype_name(t.dtype), shape);
@@ -22,7 +25,7 @@ npk_status npk_npy_summarize(const uint8_t *buf, size_t len, npk_summary *out, n
     npk_sum_str(out, "dtype", "%s", npk_dtype_name(t.dtype));
     npk_sum_str(out, "shape", "%s", shape);
     npk_sum_uint(out, "elements", npk_tensor_count(&t));
-    npk_tensor_free(&t);
+    if (h.fortran_order) npk_sum_bool(out, "fortran_order", true);
     return NPK_OK;
 }
 
@@ -36,7 +39,7 @@ bool npk_st_probe(const uint8_t *buf, size_t len)
 npk_status npk_st_summarize(const uint8_t *buf, size_t len, npk_summary *out, npk_error *err)
 {
     npk_tensor_set s;
-    npk_status st = npk_st_parse(buf, len, &s, err);
+    npk_status st = npk_st_parse_header(buf, len, &s, err); /* no tensor data copied */
     if (st) return st;
     size_t total = 0;
     for (size_t i = 0; i < s.count; i++) total += npk_tensor_count(&s.items[i]);

@@ -44,10 +44,16 @@ bool npk_json_probe(const uint8_t *buf, size_t len)
     return (buf[i] == '{' && buf[j - 1] == '}') || (buf[i] == '[' && buf[j - 1] == ']');
 }
 
-/* Every non-empty line has the same number of commas, at least one. */
+/* Every non-empty line has the same number of commas, at least one (the
+ * lines that end in the first TEXT_SCAN_MAX bytes: detection stays bounded). */
 bool npk_csv_probe(const uint8_t *buf, size_t len)
 {
     if (!npk_is_text(buf, len)) return false;
+    if (len > TEXT_SCAN_MAX) {
+        size_t cut = TEXT_SCAN_MAX;
+        while (cut > 0 && buf[cut - 1] != '\n') cut--;
+        len = cut;
+    }
     long want = -1;
     size_t lines = 0;
     size_t i = 0;

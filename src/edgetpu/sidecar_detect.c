@@ -8,6 +8,7 @@
 static bool has_key(const uint8_t *buf, size_t len, const char *key)
 {
     size_t n = strlen(key);
+    if (len > NPK_DETECT_PREFIX) len = NPK_DETECT_PREFIX; /* detection reads a bounded prefix */
     for (size_t i = 0; i + n + 2 <= len; i++)
         if (buf[i] == '"' && memcmp(buf + i + 1, key, n) == 0 && buf[i + 1 + n] == '"') return true;
     return false;

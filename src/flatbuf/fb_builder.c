@@ -265,9 +265,10 @@ npk_status npk_fbb_finish(npk_fbb *b, npk_fbb_ref root, const char *ident, uint8
     push_ref(b, root);
     if (b->status)
         return npk_fail(err, b->status, "flatbuffer builder: %s",
-                        b->status == NPK_E_NOMEM   ? "out of memory"
-                        : b->status == NPK_E_LIMIT ? "buffer exceeds 2 GiB"
-                                                   : "invalid use");
+                        b->status == NPK_E_NOMEM ? "out of memory"
+                        : b->status == NPK_E_LIMIT
+                            ? "buffer would exceed the FlatBuffers limit of 2 GiB - 1 bytes"
+                            : "invalid use");
     uint8_t *copy = malloc(b->used ? b->used : 1);
     if (!copy) return npk_fail(err, NPK_E_NOMEM, "flatbuffer builder: out of memory");
     memcpy(copy, b->buf + b->cap - b->used, b->used);

@@ -13,7 +13,10 @@ npk_status npk_fb_init(npk_fb_buf *b, const void *data, size_t size, uint64_t ba
 {
     memset(b, 0, sizeof *b);
     if (size > NPK_FB_MAX_SIZE)
-        return npk_fail_at(err, NPK_E_LIMIT, base, "flatbuffer of %zu bytes exceeds 2 GiB", size);
+        return npk_fail_at(err, NPK_E_LIMIT, base,
+                           "flatbuffer of %zu bytes exceeds the FlatBuffers limit of %llu bytes "
+                           "(2 GiB - 1: offsets are signed 32-bit)",
+                           size, (unsigned long long)NPK_FB_MAX_SIZE);
     b->data = (const uint8_t *)data;
     b->size = size;
     b->base = base;
@@ -138,17 +141,20 @@ npk_status npk_fb_struct(const npk_fb_table *t, int slot, size_t size, const uin
 }
 
 /* Follow the uoffset stored at absolute position `at`; *target is checked to
- * leave at least `need` bytes. */
+ * leave at least `need` bytes. *target is always written (0 on failure), so
+ * no caller reads an unset position whatever the compiler can prove. */
 static npk_status follow(const npk_fb_buf *b, size_t at, size_t need, size_t *target,
                          const char *what, npk_error *err)
 {
     uint32_t off = npk_ld32le(b->data + at);
     uint64_t tgt = (uint64_t)at + off;
-    if (!fits(b, tgt, need))
-        return npk_fail_at(err, NPK_E_FORMAT, b->base + at,
-                           "offset 0x%x to a %s at 0x%llx points past the end of the %zu-byte "
-                           "buffer",
-                           off, what, (unsigned long long)tgt, b->size);
+    *target = 0;
+    if (!fits(b, tgt, need)) {
+        npk_fail_at(err, NPK_E_FORMAT, b->base + at,
+                    "offset 0x%x to a %s at 0x%llx points past the end of the %zu-byte buffer", off,
+                    what, (unsigned long long)tgt, b->size);
+        return NPK_E_FORMAT;
+    }
     *target = (size_t)tgt;
     return NPK_OK;
 }
@@ -159,6 +165,7 @@ static npk_status field_target(const npk_fb_table *t, int slot, size_t need, con
 {
     const uint8_t *p;
     *present = false;
+    *target = 0;
     npk_status st = inline_field(t, slot, 4, &p, err);
     if (st || !p) return st;
     *present = true;
@@ -280,8 +287,11 @@ double npk_fb_vec_f64(const npk_fb_vec *v, uint32_t i)
 static npk_status elem_target(const npk_fb_vec *v, uint32_t i, const char *what, size_t *pos,
                               npk_error *err)
 {
-    if (v->elem != 4 || i >= v->count)
-        return npk_fail(err, NPK_E_ARG, "vector element %u of %u is not an offset", i, v->count);
+    *pos = 0;
+    if (v->elem != 4 || i >= v->count) {
+        npk_fail(err, NPK_E_ARG, "vector element %u of %u is not an offset", i, v->count);
+        return NPK_E_ARG;
+    }
     return follow(&v->buf, v->pos + 4 * (size_t)i, 4, pos, what, err);
 }
 

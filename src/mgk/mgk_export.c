@@ -152,16 +152,31 @@ static int64_t int_at(const npk_tensor *t, size_t i)
     }
 }
 
+/* Errors about the model (a layer it cannot re-encode) are input 0 with the
+ * layer record's offset; errors about the weights file are input 1. */
 /* An integer tensor of exactly `count` values in [-128, 127] as int8. */
 static npk_status to_int8(const npk_tensor *t, const int64_t *shape, int ndim, int layer,
                           int8_t **out, npk_error *err)
 {
     *out = NULL;
-    if (t->ndim != ndim || memcmp(t->shape, shape, (size_t)ndim * sizeof *shape) != 0)
-        return npk_fail(err, NPK_E_ARG, "%s: shape does not match layer %d's", t->name, layer);
-    if (!is_integer_dtype(t->dtype))
-        return npk_fail(err, NPK_E_ARG, "%s: dtype %s; quantised weights must be integers", t->name,
+    if (t->ndim != ndim || memcmp(t->shape, shape, (size_t)ndim * sizeof *shape) != 0) {
+        if (t->src_shape_offset)
+            npk_fail_at(err, NPK_E_ARG, t->src_shape_offset, "%s: shape does not match layer %d's",
+                        t->name, layer);
+        else
+            npk_fail(err, NPK_E_ARG, "%s: shape does not match layer %d's", t->name, layer);
+        return npk_error_about(err, 1, NPK_E_ARG);
+    }
+    if (!is_integer_dtype(t->dtype)) {
+        if (t->src_shape_offset)
+            npk_fail_at(err, NPK_E_ARG, t->src_shape_offset,
+                        "%s: dtype %s; quantised weights must be integers", t->name,
                         npk_dtype_name(t->dtype));
+        else
+            npk_fail(err, NPK_E_ARG, "%s: dtype %s; quantised weights must be integers", t->name,
+                     npk_dtype_name(t->dtype));
+        return npk_error_about(err, 1, NPK_E_ARG);
+    }
     size_t n = npk_tensor_count(t);
     int8_t *v = malloc(n ? n : 1);
     if (!v) return npk_fail(err, NPK_E_NOMEM, "out of memory");
@@ -169,9 +184,16 @@ static npk_status to_int8(const npk_tensor *t, const int64_t *shape, int ndim, i
         int64_t x = int_at(t, i);
         if (x < -128 || x > 127) {
             free(v);
-            return npk_fail(err, NPK_E_ARG,
+            uint64_t off = npk_tensor_src_offset(t, i);
+            if (off)
+                npk_fail_at(err, NPK_E_ARG, off,
                             "%s: value %lld at index %zu is outside the 8-bit range of layer %d",
                             t->name, (long long)x, i, layer);
+            else
+                npk_fail(err, NPK_E_ARG,
+                         "%s: value %lld at index %zu is outside the 8-bit range of layer %d",
+                         t->name, (long long)x, i, layer);
+            return npk_error_about(err, 1, NPK_E_ARG);
         }
         v[i] = (int8_t)x;
     }
@@ -183,9 +205,12 @@ static npk_status replace_gru(const npk_mgk_model *m, const npk_mgk_gru *g, cons
                               const npk_tensor *tr, uint8_t *file, npk_error *err)
 {
     const npk_tensor *named = tw ? tw : tr;
-    if (!g->usable)
-        return npk_fail(err, NPK_E_UNSUPPORTED, "%s: GRU layer %d cannot be encoded: %s",
-                        named->name, g->id, g->problem);
+    if (!g->usable) { /* about the model: the GRU's record */
+        const npk_mgk_record *rec = &m->records[g->record];
+        return npk_fail_at(err, NPK_E_UNSUPPORTED, rec->offset,
+                           "GRU layer %d (record at 0x%llx) cannot be re-encoded for %s: %s", g->id,
+                           (unsigned long long)rec->offset, named->name, g->problem);
+    }
     npk_mgk_gru_tensors cur;
     npk_status st = npk_mgk_gru_read(m, g, &cur, err);
     if (st) return st;
@@ -204,18 +229,29 @@ static npk_status replace_gru(const npk_mgk_model *m, const npk_mgk_gru *g, cons
 static npk_status replace_layer(const npk_mgk_model *m, const npk_mgk_conv *c, const npk_tensor *t,
                                 uint8_t *file, npk_error *err)
 {
+    const npk_mgk_record *rec = npk_mgk_conv_record(m, c);
     if (!c->usable)
-        return npk_fail(err, NPK_E_UNSUPPORTED, "%s: layer %d cannot be encoded: %s", t->name,
-                        c->id, c->problem);
+        return npk_fail_at(err, NPK_E_UNSUPPORTED, rec->offset,
+                           "layer %d (record at 0x%llx) cannot be re-encoded for %s: %s", c->id,
+                           (unsigned long long)rec->offset, t->name, c->problem);
     int64_t want[4] = {c->out_channels, c->in_channels, c->kh, c->kw};
+    char what[NPK_ERROR_MSG_MAX];
     if (t->ndim != 4 || memcmp(t->shape, want, sizeof want) != 0)
-        return npk_fail(err, NPK_E_ARG,
-                        "%s: shape does not match the layer's [%lld, %lld, %lld, %lld]", t->name,
-                        (long long)want[0], (long long)want[1], (long long)want[2],
-                        (long long)want[3]);
-    if (!is_integer_dtype(t->dtype))
-        return npk_fail(err, NPK_E_ARG, "%s: dtype %s; quantised weights must be integers", t->name,
-                        npk_dtype_name(t->dtype));
+        snprintf(what, sizeof what, "%s: shape does not match the layer's [%lld, %lld, %lld, %lld]",
+                 t->name, (long long)want[0], (long long)want[1], (long long)want[2],
+                 (long long)want[3]);
+    else if (!is_integer_dtype(t->dtype))
+        snprintf(what, sizeof what, "%s: dtype %s; quantised weights must be integers", t->name,
+                 npk_dtype_name(t->dtype));
+    else
+        what[0] = 0;
+    if (what[0]) { /* about the weights file: where the tensor's header entry is */
+        if (t->src_shape_offset)
+            npk_fail_at(err, NPK_E_ARG, t->src_shape_offset, "%s", what);
+        else
+            npk_fail(err, NPK_E_ARG, "%s", what);
+        return npk_error_about(err, 1, NPK_E_ARG);
+    }
     size_t n = npk_tensor_count(t);
     int8_t *v = malloc(n ? n : 1);
     if (!v) return npk_fail(err, NPK_E_NOMEM, "out of memory");
@@ -226,21 +262,32 @@ static npk_status replace_layer(const npk_mgk_model *m, const npk_mgk_conv *c, c
         if (x < lo || x > hi) {
             free(v);
             size_t tap = i % taps, ci = (i / taps) % cin, co = i / taps / cin;
-            return npk_fail(err, NPK_E_ARG,
-                            "%s: value %lld at [%zu, %zu, %zu, %zu] is outside the %d-bit range "
-                            "[%lld, %lld] of layer %d",
-                            t->name, (long long)x, co, ci, tap / (size_t)c->kw, tap % (size_t)c->kw,
-                            c->bits, (long long)lo, (long long)hi, c->id);
+            char what[NPK_ERROR_MSG_MAX + 64];
+            snprintf(what, sizeof what,
+                     "%s: value %lld at [%zu, %zu, %zu, %zu] is outside the "
+                     "%d-bit range [%lld, %lld] of layer %d",
+                     t->name, (long long)x, co, ci, tap / (size_t)c->kw, tap % (size_t)c->kw,
+                     c->bits, (long long)lo, (long long)hi, c->id);
+            uint64_t off = npk_tensor_src_offset(t, i);
+            if (off)
+                npk_fail_at(err, NPK_E_ARG, off, "%s", what);
+            else
+                npk_fail(err, NPK_E_ARG, "%s", what);
+            return npk_error_about(err, 1, NPK_E_ARG);
         }
         v[i] = (int8_t)x;
     }
     npk_mgk_wshape s;
-    npk_status st = npk_mgk_layer_wshape(c, 0, &s, err);
+    npk_error e2 = {0};
+    npk_status st = npk_mgk_layer_wshape(c, 0, &s, &e2);
     if (!st)
         st = npk_mgk_nmhw_encode(&s, v, file + m->region_offset + c->weight_offset,
-                                 (size_t)c->weight_bytes, err);
+                                 (size_t)c->weight_bytes, &e2);
     free(v);
-    return st;
+    if (st) /* the layer as the model describes it */
+        return npk_fail_at(err, st, rec->offset, "layer %d (record at 0x%llx): %s", c->id,
+                           (unsigned long long)rec->offset, e2.msg);
+    return NPK_OK;
 }
 
 npk_status npk_mgk_replace(const npk_mgk_model *m, const npk_tensor_set *w, uint8_t **out,
@@ -258,16 +305,17 @@ npk_status npk_mgk_replace(const npk_mgk_model *m, const npk_tensor_set *w, uint
         if (id >= 0 && !strcmp(suffix, "weight")) {
             const npk_mgk_conv *c = npk_mgk_find_layer(m, id);
             if (!c) {
-                st = npk_fail(err, NPK_E_NOTFOUND, "%s: the model has no convolution layer %d",
-                              t->name, id);
+                npk_fail(err, NPK_E_NOTFOUND, "%s: the model has no convolution layer %d", t->name,
+                         id);
+                st = npk_error_about(err, 1, NPK_E_NOTFOUND);
                 break;
             }
             if (!(st = replace_layer(m, c, t, file, err))) local.layers++;
         } else if (id >= 0 && (!strcmp(suffix, "W") || !strcmp(suffix, "R"))) {
             const npk_mgk_gru *g = npk_mgk_find_gru(m, id);
             if (!g) {
-                st =
-                    npk_fail(err, NPK_E_NOTFOUND, "%s: the model has no GRU layer %d", t->name, id);
+                npk_fail(err, NPK_E_NOTFOUND, "%s: the model has no GRU layer %d", t->name, id);
+                st = npk_error_about(err, 1, NPK_E_NOTFOUND);
                 break;
             }
             if (suffix[0] == 'R') {

@@ -627,6 +627,29 @@ static void test_summary(void **state)
     npk_unmap_file(&f);
 }
 
+/* Was: `cnn2 unpack` of a 2 GiB file held 12.6 GB and wrote 4.29 GB, past
+ * the 4 GiB limit. The float32 safetensors is streamed, and its size is
+ * checked before the first byte: here 1G weights (4 GiB of float32) are
+ * refused without a weight being read (the weights buffer is 4 halves). */
+static void test_unpack_output_limit(void **state)
+{
+    (void)state;
+    if (!npk_safetensors_available()) skip();
+    npk_cnn2_layer layers[8];
+    for (uint32_t i = 0; i < 8; i++)
+        layers[i] = (npk_cnn2_layer){1, 1u << 24, 8, i << 27, 1u << 27};
+    uint16_t few[4] = {0};
+    npk_cnn2_model m = {2, 8, 1u << 30, 0, layers, few};
+    npk_out *o;
+    npk_error err = {0};
+    const char *p = npk_tmp("huge.safetensors");
+    assert_int_equal(npk_out_open(&o, p, &err), NPK_OK);
+    assert_int_equal(npk_cnn2_st_write(&m, o, &err), NPK_E_LIMIT);
+    assert_non_null(strstr(err.msg, "4 GiB output limit"));
+    npk_out_abort(o);
+    assert_false(npk_exists(p));
+}
+
 int main(void)
 {
     const struct CMUnitTest tests[] = {
@@ -643,6 +666,7 @@ int main(void)
         cmocka_unit_test(test_writer_checks),
         cmocka_unit_test(test_from_tensors),
         cmocka_unit_test(test_summary),
+        cmocka_unit_test(test_unpack_output_limit),
     };
     return cmocka_run_group_tests(tests, NULL, NULL);
 }

@@ -93,6 +93,12 @@ static void test_read_numpy_files(void **state)
         "np.save(os.path.join(d, 'f16.npy'), np.array([1.5, -2, 65504], dtype=np.float16))\n"
         "np.save(os.path.join(d, 'scalar.npy'), np.int32(-7))\n"
         "np.save(os.path.join(d, 'fortran.npy'), np.asfortranarray(a))\n"
+        "w = np.arange(15, dtype=np.float32).reshape(3, 5) - 7.5\n"
+        "np.save(os.path.join(d, 'wt.npy'), w.T)\n"
+        "np.save(os.path.join(d, 'wt_c.npy'), np.ascontiguousarray(w.T))\n"
+        "b = (np.arange(2 * 3 * 4 * 5, dtype='>i2').reshape(2, 3, 4, 5) * 37) % 1000\n"
+        "np.save(os.path.join(d, 'f4d.npy'), np.asfortranarray(b))\n"
+        "np.save(os.path.join(d, 'f4d_c.npy'), b.astype('<i2'))\n"
         "np.save(os.path.join(d, 'obj.npy'), np.array(['x', 'yy']))\n";
     npk_run r = npk_python(script, npk_tmpdir());
     assert_int_equal(r.status, 0);
@@ -120,8 +126,31 @@ static void test_read_numpy_files(void **state)
     assert_int_equal(t.ndim, 0);
     assert_int_equal(((int32_t *)t.data)[0], -7);
     npk_tensor_free(&t);
-    assert_int_equal(npk_npy_load(npk_tmp("fortran.npy"), &t, &err), NPK_E_UNSUPPORTED);
-    npk_error_clear(&err);
+    /* Was: Fortran-order files (np.save(w.T)) were refused. Now transposed on
+     * load: the same tensor as NumPy's C-order copy. */
+    assert_int_equal(npk_npy_load(npk_tmp("fortran.npy"), &t, &err), NPK_OK);
+    for (int k = 0; k < 24; k++) assert_true(((float *)t.data)[k] == k * 0.25f);
+    npk_tensor_free(&t);
+    const char *pairs[][2] = {{"wt.npy", "wt_c.npy"}, {"f4d.npy", "f4d_c.npy"}};
+    for (int i = 0; i < 2; i++) {
+        npk_tensor f, c;
+        assert_int_equal(npk_npy_load(npk_tmp(pairs[i][0]), &f, &err), NPK_OK);
+        assert_int_equal(npk_npy_load(npk_tmp(pairs[i][1]), &c, &err), NPK_OK);
+        assert_int_equal(f.dtype, c.dtype);
+        assert_int_equal(f.ndim, c.ndim);
+        assert_memory_equal(f.shape, c.shape, sizeof f.shape);
+        assert_int_equal(f.nbytes, c.nbytes);
+        assert_memory_equal(f.data, c.data, f.nbytes);
+        npk_tensor_free(&f);
+        npk_tensor_free(&c);
+    }
+    npk_npy_header h;
+    size_t n;
+    uint8_t *raw = npk_slurp(npk_tmp("wt.npy"), &n);
+    assert_int_equal(npk_npy_parse_header(raw, n, &h, &err), NPK_OK);
+    assert_true(h.fortran_order);
+    assert_int_equal(h.shape[0], 5);
+    free(raw);
     assert_int_equal(npk_npy_load(npk_tmp("obj.npy"), &t, &err), NPK_E_UNSUPPORTED);
     assert_non_null(strstr(err.msg, "dtype"));
 }

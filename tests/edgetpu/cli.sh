@@ -19,6 +19,22 @@ grep -q "synthetic: yes" "$tmp/info.txt" || fail "info synthetic flag"
 "$npk" edgetpu weights "$tmp/s.tflite" -o "$tmp/sw.npy"
 "$npk" edgetpu set-weights "$tmp/s.tflite" --weights "$tmp/sw.npy" -o "$tmp/s2.tflite"
 cmp "$tmp/s.tflite" "$tmp/s2.tflite" || fail "synthetic set-weights round trip"
+# Float weights: float16, float32 and float64 are accepted (float64 holds the
+# float32 values exactly: same file); other dtypes are refused, naming these.
+"$npk" edgetpu weights "$tmp/s.tflite" --float -o "$tmp/swf.npy"
+"$npk" tensor convert "$tmp/swf.npy" --dtype f64 -o "$tmp/swd.npy"
+"$npk" edgetpu set-weights "$tmp/s.tflite" --weights "$tmp/swd.npy" -o "$tmp/s3.tflite"
+cmp "$tmp/s.tflite" "$tmp/s3.tflite" || fail "float64 set-weights round trip"
+"$npk" tensor convert "$tmp/swf.npy" --dtype f16 -o "$tmp/swh.npy"
+"$npk" edgetpu set-weights "$tmp/s.tflite" --weights "$tmp/swh.npy" -o "$tmp/s4.tflite"
+"$npk" tensor convert "$tmp/swf.npy" --dtype i32 -o "$tmp/swi.npy"
+set +e
+"$npk" edgetpu set-weights "$tmp/s.tflite" --weights "$tmp/swi.npy" -o "$tmp/s5.tflite" 2>"$tmp/err"; rc=$?
+set -e
+[ "$rc" = 2 ] || fail "i32 weights exit $rc"
+grep -q "weights are i32: int8 (used as is) or float16, float32 or float64" "$tmp/err" ||
+    fail "accepted dtypes not named: $(cat "$tmp/err")"
+"$npk" edgetpu set-weights --help 2>&1 | grep -q "float16," || fail "help: accepted dtypes"
 
 # --- usage errors: exit 2
 set +e

@@ -466,6 +466,23 @@ static void test_nesting_limit(void **state)
     free(inner);
 }
 
+/* Was: a buffer of exactly 2 GiB was said to "exceed 2 GiB". The limit is
+ * 2 GiB - 1 (signed 32-bit offsets) and the message says so. The data is
+ * never read: a size check only. */
+static void test_size_limit_message(void **state)
+{
+    (void)state;
+    static const uint8_t byte;
+    npk_fb_buf b;
+    npk_error err = {0};
+    assert_int_equal(npk_fb_init(&b, &byte, (size_t)NPK_FB_MAX_SIZE + 1, 0x40, &err), NPK_E_LIMIT);
+    assert_true(err.has_offset && err.offset == 0x40);
+    assert_non_null(strstr(err.msg, "of 2147483648 bytes exceeds the FlatBuffers limit of "
+                                    "2147483647 bytes (2 GiB - 1"));
+    npk_error_clear(&err);
+    assert_int_equal(npk_fb_init(&b, &byte, NPK_FB_MAX_SIZE, 0, &err), NPK_OK);
+}
+
 /* The builder's output, decoded by flatc --json, has the values we built. */
 static void test_builder_against_flatc(void **state)
 {
@@ -558,6 +575,7 @@ int main(void)
         cmocka_unit_test(test_truncation_and_corruption),
         cmocka_unit_test(test_crafted),
         cmocka_unit_test(test_nesting_limit),
+        cmocka_unit_test(test_size_limit_message),
         cmocka_unit_test(test_builder_against_flatc),
     };
     return cmocka_run_group_tests(tests, NULL, NULL);

@@ -48,6 +48,9 @@ static inline int hd_available(unsigned needs)
            (!(needs & HD_PNG) || npk_cnn2_png_available());
 }
 
+/* Set while running cases that pin specific findings: never sampled out. */
+static int hd_every_case;
+
 /* Helper files named @1..@4 in templates. */
 static const char *hd_helper[5];
 static size_t hd_cases, hd_runs, hd_failures;
@@ -177,7 +180,7 @@ static inline void hd_case(const char *what, const uint8_t *buf, size_t len, con
     static unsigned long seq;
     const char *sample = getenv("HD_SAMPLE");
     unsigned long every = sample ? strtoul(sample, NULL, 10) : hd_thorough() ? 1 : 4;
-    if (every > 1 && strcmp(what, "baseline") && seq++ % every) return;
+    if (every > 1 && strcmp(what, "baseline") && !hd_every_case && seq++ % every) return;
     const char *in = npk_tmp(name);
     FILE *f = fopen(in, "wb"); /* plain stdio: no fsync per case */
     if (!f || fwrite(buf, 1, len, f) != len || fclose(f)) fail_msg("cannot write %s", in);

@@ -175,6 +175,22 @@ static void corrupt(const char *label, const char *path, int vendor)
         hd_field_all(label, f, buf, len, m.records[i].offset + m.records[i].size - 8, HD_LE64,
                      "field.mgk", cmds, NCMDS);
     }
+    /* Was: a damaged layer record (its weight shape) made `mgk replace` name
+     * the valid weights file, without an offset, in 306 of 3,495 damaged
+     * models. The error now names the model and the record's offset. */
+    static const hd_cmd replace_cmd[] = {
+        {"mgk replace @IN --weights @1 -o @OUT/new.mgk", 2, 0, 0, HD_JSON}};
+    static const uint64_t wsv[] = {0, 31, 0x7fffffff, 0xffffffff};
+    hd_every_case = 1;
+    for (size_t i = 0; i < m.nconvs && (!vendor || i < 1); i++)
+        for (int k = 0; k < 7; k++)
+            for (size_t v = 0; v < sizeof wsv / sizeof *wsv; v++) {
+                char f[64];
+                snprintf(f, sizeof f, "layer %d weight_shape[%d]", m.convs[i].id, k);
+                hd_field(label, f, buf, len, m.convs[i].shape_pos + 4 + 4 * (uint64_t)k, HD_LE32,
+                         wsv[v], "field.mgk", replace_cmd, 1);
+            }
+    hd_every_case = 0;
     npk_mgk_free(&m);
     free(buf);
 }

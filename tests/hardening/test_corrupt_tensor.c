@@ -126,6 +126,100 @@ static void test_npy(void **state)
     hd_summary("npy");
 }
 
+/* ---- findings of the mutation campaign (issue 19), each case always run ---- */
+
+/* A header-only .npy (no data) with this dict. */
+static void npy_header_only(const char *what, const char *dict, const hd_cmd *cmds, size_t ncmds)
+{
+    size_t dl = strlen(dict), total = (10 + dl + 1 + 63) / 64 * 64;
+    uint8_t *b = malloc(total);
+    memcpy(b, "\x93NUMPY\x01\x00", 8);
+    npk_st16le(b + 8, (uint16_t)(total - 10));
+    memcpy(b + 10, dict, dl);
+    memset(b + 10 + dl, ' ', total - 10 - dl - 1);
+    b[total - 1] = '\n';
+    hd_case(what, b, total, "bad.npy", cmds, ncmds);
+    free(b);
+}
+
+static const hd_cmd empty_cmds[] = {
+    {"rknpu pack --layout feature-fp16 @IN -o @OUT/p.bin", 2, 0, 0, 0},
+    {"rknpu pack --layout weight-int8 @IN -o @OUT/p.bin", 2, 0, 0, 0},
+    {"edgetpu matmul @1 --input @IN -o @OUT/y.npy", 2, 0, 0, 0},
+    {"rknpu run-matmul @IN @3 -o @OUT/c.npy", 2, 0, 0, 0},
+    {"edgetpu set-weights @1 --weights @IN -o @OUT/new_edgetpu.tflite", 2, 0, 0, 0},
+};
+static const hd_cmd empty_ok_cmds[] = {
+    {"info @IN", 0, 0, 0, 0},
+    {"tensor info @IN", 0, 0, 0, 0},
+    {"tensor convert x=@IN -o @OUT/x.safetensors", 0, 0, 0, HD_JSON},
+};
+static const hd_cmd value_cmds[] = {
+    {"rknpu pack --layout weight-int8 @IN -o @OUT/w.bin", 2, 0, 0, 0},
+    {"rknpu pack --layout feature-int8 @IN -o @OUT/f.bin", 2, 0, 0, 0},
+    {"rknpu run-matmul @IN @4 --dtype int8 -o @OUT/c.npy", 2, 0, 0, 0},
+    {"tensor convert @IN --dtype i8 -o @OUT/x.npy", 2, 0, 0, 0},
+};
+
+static void test_findings(void **state)
+{
+    (void)state;
+    hd_every_case = 1;
+    hd_helper[1] = npk_tmp("dense_edgetpu.tflite");
+    hd_make("edgetpu synth-dense --size 64 -o %s", hd_helper[1]);
+    hd_helper[3] = npk_tmp("sq.npy");
+    hd_make("tensor random --shape 64,64 --dtype f16 --seed 6 -o %s", hd_helper[3]);
+    hd_helper[4] = npk_tmp("b8.npy");
+    hd_make("tensor random --shape 64,64 --dtype i8 --seed 8 -o %s", hd_helper[4]);
+    /* Was: shape (2^63 - 1, 0), zero elements, made `rknpu pack` loop for
+     * ever; now the dimension limit refuses it where the shape is. */
+    static const char *const huge[] = {"(9223372036854775807, 0)", "(0, 9223372036854775807)",
+                                       "(4294967297, 0)", "(0, 0, 18446744073709551615)"};
+    for (size_t i = 0; i < N(huge); i++) {
+        char d[256], what[300];
+        snprintf(d, sizeof d, "{'descr': '<f4', 'fortran_order': False, 'shape': %s, }", huge[i]);
+        snprintf(what, sizeof what, "header-only npy, shape %s", huge[i]);
+        npy_header_only(what, d, npy_cmds, N(npy_cmds));
+        npy_header_only(what, d, empty_cmds, N(empty_cmds));
+    }
+    /* Empty but within the limits: listed fine, refused (at the shape) by
+     * the commands that need elements, and no loop over the 2^32 rows. */
+    static const char *const empty[] = {"(4294967296, 0)", "(0, 64)", "(64, 0)",
+                                        "(4294967296, 0, 64)"};
+    for (size_t i = 0; i < N(empty); i++) {
+        char d[256], what[300];
+        snprintf(d, sizeof d, "{'descr': '<f4', 'fortran_order': False, 'shape': %s, }", empty[i]);
+        snprintf(what, sizeof what, "empty npy, shape %s", empty[i]);
+        npy_header_only(what, d, empty_ok_cmds, N(empty_ok_cmds));
+        npy_header_only(what, d, empty_cmds, N(empty_cmds));
+    }
+    /* Was: a float32 value int8 cannot hold (NaN, 1e9, inf) made `rknpu pack
+     * --layout weight-int8` leak the converted tensor (LeakSanitizer); now an
+     * error at the element's offset, nothing leaked (the ASan build fails
+     * the exit status on a leak). Also 0.4 for run-matmul int8 (not exact). */
+    static const char *const vals[] = {"np.nan", "1e9", "np.inf", "-np.inf", "0.4"};
+    for (size_t i = 0; i < N(vals); i++) {
+        char script[512], what[128];
+        snprintf(script, sizeof script,
+                 "import numpy as np, sys\n"
+                 "w = np.ones((64, 64), np.float32)\n"
+                 "w[3, 5] = %s\n"
+                 "np.save(sys.argv[1], w)\n",
+                 vals[i]);
+        npk_run r = npk_python(script, npk_tmp("val.npy"));
+        assert_int_equal(r.status, 0);
+        npk_run_free(&r);
+        size_t len;
+        uint8_t *buf = npk_slurp(npk_tmp("val.npy"), &len);
+        snprintf(what, sizeof what, "float32 weights with %s at [3, 5]", vals[i]);
+        hd_case(what, buf, len, "bad.npy", value_cmds + (i == 4 ? 2 : 0),
+                i == 4 ? 1 : N(value_cmds));
+        free(buf);
+    }
+    hd_every_case = 0;
+    hd_summary("findings");
+}
+
 /* ---- safetensors: length, JSON header, each tensor's entry and data ---- */
 
 static const hd_cmd mgk_st_cmds[] = {
@@ -263,7 +357,7 @@ static void test_safetensors(void **state)
 
 int main(void)
 {
-    const struct CMUnitTest tests[] = {cmocka_unit_test(test_npy),
+    const struct CMUnitTest tests[] = {cmocka_unit_test(test_npy), cmocka_unit_test(test_findings),
                                        cmocka_unit_test(test_safetensors)};
     return cmocka_run_group_tests(tests, NULL, NULL);
 }

@@ -104,7 +104,8 @@ rej 'K must be a multiple of 32' -m 4 -k 48 -n 64
 rej 'multiple of 16 for fp16' -m 4 -k 64 -n 24
 rej 'multiple of 32 for int8' -m 4 -k 64 -n 48 --dtype int8
 rej 'FEATURE_GRAINS (10 bits, max 1023), so M <= 1022' -m 1024 -k 32 -n 16
-rej 'WEIGHT_KERNELS (14 bits' -m 1 -k 32 -n 16384
+rej 'so N <= 8192' -m 1 -k 32 -n 16384
+rej 'so N <= 8192' -m 4 -k 64 -n 16384
 rej 'DPU_DATA_CUBE_CHANNEL.CHANNEL (13 bits, max 8191), so N <= 8192' -m 4 -k 64 -n 8208
 rej 'DATAIN_CHANNEL_REAL' -m 4 -k 16416 -n 32 --dtype int8
 rej 'weight bytes per kernel exceed one CBUF bank' -m 1 -k 32768 -n 16
@@ -169,6 +170,19 @@ expect 2 "$npk" rknpu plan -m 64 -k 16416 -n 64 -o "$tmp/plan2"
 grep -q 'splitting K would need partial sums' "$tmp/err" || fail "K split message"
 [ ! -e "$tmp/plan2" ] || fail "rejected plan created its directory"
 expect 2 "$npk" rknpu plan -m 64 -k 64 -n 64 --cores 4
+# Was: exit 0 with 512 MiB of weights at 0x20000000 over the output at 0x30000000.
+expect 2 "$npk" rknpu plan -m 4 -k 4096 -n 65536 -o "$tmp/plan3"
+grep -q '^npukit: weight buffer 0x20000000..0x3fffffff (536870912 bytes) overlaps output buffer 0x30000000..0x300fffff (1048576 bytes)' "$tmp/err" ||
+    fail "overlap message: $(cat "$tmp/err")"
+[ ! -e "$tmp/plan3" ] || fail "overlapping plan written"
+expect 2 "$npk" rknpu plan -m 4 -k 16384 -n 65536 -o "$tmp/plan3"
+grep -q 'overlaps output buffer' "$tmp/err" || fail "2 GiB of weights"
+expect 2 "$npk" rknpu plan -m 4 -k 64 -n 64 --weight-addr 0x10000000 -o "$tmp/plan3"
+grep -q '^npukit: input buffer 0x10000000..0x100001ff (512 bytes) overlaps weight buffer 0x10000000' "$tmp/err" ||
+    fail "weights at the input address: $(cat "$tmp/err")"
+expect 2 "$npk" rknpu plan -m 4 -k 64 -n 64 --output-addr 0xffffff00
+grep -q 'exceeds the 32-bit DMA address space' "$tmp/err" || fail "past 4 GiB"
+expect 0 "$npk" rknpu plan -m 4 -k 4096 -n 65536 --output-addr 0x50000000 --regcmd-addr 0x60000000
 
 # Layouts: NumPy implementations of the reference formulas (1-based there).
 "$py" - "$tmp" <<'EOF' || fail "making layout inputs"

@@ -105,6 +105,13 @@ grep -q "operator 64 (RESHAPE): not an NPU layer" "$tmp/err" || fail "refusal: $
 expect 2 "$npk" rknpu compile "$model" --op 999 -o "$tmp/bad"
 [ ! -e "$tmp/bad" ] || fail "compile of a missing operator wrote $tmp/bad"
 expect 2 "$npk" rknpu compile "$model" -o "$tmp/bad"
+# All or nothing: weights.bin (80704 bytes) does not fit a 32 KiB file-size
+# limit, the three files before it do; nothing is left (was: the directory
+# with regcmd.bin, tasks.bin and submit.bin in it).
+mkdir "$tmp/aon"
+expect 2 sh -c "trap '' XFSZ; ulimit -f 64; exec \"$npk\" rknpu compile \"$model\" \
+    --op 0,1,2,9,62 --cores 2 -o \"$tmp/aon/c\""
+[ -z "$(ls -A "$tmp/aon")" ] || fail "a failed compile left: $(ls -A "$tmp/aon")"
 
 # Run on the emulator, checked against the interpreter.
 expect 0 "$npk" tensor random --shape 1,112,112,32 --dtype u8 --min 0 --max 255 --seed 3 -o "$tmp/x.npy"

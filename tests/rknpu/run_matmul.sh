@@ -106,6 +106,43 @@ grep -q 'emulator (1 core' "$tmp/out" || fail "one-core emulator"
 expect 0 "$npk" rknpu run-matmul "$tmp/f32.npy" "$tmp/f32b.npy" --check -o "$tmp/x.npy"
 "$py" -c "import numpy as np; c = np.load('$tmp/x.npy'); assert (c == 48).all(), c"
 
+# Was: 0.4 was silently rounded to 0 for int8; now refused with its index
+# and file offset unless --round. A value beyond fp16 is refused too.
+"$py" -c "import numpy as np; a = np.zeros((4, 32), np.float32); a[0, 1] = 0.4; np.save('$tmp/frac.npy', a)"
+"$py" -c "import numpy as np; np.save('$tmp/ones8.npy', np.ones((32, 32), np.float32))"
+expect 2 "$npk" rknpu run-matmul "$tmp/frac.npy" "$tmp/ones8.npy" --dtype int8 -o "$tmp/no.npy"
+grep -q "^npukit: $tmp/frac.npy: offset 0x84: element \[0, 1\] (index 1) = 0.4[0-9]* is not an integer: i8 needs exact values (--round rounds them)$" "$tmp/err" ||
+    fail "inexact int8 message: $(cat "$tmp/err")"
+expect 0 "$npk" rknpu run-matmul "$tmp/frac.npy" "$tmp/ones8.npy" --dtype int8 --round -o "$tmp/x.npy"
+expect 2 "$npk" rknpu run-matmul "$tmp/frac.npy" "$tmp/ones8.npy" --round -o "$tmp/no.npy"
+"$py" -c "import numpy as np; a = np.ones((4, 32), np.float32); a[2, 5] = 1e6; np.save('$tmp/huge.npy', a)"
+expect 2 "$npk" rknpu run-matmul "$tmp/huge.npy" "$tmp/ones8.npy" -o "$tmp/no.npy"
+grep -q "element \[2, 5\] (index 69) = 1e+06 overflows f16" "$tmp/err" || fail "fp16 overflow: $(cat "$tmp/err")"
+# Was: "expected a 2-D array, got 0 dimensions" (read after free) for 1-D and 3-D.
+"$py" -c "import numpy as np; np.save('$tmp/v1.npy', np.ones(32, np.float16)); np.save('$tmp/v3.npy', np.ones((2, 4, 32), np.float16))"
+expect 2 "$npk" rknpu run-matmul "$tmp/v1.npy" "$tmp/ones8.npy" -o "$tmp/no.npy"
+grep -q "^npukit: $tmp/v1.npy: offset 0x[0-9a-f]*: expected a 2-D array, got 1 dimension$" "$tmp/err" || fail "1-D: $(cat "$tmp/err")"
+expect 2 "$npk" rknpu run-matmul "$tmp/v3.npy" "$tmp/ones8.npy" -o "$tmp/no.npy"
+grep -q "got 3 dimensions$" "$tmp/err" || fail "3-D: $(cat "$tmp/err")"
+# Fortran-order operands (np.save(w.T)) read as NumPy reads them.
+"$py" -c "import numpy as np; w = np.arange(32 * 32, dtype=np.float32).reshape(32, 32) % 7; np.save('$tmp/wt.npy', w.T); np.save('$tmp/wt_c.npy', np.ascontiguousarray(w.T))"
+expect 0 "$npk" rknpu run-matmul "$tmp/f32.npy" "$tmp/wt.npy" -o "$tmp/x.npy"
+expect 0 "$npk" rknpu run-matmul "$tmp/f32.npy" "$tmp/wt_c.npy" -o "$tmp/x2.npy"
+cmp "$tmp/x.npy" "$tmp/x2.npy" || fail "Fortran-order operand"
+# Was: "max abs error inf" then "check: ok" with a NaN in A. NaN inputs are
+# named; the rows they reach are not checked; the rest is.
+"$py" -c "import numpy as np; a = np.ones((4, 32), np.float32); a[1, 3] = np.nan; np.save('$tmp/nan.npy', a)"
+expect 0 "$npk" rknpu run-matmul "$tmp/nan.npy" "$tmp/ones8.npy" --check -o "$tmp/x.npy"
+grep -q "^check: A ($tmp/nan.npy) holds 1 NaN/inf value, the first A\[1\]\[3\] = nan$" "$tmp/out" || fail "NaN input report: $(cat "$tmp/out")"
+grep -q "^check: 32 of 128 elements not checked" "$tmp/out" || fail "unchecked count"
+grep -q "^check: max abs error 0, " "$tmp/out" || fail "max error over finite elements: $(cat "$tmp/out")"
+# Finite inputs whose fp16 result overflows to inf: the reference is finite,
+# so the check fails (exit 1) and says why.
+"$py" -c "import numpy as np; np.save('$tmp/a255.npy', np.full((4, 32), 255, np.float16)); np.save('$tmp/b255.npy', np.full((32, 16), 255, np.float16))"
+expect 1 "$npk" rknpu run-matmul "$tmp/a255.npy" "$tmp/b255.npy" --dtype fp16-fp16 --check -o "$tmp/x.npy"
+grep -q "^check: FAILED: 64 elements are NaN/inf where the reference is finite (first C\[0\]\[0\])$" "$tmp/out" ||
+    fail "inf result with a finite reference: $(cat "$tmp/out")"
+
 # Rejections: exit 2, one line on stderr, no output file.
 rm -f "$tmp/no.npy"
 expect 2 "$npk" rknpu run-matmul "$tmp/s16_a.npy" "$tmp/m16_b.npy" -o "$tmp/no.npy"

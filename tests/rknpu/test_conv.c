@@ -1050,6 +1050,23 @@ static void test_refusals(void **state)
     printf("deep kernel refused: %s\n", err.msg);
     assert_non_null(strstr(err.msg, "weight banks"));
     free(bw);
+    /* Buffers that overlap are refused with both named (issue 19: the same
+     * check as matmul plans); an element-wise input may be the output. */
+    npk_rk_lplan_opts ov = o;
+    ov.weight_addr = IN_ADDR + 64;
+    memset(&err, 0, sizeof err);
+    assert_int_equal(npk_rk_lplan_make(&l, &ov, &p, &err), NPK_E_ARG);
+    assert_non_null(strstr(err.msg, "input buffer 0x10000000.."));
+    assert_non_null(strstr(err.msg, "overlaps weight buffer 0x10000040.."));
+    ov = o, ov.regcmd_addr = OUT_ADDR, memset(&err, 0, sizeof err);
+    assert_int_equal(npk_rk_lplan_make(&l, &ov, &p, &err), NPK_E_ARG);
+    assert_non_null(strstr(err.msg, "overlaps regcmd buffer"));
+    ov = o, ov.output_addr = 0xffffff00, memset(&err, 0, sizeof err);
+    assert_int_not_equal(npk_rk_lplan_make(&l, &ov, &p, &err), NPK_OK);
+    b = l, b.kind = NPK_RK_LAYER_MAXPOOL, b.k_h = b.k_w = 2, b.stride_h = b.stride_w = 2,
+    b.out_h = b.out_w = 4, ov = o, ov.output_addr = IN_ADDR, memset(&err, 0, sizeof err);
+    assert_int_equal(npk_rk_lplan_make(&b, &ov, &p, &err), NPK_E_ARG);
+    assert_non_null(strstr(err.msg, "overlaps output buffer"));
 }
 
 int main(void)

@@ -5,6 +5,7 @@
  * emulator device, device listing, and error paths that must release every
  * buffer. */
 #include <stdio.h>
+#include <math.h>
 #include <stdlib.h>
 #include <string.h>
 #include <sys/stat.h>
@@ -343,16 +344,58 @@ static void test_check_finds_errors(void **state)
     }
 }
 
+/* Was: a NaN in A gave "max abs error inf" and then "check: ok". NaN/inf
+ * inputs are counted (with the first index), elements with a non-finite
+ * reference are not checked, and NaN/inf in C where the reference is
+ * finite always fails. */
+static void test_check_nonfinite(void **state)
+{
+    (void)state;
+    rk_mats x;
+    rk_mats_make(&x, 4, 64, 32, NPK_RK_FP16, false, 90);
+    size_t mn = 4 * 32;
+    float *c = malloc(mn * sizeof *c);
+    for (size_t i = 0; i < mn; i++) c[i] = (float)rk_expect(&x, i);
+    npk_rk_run_opts o = {4, 64, 32, NPK_RK_FP16, 1};
+    npk_rk_check chk;
+    npk_error err = {0};
+    /* NaN in the result where the reference is finite. */
+    c[2 * 32 + 5] = NAN;
+    assert_int_equal(npk_rk_check_matmul(&o, x.a16, x.b16, c, &chk, &err), NPK_OK);
+    assert_int_equal(chk.bad, 1);
+    assert_int_equal(chk.nonfinite_c, 1);
+    assert_int_equal(chk.first_nonfinite_c, 2 * 32 + 5);
+    assert_int_equal(chk.worst, 2 * 32 + 5);
+    assert_true(isfinite(chk.max_abs));
+    c[2 * 32 + 5] = INFINITY;
+    assert_int_equal(npk_rk_check_matmul(&o, x.a16, x.b16, c, &chk, &err), NPK_OK);
+    assert_int_equal(chk.nonfinite_c, 1);
+    /* NaN in A[1][3]: row 1 of C has no finite reference; the rest checks. */
+    c[2 * 32 + 5] = (float)rk_expect(&x, 2 * 32 + 5);
+    x.a16[1 * 64 + 3] = 0x7e00;
+    for (size_t j = 0; j < 32; j++) c[32 + j] = NAN;
+    assert_int_equal(npk_rk_check_matmul(&o, x.a16, x.b16, c, &chk, &err), NPK_OK);
+    assert_int_equal(chk.nonfinite_a, 1);
+    assert_int_equal(chk.first_nonfinite_a, 1 * 64 + 3);
+    assert_int_equal(chk.nonfinite_b, 0);
+    assert_int_equal(chk.unchecked, 32);
+    assert_int_equal(chk.bad, 0);
+    /* ... but a NaN in another row still fails. */
+    c[3 * 32] = NAN;
+    assert_int_equal(npk_rk_check_matmul(&o, x.a16, x.b16, c, &chk, &err), NPK_OK);
+    assert_int_equal(chk.bad, 1);
+    assert_int_equal(chk.first_nonfinite_c, 3 * 32);
+    free(c);
+    rk_mats_free(&x);
+}
+
 int main(void)
 {
     const struct CMUnitTest tests[] = {
-        cmocka_unit_test(test_vendor_backend),
-        cmocka_unit_test(test_rocket_backend),
-        cmocka_unit_test(test_failures_release_everything),
-        cmocka_unit_test(test_open_rules),
-        cmocka_unit_test(test_devices_list),
-        cmocka_unit_test(test_emulator_device),
-        cmocka_unit_test(test_check_finds_errors),
+        cmocka_unit_test(test_check_nonfinite), cmocka_unit_test(test_vendor_backend),
+        cmocka_unit_test(test_rocket_backend),  cmocka_unit_test(test_failures_release_everything),
+        cmocka_unit_test(test_open_rules),      cmocka_unit_test(test_devices_list),
+        cmocka_unit_test(test_emulator_device), cmocka_unit_test(test_check_finds_errors),
     };
     return cmocka_run_group_tests(tests, setup_dirs, NULL);
 }

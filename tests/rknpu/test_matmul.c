@@ -28,7 +28,7 @@ static void test_golden_streams(void **state)
 
         /* The hex serialisation is byte-identical to the golden file. */
         char rel[128], hex[NPK_RK_MATMUL_ENTRIES * 17];
-        snprintf(rel, sizeof rel, "rknpu/golden/%s.txt", cases[i].name);
+        snprintf(rel, sizeof rel, "rknpu/golden/%.64s.txt", cases[i].name);
         npk_mapped m;
         npk_fixture_map(rel, &m);
         npk_rk_stream_to_hex(out, NPK_RK_MATMUL_ENTRIES, hex);
@@ -264,7 +264,9 @@ static void test_rejections(void **state)
         {1024, 32, 16, NPK_RK_FP16, "CNA_CONV_CON2.FEATURE_GRAINS (10 bits"},
         {1024, 32, 32, NPK_RK_INT8, "CNA_CONV_CON2.FEATURE_GRAINS"},
         {2048, 32, 16, NPK_RK_FP16, "FEATURE_GRAINS"},
-        {1, 32, 16384, NPK_RK_FP16, "CNA_WEIGHT_SIZE2.WEIGHT_KERNELS (14 bits"},
+        /* Was "N <= 16383" (the first field overflowed); the limit that applies is 8192. */
+        {1, 32, 16384, NPK_RK_FP16,
+         "DPU_DATA_CUBE_CHANNEL.CHANNEL (13 bits, max 8191), so N <= 8192"},
         {4, 64, 8208, NPK_RK_FP16, "DPU_DATA_CUBE_CHANNEL.CHANNEL (13 bits"},
         {4, 16416, 32, NPK_RK_INT8, "CNA_DATA_SIZE1.DATAIN_CHANNEL_REAL (14 bits"},
         {1, 32768, 16, NPK_RK_FP16, "weight bytes per kernel exceed one CBUF bank"},

@@ -285,9 +285,16 @@ static void test_plan_coverage(void **state)
     for (size_t i = 0; i < sizeof shapes / sizeof *shapes; i++)
         for (int cores = 1; cores <= 3; cores++) {
             if (shapes[i].m == 16384 && cores != 3) continue; /* 2048 tasks; once is enough */
+            /* Buffers one after another (a 512 MiB input does not fit below 0x20000000). */
+            uint64_t b = npk_rk_dtype_in_size(shapes[i].dt);
+            uint64_t in = 0x10000000,
+                     wt = in + ((uint64_t)shapes[i].m * shapes[i].k * b + 0xfff) / 0x1000 * 0x1000;
+            uint64_t out = wt + ((uint64_t)shapes[i].k * shapes[i].n * b + 0xfff) / 0x1000 * 0x1000;
+            uint64_t rc = out + ((uint64_t)shapes[i].m * shapes[i].n * 4 + 0xfff) / 0x1000 * 0x1000;
+            if (rc < 0x40000000) rc = 0x40000000;
             npk_rk_plan_opts o = {shapes[i].m,     shapes[i].k,     shapes[i].n,
-                                  shapes[i].dt,    cores,           0x10000000,
-                                  0x20000000,      0x30000000,      0x40000000,
+                                  shapes[i].dt,    cores,           (uint32_t)in,
+                                  (uint32_t)wt,    (uint32_t)out,   (uint32_t)rc,
                                   shapes[i].max_m, shapes[i].max_n, NPK_RK_FORM_VENDOR};
             check_plan(&o);
         }
@@ -362,6 +369,49 @@ static void test_plan_rejections(void **state)
     }
 }
 
+/* Was: `rknpu plan -m 4 -k 4096 -n 65536` put 512 MiB of weights at
+ * 0x20000000, over the output at 0x30000000, and a weight address equal to
+ * the input's was accepted. Overlaps and buffers past 4 GiB are refused with
+ * both buffers and their ranges named. */
+static void test_plan_overlaps(void **state)
+{
+    (void)state;
+    static const struct {
+        uint32_t m, k, n, in, wt, out, rc;
+        const char *needle;
+    } bad[] = {
+        {4, 4096, 65536, 0x10000000, 0x20000000, 0x30000000, 0x40000000,
+         "weight buffer 0x20000000..0x3fffffff (536870912 bytes) overlaps output buffer "
+         "0x30000000..0x300fffff (1048576 bytes)"},
+        {4, 16384, 65536, 0x10000000, 0x20000000, 0x30000000, 0x40000000,
+         "weight buffer 0x20000000..0x9fffffff (2147483648 bytes) overlaps output"},
+        {4, 64, 64, 0x10000000, 0x10000000, 0x30000000, 0x40000000,
+         "input buffer 0x10000000..0x100001ff (512 bytes) overlaps weight buffer"},
+        {4, 64, 64, 0x10000000, 0x20000000, 0x30000000, 0x300003c0, "output buffer"},
+        {4, 64, 64, 0x10000000, 0x20000000, 0xffffff00, 0x40000000,
+         "output buffer 0xffffff00..0x1000002ff (1024 bytes) exceeds the 32-bit DMA address"},
+    };
+    for (size_t i = 0; i < sizeof bad / sizeof *bad; i++) {
+        npk_rk_plan_opts o = {bad[i].m,  bad[i].k,   bad[i].n,  NPK_RK_FP16, 1, bad[i].in,
+                              bad[i].wt, bad[i].out, bad[i].rc, 0,           0, NPK_RK_FORM_VENDOR};
+        npk_rk_plan p;
+        npk_error err = {0};
+        if (npk_rk_plan_make(&o, &p, &err) == NPK_OK) fail_msg("case %zu accepted", i);
+        if (!strstr(err.msg, bad[i].needle))
+            fail_msg("case %zu: '%s' lacks '%s'", i, err.msg, bad[i].needle);
+    }
+    /* Adjacent buffers are fine; all addresses 0 is a sizing plan. */
+    npk_rk_plan_opts ok = {4,          64,         64,         NPK_RK_FP16, 1, 0x10000000,
+                           0x10000200, 0x10002200, 0x10002600, 0,           0, NPK_RK_FORM_VENDOR};
+    npk_rk_plan p;
+    npk_error err = {0};
+    if (npk_rk_plan_make(&ok, &p, &err)) fail_msg("adjacent: %s", err.msg);
+    npk_rk_plan_free(&p);
+    npk_rk_plan_opts sizes = {4, 4096, 65536, NPK_RK_FP16, 1, 0, 0, 0, 0, 0, 0, NPK_RK_FORM_VENDOR};
+    if (npk_rk_plan_make(&sizes, &p, &err)) fail_msg("sizing plan: %s", err.msg);
+    npk_rk_plan_free(&p);
+}
+
 /* The placement helpers agree with the layout functions element by element. */
 static void test_plan_buffers(void **state)
 {
@@ -418,6 +468,7 @@ int main(void)
         cmocka_unit_test(test_chain_patch),     cmocka_unit_test(test_single_task_plan),
         cmocka_unit_test(test_plan_coverage),   cmocka_unit_test(test_plan_balance_and_cores),
         cmocka_unit_test(test_plan_rejections), cmocka_unit_test(test_plan_buffers),
+        cmocka_unit_test(test_plan_overlaps),
     };
     return cmocka_run_group_tests(tests, NULL, NULL);
 }

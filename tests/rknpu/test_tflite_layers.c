@@ -523,7 +523,18 @@ static void test_bundle(void **state)
     npk_rk_emu_destroy(e);
     free(act);
     free(reg);
+    /* The regions placed so the second layer's activations start on the
+     * first layer's weights (its own buffers apart): refused, both regions
+     * named. Was: planned, the second layer overwriting the first's weights. */
+    uint64_t act0 = bu.ops[1].plan.opts.input_addr - bu.opts.act_addr;
+    npk_rk_bundle_opts bad = bo;
+    bad.weight_addr = 0x20000000;
+    bad.act_addr = (uint32_t)(bad.weight_addr - act0);
     npk_rk_bundle_free(&bu);
+    assert_int_equal(npk_rk_bundle_make(ls, names, 2, &bad, &bu, &err), NPK_E_ARG);
+    assert_non_null(strstr(err.msg, "the activation region 0x"));
+    assert_non_null(strstr(err.msg, "overlaps the weight region 0x20000000.."));
+    npk_error_clear(&err);
     npk_rk_tfl_layer_free(&la);
     npk_rk_tfl_layer_free(&lb);
     tt_model_free(&a);

@@ -218,6 +218,7 @@ static void test_cut(void **state)
     r = npk_cli("tflite cut %s --outputs nothing -o %s", m, npk_tmp("x.tflite"));
     assert_int_equal(r.status, 2);
     assert_non_null(strstr(r.err, "no tensor named \"nothing\""));
+    assert_non_null(strstr(r.err, m)); /* an error about the model names it */
     npk_run_free(&r);
 }
 

@@ -155,7 +155,9 @@ static bool probe_node(const npk_rk_sys *sys, const char *path, npk_rk_devnode *
     int r = dev_drm_version(sys, fd, n);
     sys->close(sys->ctx, fd);
     if (r != 0 || !kind_of_driver(n->driver, &n->kind)) return false;
-    snprintf(n->path, sizeof n->path, "%s", path);
+    size_t len = strlen(path);
+    if (len >= sizeof n->path) return false; /* a node path npukit cannot report whole */
+    memcpy(n->path, path, len + 1);
     return true;
 }
 

@@ -34,6 +34,12 @@ npk_status npk_rk_feature_check(const npk_rk_feature_shape *s, npk_error *err)
         return npk_fail(err, NPK_E_ARG, "C2 = %zu: must be 4, 8 or 16", s->c2);
     if (s->esize != 1 && s->esize != 2 && s->esize != 4)
         return npk_fail(err, NPK_E_ARG, "element size %zu: must be 1, 2 or 4", s->esize);
+    /* An empty map has nothing to convert, and the loops below walk its
+     * dimensions: (2^63 - 1) x 0 would spin for ever. */
+    if (!s->n || !s->c || !s->h || !s->w)
+        return npk_fail(err, NPK_E_ARG,
+                        "feature map of %zu x %zu x %zu x %zu (N x C x H x W) has no elements",
+                        s->n, s->c, s->h, s->w);
     size_t n, plain, f[] = {s->n, s->c, s->h, s->w, s->esize};
     if (!npk_rk_feature_native_count(s, &n) || !npk_mul_sz(n, s->esize, &n) ||
         !npk_prod_sz(f, 5, &plain))

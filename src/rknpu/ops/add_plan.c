@@ -16,6 +16,7 @@
 #include "npukit/rknpu_conv.h"
 #include "npukit/rknpu_plan.h"
 #include "npukit/rknpu_stream.h"
+#include "ops_internal.h"
 
 #define ADD_MAX_ENTRIES 120
 #define ADD_F           12 /* fractional bits of the output kept until OUT_CVT */
@@ -166,6 +167,15 @@ npk_status rk_add_plan(const npk_rk_layer *l, const npk_rk_lplan_opts *o, npk_rk
         return st;
     }
     p->regcmd_entries = (size_t)(off_b / 8);
+    /* Element-wise: either input may be the output itself (in place). */
+    const rk_buf bufs[] = {{"input", o->input_addr, p->input_bytes, 1},
+                           {"input2", o->input2_addr, p->input_bytes, 1},
+                           {"output", o->output_addr, p->output_bytes, 1},
+                           {"regcmd", o->regcmd_addr, off_b, 0}};
+    if ((st = rk_check_buffers(bufs, sizeof bufs / sizeof *bufs, err))) {
+        npk_rk_lplan_free(p);
+        return st;
+    }
     npk_rknpu_submit *s = &p->submit;
     s->flags = NPK_RKNPU_JOB_PC | NPK_RKNPU_JOB_BLOCK | NPK_RKNPU_JOB_PINGPONG;
     s->timeout = NPK_RKNPU_TIMEOUT_MS;

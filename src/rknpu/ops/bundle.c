@@ -36,6 +36,34 @@ static npk_status place(uint64_t *cursor, uint64_t bytes, uint32_t base, const c
     return NPK_OK;
 }
 
+/* The three regions (activations, weights, streams) as placed so far share
+ * no byte: one layer's buffers can be apart while its activations run into
+ * an earlier layer's weights, which only this check sees. */
+static npk_status check_regions(const npk_rk_bundle_opts *o, uint64_t act, uint64_t wt,
+                                uint64_t reg, npk_error *err)
+{
+    const struct {
+        const char *name;
+        uint64_t addr, bytes;
+    } r[3] = {{"activation", o->act_addr, act},
+              {"weight", o->weight_addr, wt},
+              {"regcmd", o->regcmd_addr, reg}};
+    for (int i = 0; i < 3; i++)
+        for (int j = i + 1; j < 3; j++)
+            if (r[i].bytes && r[j].bytes && r[i].addr < r[j].addr + r[j].bytes &&
+                r[j].addr < r[i].addr + r[i].bytes)
+                return npk_fail(err, NPK_E_ARG,
+                                "the %s region 0x%08llx..0x%08llx (%llu bytes) overlaps the %s "
+                                "region 0x%08llx..0x%08llx (%llu bytes): place the regions apart",
+                                r[i].name, (unsigned long long)r[i].addr,
+                                (unsigned long long)(r[i].addr + r[i].bytes - 1),
+                                (unsigned long long)r[i].bytes, r[j].name,
+                                (unsigned long long)r[j].addr,
+                                (unsigned long long)(r[j].addr + r[j].bytes - 1),
+                                (unsigned long long)r[j].bytes);
+    return NPK_OK;
+}
+
 npk_status npk_rk_bundle_make(const npk_rk_layer *const *layers, const char *const *names, size_t n,
                               const npk_rk_bundle_opts *o, npk_rk_bundle *b, npk_error *err)
 {
@@ -75,7 +103,8 @@ npk_status npk_rk_bundle_make(const npk_rk_layer *const *layers, const char *con
                          &raddr, err))) {
             po.regcmd_addr = raddr;
             if (!in2) po.input2_addr = 0;
-            st = plan_one(layers[i], name, &po, &op->plan, err);
+            st = check_regions(&b->opts, act, wt, reg, err);
+            if (!st) st = plan_one(layers[i], name, &po, &op->plan, err);
         }
         npk_rk_lplan_free(&sizes);
         if (!st) b->nops = i + 1;

@@ -26,10 +26,15 @@ npk_status npk_rk_check_matmul(const npk_rk_run_opts *o, const void *a, const vo
     bool i8 = o->dtype == NPK_RK_INT8;
     const int8_t *a8 = a, *b8 = b;
     const uint16_t *a16 = a, *b16 = b;
-    for (size_t i = 0; i < kn; i++) bv[i] = i8 ? b8[i] : npk_f16_to_f32(b16[i]);
+    for (size_t i = 0; i < kn; i++) {
+        bv[i] = i8 ? b8[i] : npk_f16_to_f32(b16[i]);
+        if (!isfinite(bv[i]) && !out->nonfinite_b++) out->first_nonfinite_b = i;
+    }
     for (size_t i = 0; i < m; i++) {
-        for (size_t kk = 0; kk < k; kk++)
+        for (size_t kk = 0; kk < k; kk++) {
             arow[kk] = i8 ? a8[i * k + kk] : npk_f16_to_f32(a16[i * k + kk]);
+            if (!isfinite(arow[kk]) && !out->nonfinite_a++) out->first_nonfinite_a = i * k + kk;
+        }
         double *r = ref + i * n, *g = mag + i * n;
         for (size_t kk = 0; kk < k; kk++) {
             double av = arow[kk];
@@ -54,8 +59,19 @@ npk_status npk_rk_check_matmul(const npk_rk_run_opts *o, const void *a, const vo
             bound = (double)(k + 2) * ldexp(1.0, -24) * mag[i];
             if (o->dtype == NPK_RK_FP16_FP16) bound += ldexp(fabs(ref[i]), -10);
         }
+        if (!isfinite(ref[i]) || !isfinite(mag[i])) {
+            out->unchecked++; /* NaN/inf inputs: no reference to compare with */
+            continue;
+        }
+        if (!isfinite(got)) { /* the reference is finite: always wrong */
+            if (!out->nonfinite_c++) out->first_nonfinite_c = i;
+            if (!out->bad++ || worst_excess < INFINITY) {
+                worst_excess = INFINITY;
+                out->worst = i;
+            }
+            continue;
+        }
         double e = fabs(got - ref[i]);
-        if (isnan(got)) e = INFINITY;
         if (e > out->max_abs) out->max_abs = e;
         if (ref[i] != 0 && e / fabs(ref[i]) > out->max_rel) out->max_rel = e / fabs(ref[i]);
         if (e > bound) {

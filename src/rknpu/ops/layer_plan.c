@@ -546,6 +546,16 @@ npk_status npk_rk_lplan_make(const npk_rk_layer *l, const npk_rk_lplan_opts *o, 
     }
     p->regcmd_entries = (size_t)(off / 8);
     if ((st = check_span("regcmd", o->regcmd_addr, off, err))) goto out;
+    {
+        /* No two buffers overlap (a fused add may read its second input from
+         * the output buffer itself, in place). */
+        const rk_buf bufs[] = {{"input", o->input_addr, p->input_bytes, 0},
+                               {"weight", o->weight_addr, p->weight_bytes, 0},
+                               {"output", o->output_addr, p->output_bytes, 1},
+                               {"regcmd", o->regcmd_addr, off, 0},
+                               {"input2", o->input2_addr, l->fused_add ? p->output_bytes : 0, 1}};
+        if ((st = rk_check_buffers(bufs, sizeof bufs / sizeof *bufs, err))) goto out;
+    }
     for (i = 0; i + 1 < p->count && o->form == NPK_RK_FORM_VENDOR; i++) {
         npk_rk_ltask *t = &p->tasks[i], *n = &p->tasks[i + 1];
         if (t->core != n->core) continue;

@@ -57,19 +57,48 @@ static const char *fname(npk_rk_field f, char *buf, size_t len)
     return buf;
 }
 
-/* The shape variable `var` (value x) enters field f as x + delta; refuse a
- * value that does not fit, naming the field and the resulting bound on var. */
-static npk_status field_limit(npk_rk_field f, uint64_t x, int delta, const char *what,
-                              const char *var, npk_error *err)
+/* Each register field a shape variable enters, as var + delta. */
+typedef struct field_use {
+    npk_rk_field f;
+    int delta;
+    const char *what, *var;
+} field_use;
+
+static const field_use field_uses[] = {
+    {NPK_RKF_CNA_CONV_CON2_FEATURE_GRAINS, 1, "feature grains M+1", "M"},
+    {NPK_RKF_CNA_DATA_SIZE0_DATAIN_HEIGHT, 0, "data-in height M", "M"},
+    {NPK_RKF_DPU_DATA_CUBE_HEIGHT_HEIGHT, -1, "output height M-1", "M"},
+    {NPK_RKF_CNA_DATA_SIZE1_DATAIN_CHANNEL_REAL, -1, "channels K-1", "K"},
+    {NPK_RKF_CNA_DATA_SIZE1_DATAIN_CHANNEL, 0, "channels K", "K"},
+    {NPK_RKF_CNA_WEIGHT_SIZE2_WEIGHT_KERNELS, 0, "weight kernels N", "N"},
+    {NPK_RKF_DPU_DATA_CUBE_CHANNEL_CHANNEL, -1, "output channels N-1", "N"},
+    {NPK_RKF_CORE_DATAOUT_SIZE_1_DATAOUT_CHANNEL, -1, "output channels N-1", "N"},
+};
+
+/* Refuse a value of `var` beyond any field it enters, naming the field
+ * that gives the tightest bound (the limit that applies), not merely the
+ * first one overflowed. */
+static npk_status field_limits(const char *var, uint64_t x, npk_error *err)
 {
-    uint64_t v = x + (uint64_t)(int64_t)delta, max = npk_rk_field_max(f);
-    if (v <= max) return NPK_OK;
+    const field_use *tight = NULL;
+    uint64_t bound = UINT64_MAX;
+    for (size_t i = 0; i < sizeof field_uses / sizeof *field_uses; i++) {
+        const field_use *u = &field_uses[i];
+        if (strcmp(u->var, var)) continue;
+        uint64_t b = npk_rk_field_max(u->f) - (uint64_t)(int64_t)u->delta;
+        if (b < bound) {
+            bound = b;
+            tight = u;
+        }
+    }
+    if (!tight || x <= bound) return NPK_OK;
     char b[96];
+    uint64_t v = x + (uint64_t)(int64_t)tight->delta;
     return npk_fail(err, NPK_E_LIMIT,
                     "%s = %llu: %s = %llu overflows %s (%u bits, max %llu), so %s <= %llu", var,
-                    (unsigned long long)x, what, (unsigned long long)v, fname(f, b, sizeof b),
-                    npk_rk_field_width(f), (unsigned long long)max, var,
-                    (unsigned long long)(max - (uint64_t)(int64_t)delta));
+                    (unsigned long long)x, tight->what, (unsigned long long)v,
+                    fname(tight->f, b, sizeof b), npk_rk_field_width(tight->f),
+                    (unsigned long long)npk_rk_field_max(tight->f), var, (unsigned long long)bound);
 }
 
 static uint32_t ceil_div(uint64_t a, uint64_t b)
@@ -110,21 +139,8 @@ npk_status npk_rk_matmul_check(const npk_rk_matmul *mm, npk_error *err)
                         (unsigned long long)fbytes, banks, NPK_RK_CBUF_BANKS - 1,
                         NPK_RK_CBUF_BANK_SIZE);
     npk_status st;
-    if ((st = field_limit(NPK_RKF_CNA_CONV_CON2_FEATURE_GRAINS, m, 1, "feature grains M+1", "M",
-                          err)) ||
-        (st = field_limit(NPK_RKF_CNA_DATA_SIZE0_DATAIN_HEIGHT, m, 0, "data-in height M", "M",
-                          err)) ||
-        (st = field_limit(NPK_RKF_DPU_DATA_CUBE_HEIGHT_HEIGHT, m, -1, "output height M-1", "M",
-                          err)) ||
-        (st = field_limit(NPK_RKF_CNA_DATA_SIZE1_DATAIN_CHANNEL_REAL, k, -1, "channels K-1", "K",
-                          err)) ||
-        (st = field_limit(NPK_RKF_CNA_DATA_SIZE1_DATAIN_CHANNEL, k, 0, "channels K", "K", err)) ||
-        (st = field_limit(NPK_RKF_CNA_WEIGHT_SIZE2_WEIGHT_KERNELS, n, 0, "weight kernels N", "N",
-                          err)) ||
-        (st = field_limit(NPK_RKF_DPU_DATA_CUBE_CHANNEL_CHANNEL, n, -1, "output channels N-1", "N",
-                          err)) ||
-        (st = field_limit(NPK_RKF_CORE_DATAOUT_SIZE_1_DATAOUT_CHANNEL, n, -1, "output channels N-1",
-                          "N", err)))
+    if ((st = field_limits("M", m, err)) || (st = field_limits("K", k, err)) ||
+        (st = field_limits("N", n, err)))
         return st;
     return NPK_OK;
 }

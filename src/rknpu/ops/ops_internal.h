@@ -2,10 +2,26 @@
 #ifndef NPK_RKNPU_OPS_INTERNAL_H
 #define NPK_RKNPU_OPS_INTERNAL_H
 
+#include <stdbool.h>
 #include <stddef.h>
 #include <stdint.h>
 
+#include "npukit/error.h"
 #include "npukit/rknpu_uapi.h"
+
+/* A device buffer of a plan, for rk_check_buffers. */
+typedef struct rk_buf {
+    const char *name; /* "input", "weight", "output", "regcmd", "input2" */
+    uint64_t addr, bytes;
+    int alias; /* buffers with the same nonzero value may be the very same buffer
+                  (an element-wise input written in place), never partly overlap */
+} rk_buf;
+
+/* Every buffer inside the 32-bit DMA address space and no two overlapping;
+ * refusals name both buffers and their ranges. All addresses 0 means the
+ * buffers are not placed yet (a plan made for its sizes): only the sizes
+ * are checked. */
+npk_status rk_check_buffers(const rk_buf *b, size_t n, npk_error *err);
 
 /* Give `cores` cores contiguous ranges of the n tasks (work[i] each) so that
  * the largest core's work is minimal, every core getting at least one task

@@ -90,15 +90,6 @@ static npk_status check_opts(const npk_rk_plan_opts *o, uint32_t *max_m, uint32_
     return NPK_OK;
 }
 
-static npk_status check_span(const char *what, uint32_t addr, uint64_t bytes, npk_error *err)
-{
-    if ((uint64_t)addr + bytes > ((uint64_t)1 << 32))
-        return npk_fail(err, NPK_E_LIMIT,
-                        "%s buffer of %llu bytes at 0x%x exceeds the 32-bit DMA address space",
-                        what, (unsigned long long)bytes, addr);
-    return NPK_OK;
-}
-
 npk_status npk_rk_plan_make(const npk_rk_plan_opts *o, npk_rk_plan *p, npk_error *err)
 {
     memset(p, 0, sizeof *p);
@@ -120,11 +111,11 @@ npk_status npk_rk_plan_make(const npk_rk_plan_opts *o, npk_rk_plan *p, npk_error
     size_t entries = npk_rk_form_entries(o->form);
     uint64_t stride =
         (entries * 8 + NPK_RK_STREAM_ALIGN - 1) & ~(uint64_t)(NPK_RK_STREAM_ALIGN - 1);
-    if ((st = check_span("input", o->input_addr, p->input_bytes, err)) ||
-        (st = check_span("weight", o->weight_addr, p->weight_bytes, err)) ||
-        (st = check_span("output", o->output_addr, p->output_bytes, err)) ||
-        (st = check_span("regcmd", o->regcmd_addr, stride * count, err)))
-        return st;
+    const rk_buf bufs[] = {{"input", o->input_addr, p->input_bytes, 0},
+                           {"weight", o->weight_addr, p->weight_bytes, 0},
+                           {"output", o->output_addr, p->output_bytes, 0},
+                           {"regcmd", o->regcmd_addr, stride * count, 0}};
+    if ((st = rk_check_buffers(bufs, sizeof bufs / sizeof *bufs, err))) return st;
     if (o->regcmd_addr % NPK_RK_STREAM_ALIGN)
         return npk_fail(err, NPK_E_ARG, "regcmd address 0x%x is not %d-byte aligned",
                         o->regcmd_addr, NPK_RK_STREAM_ALIGN);

@@ -118,6 +118,13 @@ npk_status rk_pool_plan(const npk_rk_layer *l, const npk_rk_lplan_opts *o, npk_r
         return st;
     }
     p->regcmd_entries = (size_t)(off / 8);
+    const rk_buf bufs[] = {{"input", o->input_addr, p->input_bytes, 0},
+                           {"output", o->output_addr, p->output_bytes, 0},
+                           {"regcmd", o->regcmd_addr, off, 0}};
+    if ((st = rk_check_buffers(bufs, sizeof bufs / sizeof *bufs, err))) {
+        npk_rk_lplan_free(p);
+        return st;
+    }
     npk_rknpu_submit *s = &p->submit;
     s->flags = NPK_RKNPU_JOB_PC | NPK_RKNPU_JOB_BLOCK | NPK_RKNPU_JOB_PINGPONG;
     s->timeout = NPK_RKNPU_TIMEOUT_MS;

@@ -25,6 +25,11 @@ static bool regdb_line(const uint8_t *p, size_t n)
 bool npk_rknpu_regdb_probe(const uint8_t *buf, size_t len)
 {
     if (!npk_is_text(buf, len)) return false;
+    if (len > NPK_DETECT_PREFIX) { /* the whole lines of the first MiB: bounded detection */
+        size_t cut = NPK_DETECT_PREFIX;
+        while (cut > 0 && buf[cut - 1] != '\n') cut--;
+        len = cut;
+    }
     size_t i = 0, lines = 0;
     while (i < len) {
         size_t e = i;
