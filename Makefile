@@ -5,7 +5,7 @@ BUILD ?= build
 CMAKE_FLAGS ?=
 JOBS ?= $(shell nproc 2>/dev/null || echo 2)
 
-.PHONY: all deps build demo check bench install clean asan-check fuzz-smoke valgrind cross-check format release-check
+.PHONY: all deps build demo check bench install clean asan-check fuzz-smoke valgrind cross-check format release-check release-builds
 
 all: build
 
@@ -55,15 +55,25 @@ fuzz-smoke:
 	@scripts/deps.sh fuzz
 	scripts/fuzz-smoke.sh
 
+# Developer's build matrix (library, CLI, tests, benchmark, fuzz targets) with gcc and
+# clang, failing on any warning; TYPES="Debug MinSizeRel ..." for more (CI: release-check).
+release-builds:
+	@scripts/deps.sh check
+	@scripts/deps.sh fuzz
+	JOBS=$(JOBS) scripts/build-matrix.sh "gcc clang" "$(or $(TYPES),Release)"
+
 # The CLI under valgrind memcheck over every fixture: zero errors, zero leaks.
 valgrind: build
 	scripts/valgrind-cli.sh $(BUILD)
 
-install: build
-	cmake --install $(BUILD) $(if $(PREFIX),--prefix $(PREFIX))
+# PREFIX goes to configure time too: where the Python package goes depends on it.
+install: deps $(BUILD)/CMakeCache.txt
+	$(if $(PREFIX),cmake -S . -B $(BUILD) -DCMAKE_INSTALL_PREFIX=$(PREFIX))
+	cmake --build $(BUILD) -j $(JOBS)
+	cmake --install $(BUILD)
 
 format:
 	clang-format -i $$(git ls-files '*.c' '*.h')
 
 clean:
-	rm -rf $(BUILD) build-asan build-fuzz build-cross-* build-release build-release-clang
+	rm -rf $(BUILD) build-asan build-fuzz build-cross-* build-release build-release-clang build-matrix

@@ -11,7 +11,7 @@
 
 static const npk_bench_entry groups[] = {
     {"half", bench_half},   {"cnn2", bench_cnn2},       {"mgk", bench_mgk},
-    {"rknpu", bench_rknpu}, {"edgetpu", bench_edgetpu},
+    {"rknpu", bench_rknpu}, {"edgetpu", bench_edgetpu}, {"rknet", bench_rknpu_net},
 };
 
 struct npk_bench {

@@ -9,6 +9,7 @@
 #   FUZZ_MINUTES  per target (default 10)
 #   FUZZ_JOBS     targets run at the same time (default 2)
 #   FUZZ_TARGETS  names without the fuzz_ prefix (default: all)
+#   FUZZ_QUIET    set: no progress on a terminal (targets done, final time)
 set -eu
 cd "$(dirname "$0")/.."
 . scripts/fuzz-lib.sh
@@ -41,6 +42,11 @@ if [ "${1:-}" = --one ]; then
         $((secs % 60)) "${execs:-?}" "$files" "$bytes" "$(date -u +%Y-%m-%d)" "$commit" \
         "$result" >>"$dir/results.md"
     echo "fuzz-campaign: $t: $result after ${secs}s, ${execs:-?} executions, $files corpus files"
+    # Progress on a terminal's stderr (FUZZ_QUIET=1: none): targets done of all.
+    echo "$t" >>"$dir/.done"
+    if [ -t 2 ] && [ -z "${FUZZ_QUIET:-}" ]; then
+        echo "fuzz-campaign: $(wc -l <"$dir/.done")/${FUZZ_TOTAL:-?} targets done, $(($(date +%s) - ${FUZZ_START:-$(date +%s)})) s" >&2
+    fi
     exit 0
 fi
 
@@ -54,5 +60,10 @@ mkdir -p "$dir/corpus" fuzz/findings
     printf '| target | duration | executions | corpus (files) | date | commit | result |\n|---|---|---|---|---|---|---|\n' >"$dir/results.md"
 targets=${FUZZ_TARGETS:-$(fuzz_targets)}
 echo "fuzz-campaign: $(echo $targets | wc -w) targets x $minutes min, ${FUZZ_JOBS:-2} at a time"
+FUZZ_TOTAL=$(echo $targets | wc -w) FUZZ_START=$(date +%s)
+export FUZZ_TOTAL FUZZ_START
+: >"$dir/.done"
 printf '%s\n' $targets | FUZZ_MINUTES=$minutes xargs -P "${FUZZ_JOBS:-2}" -I{} sh "$0" --one {}
 cat "$dir/results.md"
+[ -t 2 ] && [ -z "${FUZZ_QUIET:-}" ] && echo "fuzz-campaign: $FUZZ_TOTAL targets in $(($(date +%s) - FUZZ_START)) s" >&2
+exit 0

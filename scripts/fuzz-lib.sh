@@ -62,6 +62,7 @@ seeds_for() {
     rknpu_stream | rknpu_plan) ls "$fx"/rknpu/golden/*x*.txt $gen/mm.* 2>/dev/null ;;
     rknpu_emu) ls $gen/mm.emu ;; # plus fuzz/regressions/rknpu_emu
     rknpu_layer) true ;;         # fuzz/regressions/rknpu_layer only
+    rknpu_net) ls fuzz/regressions/tflite_interp/* 2>/dev/null ;; # plus fuzz/regressions/rknpu_net
     edgetpu_usb) ls $s/edgetpu_usb/* ;;
     flatbuf | edgetpu | tflite) ls "$fx"/edgetpu/*.tflite $gen/*.tflite 2>/dev/null ;;
     darwinn) ls $s/darwinn/* ;;

@@ -60,6 +60,7 @@ for f in $(find "$fx" -type f | sort); do
         vg tflite info --json "$f"
         vg edgetpu info --json "$f"
         vg edgetpu weights "$f" -o "$tmp/w.npy"
+        vg rknpu compile "$f" --cores 3 -o "$tmp/rk.$runs" # whole model (or its refusal)
         ;;
     rknpu-stream)
         vg rknpu disasm "$f"
@@ -72,6 +73,13 @@ for f in $(find "$fx" -type f | sort); do
         ;;
     esac
 done
+# A whole model on the emulator with its CPU side and --check, and a bad input.
+if [ -f "$fx/models/mobilenet_v1_0.5_160_quant.tflite" ] && [ -f "$fx/models/cat.bmp" ]; then
+    vgok rknpu run "$fx/models/mobilenet_v1_0.5_160_quant.tflite" --image "$fx/models/cat.bmp" \
+        --check --cores 1 -o "$tmp/rk.npy"
+    vg rknpu run "$fx/models/mobilenet_v1_0.5_160_quant.tflite" --input "$fx/models/cat.bmp" \
+        -o "$tmp/rk2.npy"
+fi
 # Generators, and every command that reads a file, on the project's own
 # files (also the commands that read two inputs).
 vgok rknpu matmul -m 64 -k 64 -n 64 -o "$tmp/mm.bin"

@@ -6,6 +6,7 @@
 #include <string.h>
 
 #include "cli.h"
+#include "cli_progress.h"
 #include "cmd_cnn2.h"
 #include "npukit/cnn2_render.h"
 
@@ -224,8 +225,12 @@ int cnn2_cmd_render(int argc, char **argv)
     }
     a.opts.features = o.features;
     a.opts.layer_out = o.layers;
+    cli_progress pr;
+    cli_progress_start(&pr, "cnn2 render");
+    a.opts.progress = &pr.p;
     npk_status st = a.reference ? npk_cnn2_render_ref(&m, &img, &a.opts, o.cnn, &err)
                                 : npk_cnn2_render(&m, &img, &a.opts, o.cnn, &err);
+    cli_progress_end(&pr, st == NPK_OK);
     if (!st) {
         npk_cnn2_blend(img.rgbd, o.cnn, npix, (float)a.blend, blended);
         npk_cnn2_to_rgba8(blended, npix, rgba);

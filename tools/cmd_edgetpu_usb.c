@@ -7,6 +7,7 @@
 #include <time.h>
 
 #include "cli.h"
+#include "cli_progress.h"
 #include "npukit/edgetpu_emu.h"
 #include "npukit/edgetpu_usb.h"
 
@@ -345,16 +346,21 @@ int cmd_edgetpu_run(int argc, char **argv)
            dfu       ? " (firmware uploaded over DFU)"
            : fw_path ? " (already in application mode: --firmware not used)"
                      : "");
+    cli_progress pr;
+    cli_progress_start(&pr, "edgetpu run");
     for (uint64_t k = 1; k <= repeat; k++) {
         npk_etpu_run_info info;
         t0 = now_ms();
         if (npk_etpu_run(r.dev, &r.p, (const uint8_t *const *)r.in, r.out, &info, &err)) {
+            cli_progress_end(&pr, false);
             rc = cli_error(NULL, &err);
             goto done;
         }
         printf("run %" PRIu64 ": %.3f ms%s\n", k, now_ms() - t0,
                info.parameters_uploaded ? " (parameters uploaded)" : "");
+        cli_progress_update(&pr, "run", k, repeat);
     }
+    cli_progress_end(&pr, true);
     rc = write_outputs(&r, model, out, raw);
 done:
     run_free(&r);

@@ -60,19 +60,22 @@ static const cli_subcommand subs[] = {
      "      or non-finite where the reference is finite; NaN/inf inputs are reported",
      rknpu_cmd_run_matmul},
     {"compile",
-     "MODEL.tflite --op INDEX[,INDEX...] -o DIR [--cores 1|2|3] [--form vendor|rocket]\n"
-     "      [--requant exact|simple] [--act-addr A] [--weight-addr A] [--regcmd-addr A] [--json]",
-     "the tasks of those operators (CONV_2D, DEPTHWISE_CONV_2D, FULLY_CONNECTED, ADD,\n"
-     "      AVERAGE_POOL_2D, MAX_POOL_2D; tensors as the model defines them): DIR/regcmd.bin,\n"
-     "      tasks.bin, submit.bin (one record per operator), weights.bin and plan.json (tasks,\n"
-     "      tiles, cores, buffers, requantisation and its bound against TFLite); all or nothing",
+     "MODEL.tflite -o DIR [--cores 1|2|3] [--form vendor|rocket] [--requant exact|simple]\n"
+     "      [--tasks]  |  MODEL.tflite --op INDEX[,INDEX...] -o DIR [--act-addr A] ... [--json]",
+     "the whole model: NPU segments and CPU operators, layouts converted at the boundaries,\n"
+     "      activations planned by lifetime: DIR/regcmd.bin, tasks.bin, submit.bin (one record\n"
+     "      per layer), weights.bin, plan.json (segments, tasks, cores, buffers, CPU ops, time\n"
+     "      estimates); all or nothing. With --op: only those operators (CONV_2D,\n"
+     "      DEPTHWISE_CONV_2D, FULLY_CONNECTED, ADD, AVERAGE_POOL_2D, MAX_POOL_2D)",
      rknpu_cmd_compile},
     {"run",
-     "MODEL.tflite --op INDEX --input X.npy [--input X2.npy] -o Y.npy [--check] [--cores N]\n"
-     "      [--device emu|rknpu|rocket] [--device-path NODE] [--emu-cores 1|3]",
-     "run one operator on the emulator (default) or an NPU: lay the input out, run, read the\n"
-     "      output back; --check runs the interpreter on that operator alone and counts exact,\n"
-     "      off-by-one and worse elements (exit 1 if any is off by more than one)",
+     "MODEL.tflite --input [NAME=]X.npy ... | --image PICTURE -o OUT [--check] [--cores N]\n"
+     "      [--repeat N] [--threads N] [--device emu|rknpu|rocket] [--device-path NODE]\n"
+     "      [--emu-cores 1|3]  |  MODEL.tflite --op INDEX --input X.npy [--input X2.npy] -o Y.npy",
+     "run the whole model on the emulator (default) or an NPU, the CPU operators on the\n"
+     "      interpreter; outputs as `tflite run` writes them; --check runs the interpreter on the\n"
+     "      same input: exact / off-by-one / worse per output and top-1 (exit 1 if a top-1\n"
+     "      differs). With --op: one operator (--check: exit 1 if off by more than one)",
      rknpu_cmd_run},
     {"devices", "[--json]",
      "list the NPU device nodes (rknpu, rocket) that can be opened, with driver versions",

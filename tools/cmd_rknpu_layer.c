@@ -8,6 +8,7 @@
 #include <string.h>
 
 #include "cli.h"
+#include "cli_progress.h"
 #include "npukit/rknpu_bundle.h"
 #include "npukit/rknpu_device.h"
 #include "npukit/rknpu_stream.h"
@@ -16,6 +17,18 @@
 
 int rknpu_cmd_compile(int argc, char **argv);
 int rknpu_cmd_run(int argc, char **argv);
+/* Without --op: the whole model (cmd_rknpu_net.c). */
+int rknpu_net_compile(int argc, char **argv);
+int rknpu_net_run(int argc, char **argv);
+
+static bool has_op(int argc, char **argv)
+{
+    for (int i = 1; i < argc; i++) {
+        if (!strcmp(argv[i], "--")) break;
+        if (!strcmp(argv[i], "--op") || !strncmp(argv[i], "--op=", 5)) return true;
+    }
+    return false;
+}
 
 enum {
     OPT_OP = 256,
@@ -383,6 +396,7 @@ static bool parse_requant(const char *s, npk_rk_rq_mode *m)
 
 int rknpu_cmd_compile(int argc, char **argv)
 {
+    if (!has_op(argc, argv)) return rknpu_net_compile(argc, argv);
     const char *cmd = "rknpu compile", *dir = NULL, *opstr = NULL;
     npk_rk_bundle_opts bo = {1, NPK_RK_FORM_VENDOR, NPK_RK_RQ_EXACT, 0, 0, 0};
     bool json = false;
@@ -457,16 +471,23 @@ int rknpu_cmd_compile(int argc, char **argv)
         rc = cli_fail("out of memory");
         goto done;
     }
+    /* Progress: the layers lowered, then the planner's time in the final line. */
+    cli_progress pr;
+    cli_progress_start(&pr, "rknpu compile");
     for (size_t i = 0; i < n; i++) {
         if (npk_rk_tfl_lower(&md.m, 0, idx[i], &ls[i], &err)) {
+            cli_progress_end(&pr, false);
             rc = cli_error(path, &err);
             goto done;
         }
         lowered = i + 1;
         lp[i] = &ls[i].layer;
         names[i] = ls[i].name;
+        cli_progress_update(&pr, "layer", i + 1, n);
     }
-    if (npk_rk_bundle_make(lp, names, n, &bo, &b, &err)) {
+    const npk_status planned = npk_rk_bundle_make(lp, names, n, &bo, &b, &err);
+    cli_progress_end(&pr, planned == NPK_OK);
+    if (planned) {
         /* The planner's error names the operator; its offset is the operator's. */
         for (size_t i = 0; i < n; i++)
             if (!strncmp(err.msg, ls[i].name, strlen(ls[i].name)) &&
@@ -568,6 +589,7 @@ static int interpret(const model *md, const npk_rk_tfl_layer *tl, const void *co
 
 int rknpu_cmd_run(int argc, char **argv)
 {
+    if (!has_op(argc, argv)) return rknpu_net_run(argc, argv);
     const char *cmd = "rknpu run", *out = NULL, *devpath = NULL, *inputs[2] = {NULL, NULL};
     int64_t op = -1;
     int cores = 1, emu_cores = 3, nin = 0;

@@ -9,6 +9,7 @@
 #include <time.h>
 
 #include "cli.h"
+#include "cli_progress.h"
 #include "commands.h"
 #include "npukit/tflite.h"
 #include "npukit/tflite_build.h"
@@ -700,12 +701,19 @@ static int t_run(int argc, char **argv)
         rc = cli_fail("out of memory");
         goto done;
     }
+    cli_progress pr;
+    cli_progress_start(&pr, "tflite run");
     for (uint64_t k = 0; k < runs && !rc; k++) {
         const double t0 = now_ms();
-        if (npk_tfl_interp_invoke(r.it, &err)) rc = cli_error(r.l.path, &err);
+        if (npk_tfl_interp_invoke(r.it, &err)) {
+            cli_progress_end(&pr, false);
+            rc = cli_error(r.l.path, &err);
+        }
         ms[k] = now_ms() - t0;
         if (dump) npk_tfl_interp_set_observer(r.it, NULL, NULL); /* record the first run only */
+        if (!rc) cli_progress_update(&pr, "run", k + 1, runs);
     }
+    if (!rc) cli_progress_end(&pr, true);
     if (!rc && repeat) {
         qsort(ms, runs, sizeof *ms, cmp_double);
         const size_t arena = npk_tfl_interp_arena_bytes(r.it),

@@ -3,6 +3,7 @@
 #include <string.h>
 
 #include "cli.h"
+#include "cli_progress.h"
 
 static void usage(FILE *out)
 {
@@ -12,6 +13,7 @@ static void usage(FILE *out)
             "usage: npukit <command> [options]\n"
             "       npukit help <command>\n"
             "       npukit --version\n\n"
+            "--quiet (anywhere): no progress on a terminal (NPUKIT_PROGRESS=never|always).\n\n"
             "Reads, checks, converts and runs model files and command streams of edge NPUs.\n\n"
             "commands:\n");
     for (int i = 0; i < n; i++) fprintf(out, "  %-10s %s\n", c[i].name, c[i].summary);
@@ -21,6 +23,21 @@ static void usage(FILE *out)
 int main(int argc, char **argv)
 {
     npk_protect_inputs_until_exit(true); /* an input is never overwritten */
+    /* --quiet is global: taken out before the commands parse their options
+     * (an argument after "--" is left alone). */
+    int n = 1;
+    for (int i = 1; i < argc; i++) {
+        if (!strcmp(argv[i], "--")) {
+            while (i < argc) argv[n++] = argv[i++];
+            break;
+        }
+        if (!strcmp(argv[i], "--quiet"))
+            cli_set_quiet(true);
+        else
+            argv[n++] = argv[i];
+    }
+    argv[n] = NULL;
+    argc = n;
     cli_install_signal_handlers();       /* no temporary left behind, SIGBUS reported */
     cli_route_stdout(argc, argv);        /* `-o -`: data on stdout, messages on stderr */
     if (argc < 2) {
@@ -33,8 +50,8 @@ int main(int argc, char **argv)
         return CLI_OK;
     }
     if (strcmp(a, "--version") == 0 || strcmp(a, "version") == 0) {
-        printf("npukit %s (features: %s; half precision: %s)\n", npk_version(),
-               npk_features()[0] ? npk_features() : "none", npk_half_path());
+        printf("npukit %s (commit %s; features: %s; half precision: %s)\n", npk_version(),
+               npk_commit(), npk_features()[0] ? npk_features() : "none", npk_half_path());
         return CLI_OK;
     }
     if (strcmp(a, "help") == 0) {

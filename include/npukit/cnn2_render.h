@@ -19,6 +19,7 @@
 
 #include "npukit/cnn2.h"
 #include "npukit/error.h"
+#include "npukit/progress.h"
 
 #ifdef __cplusplus
 extern "C" {
@@ -65,6 +66,8 @@ typedef struct npk_cnn2_render_opts {
     unsigned threads;  /* fast renderer: 0 = one per online CPU */
     float **layer_out; /* optional: num_layers buffers of W*H*4, each layer's output */
     float *features;   /* optional: W*H*12, the input of layer 0 */
+    /* optional: rows done of all layers (reference) or stages (fast renderer) */
+    const npk_progress *progress;
 } npk_cnn2_render_opts;
 
 /* Can this model render this image? (12 -> 4 layers, kernel and size limits;

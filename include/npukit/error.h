@@ -21,7 +21,8 @@ typedef enum npk_status {
     NPK_E_NOMEM,       /* allocation failed */
     NPK_E_DEVICE,      /* a device or driver reported a failure */
     NPK_E_NOTFOUND,    /* a named item (tensor, layer, device) does not exist */
-    NPK_E_TIMEOUT      /* an operation did not finish in time */
+    NPK_E_TIMEOUT,     /* an operation did not finish in time */
+    NPK_E_CANCELLED    /* the caller's progress callback asked to stop (progress.h) */
 } npk_status;
 
 #define NPK_ERROR_MSG_MAX 256

@@ -76,6 +76,16 @@ typedef struct npk_rk_conv_desc {
     /* DPU_RDMA read paths */
     uint32_t brdma_use, nrdma_use;
     bool rocket_tail; /* Mesa's tail: PC_BASE_ADDRESS write instead of a zero word */
+    /* K-split (docs/rknpu.md, "Tiling"): a partial task writes 32-bit sums
+     * (out_int32: OUT_PRECISION int32, or fp32 on the fp path, in the
+     * caller's 32-bit group geometry) and may add the previous partial sums
+     * through EW (ew_add32: 32-bit operand, EDATA_SIZE 3, at ew_addr /
+     * ew_surf_atoms); the final task is DPU-only (dpu_only: no CNA or CORE,
+     * FLYING_MODE 1) and reads the sums through MRDMA at src_addr
+     * (src_surf_atoms between surfaces of 4 channels) into the usual BS,
+     * BN, EW and OUT_CVT. */
+    bool out_int32, ew_add32, dpu_only;
+    uint32_t src_addr, src_surf_atoms;
 } npk_rk_conv_desc;
 
 /* Pack one task; *n receives the entry count. A value that does not fit

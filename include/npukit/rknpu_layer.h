@@ -179,6 +179,16 @@ typedef struct npk_rk_ltask {
     size_t entries;      /* stream length */
     int next;            /* index of the chained task, -1 */
     uint64_t macs;
+    /* Columns (column tiling: one output row per task; otherwise the whole
+     * width): output columns ox0 .. ox0+ow-1 from input columns ix0 ..
+     * ix0+iw-1, with pad_left columns of padding before them. */
+    uint32_t ox0, ow, ix0, iw, pad_left;
+    uint32_t region; /* padded average pooling: the window-count class (0 otherwise) */
+    /* K-split: a partial task sums input channels ic0 .. ic0+icn-1 into
+     * int32 (adding the previous partial sums); the unit's last task is
+     * DPU-only (requant_only) and requantises the total. icn 0: no split. */
+    uint32_t ic0, icn;
+    bool requant_only;
 } npk_rk_ltask;
 
 typedef struct npk_rk_lplan {
@@ -197,6 +207,12 @@ typedef struct npk_rk_lplan {
     size_t count;
     npk_rk_ltask *tasks;
     uint32_t tiles_h, tiles_c;
+    uint32_t tiles_w; /* column tiles per output row (1: whole rows) */
+    uint32_t ksplit;  /* input-channel slices per output tile (1: none) */
+    /* K-split: two int32 partial-sum tensors (programmed channels, NC1HWC2
+     * with 4 channels per atom) in the output buffer from scratch_off on,
+     * after the output itself (output_bytes includes them). */
+    uint64_t scratch_off, scratch_bytes;
     int cores;
     uint64_t *regcmd; /* all streams, 64-byte aligned (entries, host order) */
     size_t regcmd_entries;

@@ -266,6 +266,12 @@ typedef struct job_queue {
     const float *src;
     float *dst;
     atomic_long next;
+    /* Progress: rows finished in this stage, reported by thread 0 only (the
+     * caller's thread) as base + rows of total; a refusal stops the stage. */
+    atomic_long rows_done;
+    atomic_bool cancelled;
+    uint64_t base, total;
+    npk_error *err;
 } job_queue;
 
 typedef struct worker {
@@ -296,16 +302,27 @@ static void *work(void *arg)
         b.y0 = y0;
         b.y1 = y0 + r->band < (long)r->H ? y0 + r->band : (long)r->H;
         run_band(r, s, &b);
+        long rows = atomic_fetch_add(&q->rows_done, b.y1 - b.y0) + (b.y1 - b.y0);
+        if (w->tid == 0 && r->opts.progress &&
+            npk_progress_report(r->opts.progress, "row", q->base + (uint64_t)rows, q->total,
+                                q->err)) {
+            atomic_store(&q->cancelled, true);
+            atomic_store(&q->next, (long)r->H); /* the other threads stop too */
+        }
     }
     return NULL;
 }
 
 /* One stage over all bands on the renderer's threads (the caller is thread
  * 0; if a thread cannot start, the others take its bands). */
-static void run_stage(npk_cnn2_renderer *r, const stage *st, const float *src, float *dst)
+static bool run_stage(npk_cnn2_renderer *r, const stage *st, const float *src, float *dst,
+                      uint64_t base, uint64_t total, npk_error *err)
 {
-    job_queue q = {r, st, src, dst, 0};
+    job_queue q = {
+        .r = r, .st = st, .src = src, .dst = dst, .base = base, .total = total, .err = err};
     atomic_init(&q.next, 0);
+    atomic_init(&q.rows_done, 0);
+    atomic_init(&q.cancelled, false);
     pthread_t tids[MAX_THREADS];
     worker ws[MAX_THREADS];
     bool started[MAX_THREADS] = {false};
@@ -316,6 +333,7 @@ static void run_stage(npk_cnn2_renderer *r, const stage *st, const float *src, f
     work(&ws[0]);
     for (unsigned t = 1; t < n; t++)
         if (started[t]) pthread_join(tids[t], NULL);
+    return !atomic_load(&q.cancelled);
 }
 
 /* ---- setup ---- */
@@ -487,13 +505,19 @@ npk_status npk_cnn2_renderer_run(npk_cnn2_renderer *r, const npk_cnn2_image *img
     if ((st = cnn2_mips_build(&r->mips, img, r->mip_level, err))) return st;
     r->img = img;
     r->out = out;
-    for (uint32_t i = 0; i < r->nstages; i++)
-        run_stage(r, &r->stages[i], i ? r->inter[(i - 1) % 2] : NULL,
-                  i + 1 < r->nstages ? r->inter[i % 2] : out);
+    /* Progress in rows of all stages: H per stage. */
+    const uint64_t total = (uint64_t)r->nstages * r->H;
+    for (uint32_t i = 0; !st && i < r->nstages; i++) {
+        if (!run_stage(r, &r->stages[i], i ? r->inter[(i - 1) % 2] : NULL,
+                       i + 1 < r->nstages ? r->inter[i % 2] : out, (uint64_t)i * r->H, total, err))
+            st = NPK_E_CANCELLED;
+        else
+            st = npk_progress_report(r->opts.progress, "row", (uint64_t)(i + 1) * r->H, total, err);
+    }
     cnn2_mips_free(&r->mips);
     r->img = NULL;
     r->out = NULL;
-    return NPK_OK;
+    return st;
 }
 
 npk_status npk_cnn2_render(const npk_cnn2_model *m, const npk_cnn2_image *img,

@@ -49,7 +49,7 @@ npk_status npk_cnn2_render_ref(const npk_cnn2_model *m, const npk_cnn2_image *im
         const npk_cnn2_layer *layer = &m->layers[l];
         long k = layer->kernel_size, r = k / 2;
         cnn2_act act = cnn2_layer_act(opts->activation, l, m->num_layers);
-        for (long y = 0; y < H; y++)
+        for (long y = 0; !st && y < H; y++) {
             for (long x = 0; x < W; x++)
                 for (uint32_t o = 0; o < 4; o++) {
                     float acc = 0.0f;
@@ -66,6 +66,11 @@ npk_status npk_cnn2_render_ref(const npk_cnn2_model *m, const npk_cnn2_image *im
                     next[((size_t)y * (size_t)W + (size_t)x) * 4 + o] =
                         cnn2_round(a, opts->precision);
                 }
+            st = npk_progress_report(opts->progress, "row",
+                                     (uint64_t)l * (uint64_t)H + (uint64_t)y + 1,
+                                     (uint64_t)m->num_layers * (uint64_t)H, err);
+        }
+        if (st) break;
         /* The whole layer is done: its outputs become channels 0..3. */
         for (size_t p = 0; p < npix; p++)
             memcpy(in + p * NPK_CNN2_CHANNELS, next + p * 4, 4 * sizeof(float));

@@ -61,6 +61,7 @@ const char *npk_status_name(npk_status status)
     case NPK_E_DEVICE: return "device error";
     case NPK_E_NOTFOUND: return "not found";
     case NPK_E_TIMEOUT: return "timeout";
+    case NPK_E_CANCELLED: return "cancelled";
     }
     return "unknown error";
 }

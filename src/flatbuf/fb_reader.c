@@ -189,7 +189,7 @@ static npk_status string_at(const npk_fb_buf *b, size_t pos, npk_fb_str *s, npk_
 
 npk_status npk_fb_string(const npk_fb_table *t, int slot, npk_fb_str *s, npk_error *err)
 {
-    size_t pos;
+    size_t pos = 0;
     bool present;
     memset(s, 0, sizeof *s);
     npk_status st = field_target(t, slot, 4, "string", &pos, &present, err);
@@ -220,7 +220,7 @@ static npk_status vector_at(const npk_fb_buf *b, size_t pos, uint32_t elem, npk_
 npk_status npk_fb_vector(const npk_fb_table *t, int slot, uint32_t elem_size, npk_fb_vec *v,
                          npk_error *err)
 {
-    size_t pos;
+    size_t pos = 0;
     bool present;
     memset(v, 0, sizeof *v);
     v->buf = t->buf;
@@ -233,7 +233,7 @@ npk_status npk_fb_vector(const npk_fb_table *t, int slot, uint32_t elem_size, np
 npk_status npk_fb_subtable(const npk_fb_table *t, int slot, npk_fb_table *sub, bool *present,
                            npk_error *err)
 {
-    size_t pos;
+    size_t pos = 0;
     npk_status st = field_target(t, slot, 4, "table", &pos, present, err);
     if (st || !*present) return st;
     return npk_fb_table_at(&t->buf, pos, sub, err);
@@ -297,14 +297,14 @@ static npk_status elem_target(const npk_fb_vec *v, uint32_t i, const char *what,
 
 npk_status npk_fb_vec_table(const npk_fb_vec *v, uint32_t i, npk_fb_table *t, npk_error *err)
 {
-    size_t pos;
+    size_t pos = 0;
     npk_status st = elem_target(v, i, "table", &pos, err);
     return st ? st : npk_fb_table_at(&v->buf, pos, t, err);
 }
 
 npk_status npk_fb_vec_string(const npk_fb_vec *v, uint32_t i, npk_fb_str *s, npk_error *err)
 {
-    size_t pos;
+    size_t pos = 0;
     memset(s, 0, sizeof *s);
     npk_status st = elem_target(v, i, "string", &pos, err);
     return st ? st : string_at(&v->buf, pos, s, err);

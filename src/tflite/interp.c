@@ -792,6 +792,10 @@ bool npk_tfl_op_supported(const npk_tfl_model *m, uint32_t subgraph, uint32_t op
     const npk_tfl_subgraph *sg = &m->subgraphs[subgraph];
     const npk_tfl_operator *op = &sg->operators[op_index];
     const npk_tfl_opcode *oc = npk_tfl_op_code(m, op);
+    if (!oc) {
+        snprintf(why, why_len, "operator code %u is not in the model", op->opcode_index);
+        return false;
+    }
     const npk_tfl_kernel *k = npk_tfl_kernel_find(oc->builtin, oc->custom_code);
     char buf[32];
     if (!k) {

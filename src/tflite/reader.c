@@ -318,6 +318,10 @@ static npk_status parse_model(npk_fbc_rd *r, const uint8_t *buf, size_t len, npk
 
 npk_status npk_tfl_parse(const uint8_t *buf, size_t len, npk_tfl_model *m, npk_error *err)
 {
+    /* npk_error_context passes a failure on only through a record: without
+     * one a malformed nested table would read as success. */
+    npk_error local = {0};
+    if (!err) err = &local;
     memset(m, 0, sizeof *m);
     m->file = buf;
     m->file_size = len;

@@ -104,7 +104,7 @@ grep -q "operator 64 (RESHAPE): not an NPU layer" "$tmp/err" || fail "refusal: $
 [ ! -e "$tmp/bad" ] || fail "a refused compile wrote $tmp/bad"
 expect 2 "$npk" rknpu compile "$model" --op 999 -o "$tmp/bad"
 [ ! -e "$tmp/bad" ] || fail "compile of a missing operator wrote $tmp/bad"
-expect 2 "$npk" rknpu compile "$model" -o "$tmp/bad"
+expect 2 "$npk" rknpu compile "$model" --op 0 --cores 4 -o "$tmp/bad"
 # All or nothing: weights.bin (80704 bytes) does not fit a 32 KiB file-size
 # limit, the three files before it do; nothing is left (was: the directory
 # with regcmd.bin, tasks.bin and submit.bin in it).

@@ -294,6 +294,12 @@ static tt_model model_of(const npk_rk_layer *l, int act, bool same)
     return tm;
 }
 
+/* The requantisation mode run_case plans with (run_family runs both). */
+static npk_rk_rq_mode g_mode = NPK_RK_RQ_EXACT;
+static const char *g_mode_name = ""; /* in report(): "" outside run_family */
+static uint32_t g_tiles_w_min;       /* smallest tiles_w of run_case's plans since reset */
+static uint32_t g_ksplit_min;        /* smallest ksplit of run_case's plans since reset */
+
 static void run_case(const lcase *lc, uint64_t seed, fstats *fs)
 {
     uint64_t r = seed * 0x9E3779B97F4A7C15ull + 7;
@@ -370,16 +376,9 @@ static void run_case(const lcase *lc, uint64_t seed, fstats *fs)
         fs->by_ref++;
     }
 
-    npk_rk_lplan_opts o = {lc->cores ? lc->cores : 1,
-                           lc->form,
-                           IN_ADDR,
-                           WT_ADDR,
-                           OUT_ADDR,
-                           REG_ADDR,
-                           lc->max_rows,
-                           lc->max_channels,
-                           0,
-                           NPK_RK_RQ_EXACT};
+    npk_rk_lplan_opts o = {
+        lc->cores ? lc->cores : 1, lc->form, IN_ADDR, WT_ADDR, OUT_ADDR, REG_ADDR, lc->max_rows,
+        lc->max_channels,          0,        g_mode};
     npk_rk_lplan p;
     npk_error err = {0};
     if (npk_rk_lplan_make(&l, &o, &p, &err))
@@ -408,6 +407,15 @@ static void run_case(const lcase *lc, uint64_t seed, fstats *fs)
         }
     }
     if (p.count > fs->tasks_max) fs->tasks_max = p.count;
+    if (p.tiles_w < g_tiles_w_min) g_tiles_w_min = p.tiles_w;
+    if (p.ksplit < g_ksplit_min) g_ksplit_min = p.ksplit;
+    if (getenv("NPK_CASE_DETAIL")) {
+        uint64_t ne = 0;
+        for (size_t i = 0; i < ny; i++) ne += y[i] != ref[i];
+        printf("  case %llu: %llu of %zu differ (act %d..%d, zo %d, bound %.4f)\n",
+               (unsigned long long)seed, (unsigned long long)ne, ny, l.act_min, l.act_max,
+               l.out.zero_point, npk_rk_lplan_tflite_bound(&p));
+    }
     if (interp) {
         npk_rk_tfl_layer_free(&tl);
         tt_model_free(&tm);
@@ -421,10 +429,10 @@ static void run_case(const lcase *lc, uint64_t seed, fstats *fs)
 
 static void report(fstats *fs)
 {
-    printf("%-24s %7llu elements: %7.3f%% exact, %llu off by one, %llu worse (max %llu tasks",
-           fs->name, (unsigned long long)fs->total, 100.0 * fs->exact / (fs->total ? fs->total : 1),
-           (unsigned long long)fs->off1, (unsigned long long)fs->worse,
-           (unsigned long long)fs->tasks_max);
+    printf("%-24s %-6s %7llu elements: %7.3f%% exact, %llu off by one, %llu worse (max %llu tasks",
+           fs->name, g_mode_name, (unsigned long long)fs->total,
+           100.0 * fs->exact / (fs->total ? fs->total : 1), (unsigned long long)fs->off1,
+           (unsigned long long)fs->worse, (unsigned long long)fs->tasks_max);
     if (fs->by_interp + fs->by_ref)
         printf("; reference: the interpreter for %llu layers, a direct one for %llu",
                (unsigned long long)fs->by_interp, (unsigned long long)fs->by_ref);
@@ -434,11 +442,19 @@ static void report(fstats *fs)
     assert_true(fs->exact >= fs->total * 99 / 100);
 }
 
+/* A family in both requantisation modes (docs/rknpu.md, "Results"). */
 static void run_family(const char *name, const lcase *cases, size_t n)
 {
-    fstats fs = {name, 0, 0, 0, 0, 0, 0, 0, 0, 0};
-    for (size_t i = 0; i < n; i++) run_case(&cases[i], i + 1, &fs);
-    report(&fs);
+    static const npk_rk_rq_mode modes[] = {NPK_RK_RQ_EXACT, NPK_RK_RQ_SIMPLE};
+    for (size_t m = 0; m < 2; m++) {
+        g_mode = modes[m];
+        g_mode_name = m ? "simple" : "exact";
+        fstats fs = {name, 0, 0, 0, 0, 0, 0, 0, 0, 0};
+        for (size_t i = 0; i < n; i++) run_case(&cases[i], i + 1, &fs);
+        report(&fs);
+    }
+    g_mode = NPK_RK_RQ_EXACT;
+    g_mode_name = "";
 }
 
 #define C  NPK_RK_LAYER_CONV
@@ -517,6 +533,188 @@ static void test_fully_connected(void **state)
     run_family("fully-connected", cs, sizeof cs / sizeof *cs);
 }
 
+/* Column tiling (one output row per task, input columns overlapping by the
+ * window minus the stride): rows whose input exceeds the data banks, widths
+ * beyond CNA_DATA_SIZE0.DATAIN_WIDTH. */
+static void test_column_tiling(void **state)
+{
+    (void)state;
+    static const lcase cs[] = {
+        {C, I8, 3, 2100, 64, 32, 3, 1, 1, true, 0, false, 3, 0, 0, V, 0},
+        {C, U8, 4, 1500, 96, 40, 3, 2, 1, true, 1, false, 2, 0, 0, V, 0},
+        {DW, I8, 3, 2000, 64, 0, 3, 1, 1, true, 3, true, 3, 0, 0, R, 0},
+        {C, I8, 3, 2500, 8, 16, 3, 1, 1, false, 0, true, 1, 0, 0, V, 0},
+        {DW, U8, 5, 2300, 20, 0, 5, 2, 1, true, 0, false, 2, 0, 0, V, 0},
+    };
+    g_tiles_w_min = UINT32_MAX;
+    run_family("column tiling", cs, sizeof cs / sizeof *cs - (npk_test_light() ? 3 : 0));
+    assert_true(g_tiles_w_min >= 2); /* every case needed column tiles */
+}
+
+/* K-split: the weights of one 32-kernel group exceed the weight banks, so
+ * slices of the input channels sum into int32 partials (each slice adding
+ * the previous one's through EW) and a DPU-only task requantises them. */
+static void test_ksplit(void **state)
+{
+    (void)state;
+    static const lcase cs[] = {
+        {FC, I8, 1, 1, 12000, 40, 1, 1, 1, false, 0, false, 1, 0, 0, V, 0},
+        {C, I8, 5, 5, 1300, 40, 3, 1, 1, true, 3, true, 2, 0, 0, V, 0},
+        {C, U8, 8, 8, 300, 32, 7, 1, 1, true, 1, false, 3, 3, 0, V, 0},
+        {C, I8, 6, 7, 1500, 64, 3, 2, 1, true, 0, false, 3, 0, 32, R, 0},
+    };
+    g_ksplit_min = UINT32_MAX;
+    run_family("K-split", cs, sizeof cs / sizeof *cs - (npk_test_light() ? 2 : 0));
+    assert_true(g_ksplit_min >= 2); /* every case needed slices */
+}
+
+/* Set field f in task i's stream of plan p (every write of its register:
+ * Mesa's order writes CNA_CBUF_CON0 twice). */
+static void plan_set_field(npk_rk_lplan *p, size_t i, npk_rk_field f, uint32_t v)
+{
+    const npk_rk_field_info *fi = npk_rk_field_get(f);
+    uint64_t *st = p->regcmd + p->tasks[i].regcmd_off / 8;
+    size_t n = 0;
+    for (size_t j = 0; j < p->tasks[i].entries; j++) {
+        npk_rk_entry en;
+        npk_rk_entry_decode(st[j], &en);
+        if (en.kind != NPK_RK_WRITE || en.reg != fi->reg) continue;
+        uint32_t val = (en.value & ~npk_rk_field_mask(f)) | (v << fi->lo);
+        st[j] = npk_rk_write(fi->reg, val);
+        n++;
+    }
+    if (!n) fail_msg("task %zu writes no %s", i, fi->name);
+}
+
+/* The emulator's rules for the K-split encodings: each changed field is
+ * refused, naming it. */
+static void test_ksplit_rules(void **state)
+{
+    (void)state;
+    static const struct {
+        int task; /* 1: the second partial, -1: the requantisation task */
+        npk_rk_field f;
+        uint32_t v;
+        const char *needle;
+    } cases[] = {
+        {1, NPK_RKF_DPU_EW_CFG_EDATA_SIZE, 2, "DPU_EW_CFG.EDATA_SIZE = 2 is not modelled"},
+        {1, NPK_RKF_DPU_RDMA_RDMA_ERDMA_CFG_ERDMA_DATA_SIZE, 1, "ERDMA_DATA_SIZE = 1 does not"},
+        {1, NPK_RKF_DPU_DATA_FORMAT_OUT_PRECISION, 0, "SIZE_E_0 = 7 is not 1"},
+        {1, NPK_RKF_DPU_EW_CFG_EW_OP_CVT_BYPASS, 0, "with the operand conversion"},
+        {-1, NPK_RKF_DPU_RDMA_RDMA_FEATURE_MODE_CFG_IN_PRECISION, 2, "IN_PRECISION = 2 is not"},
+        {-1, NPK_RKF_DPU_DATA_FORMAT_IN_PRECISION, 0, "DPU_DATA_FORMAT.IN_PRECISION = 0 does not"},
+    };
+    npk_rk_layer l = {0};
+    l.kind = NPK_RK_LAYER_FC;
+    l.type = NPK_RK_LT_INT8;
+    l.in_h = l.in_w = l.out_h = l.out_w = 1;
+    l.in_c = 12000, l.out_c = 32;
+    l.k_h = l.k_w = l.stride_h = l.stride_w = l.dil_h = l.dil_w = 1;
+    l.in.scale = 0.02, l.w.scale = 0.01, l.out.scale = 1.0;
+    l.act_min = -128, l.act_max = 127;
+    int8_t *wv = calloc((size_t)12000 * 32, 1);
+    l.weights = wv;
+    npk_rk_lplan_opts o = {1, V, IN_ADDR, WT_ADDR, OUT_ADDR, REG_ADDR, 0, 0, 0, NPK_RK_RQ_EXACT};
+    for (size_t c = 0; c < sizeof cases / sizeof *cases; c++) {
+        npk_rk_lplan p;
+        npk_error err = {0};
+        assert_int_equal(npk_rk_lplan_make(&l, &o, &p, &err), NPK_OK);
+        assert_true(p.ksplit >= 2);
+        size_t ti = cases[c].task < 0 ? p.ksplit : (size_t)cases[c].task;
+        plan_set_field(&p, ti, cases[c].f, cases[c].v);
+        npk_rk_emu_opts eo = {3, 0, false};
+        npk_rk_emu *e;
+        assert_int_equal(npk_rk_emu_create(&eo, &e, &err), NPK_OK);
+        uint8_t *in = calloc(1, p.input_bytes), *out = calloc(1, p.output_bytes);
+        uint8_t *reg = calloc(p.regcmd_entries, 8);
+        npk_rk_stream_to_bin(p.regcmd, p.regcmd_entries, reg);
+        assert_int_equal(npk_rk_emu_map(e, IN_ADDR, in, p.input_bytes, &err), NPK_OK);
+        assert_int_equal(npk_rk_emu_map(e, WT_ADDR, p.wblob, p.weight_bytes, &err), NPK_OK);
+        assert_int_equal(npk_rk_emu_map(e, OUT_ADDR, out, p.output_bytes, &err), NPK_OK);
+        assert_int_equal(npk_rk_emu_map(e, REG_ADDR, reg, p.regcmd_entries * 8, &err), NPK_OK);
+        assert_int_not_equal(npk_rk_emu_submit(e, &p.submit, p.records, p.count, &err), NPK_OK);
+        if (!strstr(err.msg, cases[c].needle))
+            fail_msg("case %zu: '%s' lacks '%s'", c, err.msg, cases[c].needle);
+        npk_rk_emu_destroy(e);
+        free(in), free(out), free(reg);
+        npk_rk_lplan_free(&p);
+    }
+    free(wv);
+}
+
+/* Run plan p on a one-core... three-core emulator; the status and message. */
+static npk_status run_plan_status(npk_rk_lplan *p, npk_error *err)
+{
+    npk_rk_emu_opts eo = {3, 0, false};
+    npk_rk_emu *e;
+    assert_int_equal(npk_rk_emu_create(&eo, &e, err), NPK_OK);
+    uint8_t *in = calloc(1, p->input_bytes), *out = calloc(1, p->output_bytes);
+    uint8_t *reg = calloc(p->regcmd_entries, 8);
+    npk_rk_stream_to_bin(p->regcmd, p->regcmd_entries, reg);
+    assert_int_equal(npk_rk_emu_map(e, IN_ADDR, in, p->input_bytes, err), NPK_OK);
+    assert_int_equal(npk_rk_emu_map(e, WT_ADDR, p->wblob, p->weight_bytes, err), NPK_OK);
+    assert_int_equal(npk_rk_emu_map(e, OUT_ADDR, out, p->output_bytes, err), NPK_OK);
+    assert_int_equal(npk_rk_emu_map(e, REG_ADDR, reg, p->regcmd_entries * 8, err), NPK_OK);
+    npk_status st = npk_rk_emu_submit(e, &p->submit, p->records, p->count, err);
+    npk_rk_emu_destroy(e);
+    free(in), free(out), free(reg);
+    return st;
+}
+
+/* WEIGHT_REUSE on later height slices (vendor form, same core, same
+ * weights and bank split); the emulator refuses it where the CBUF holds no
+ * or other weights. */
+static void test_weight_reuse(void **state)
+{
+    (void)state;
+    npk_rk_layer l = {0};
+    l.kind = NPK_RK_LAYER_CONV;
+    l.type = NPK_RK_LT_INT8;
+    l.in_h = 17, l.in_w = 9, l.in_c = 16, l.out_c = 32;
+    l.k_h = l.k_w = 3;
+    l.stride_h = l.stride_w = l.dil_h = l.dil_w = 1;
+    l.pad_top = l.pad_bottom = l.pad_left = l.pad_right = 1;
+    l.out_h = 17, l.out_w = 9;
+    l.in.scale = 0.02, l.w.scale = 0.01, l.out.scale = 0.5;
+    l.act_min = -128, l.act_max = 127;
+    int8_t *wv = calloc((size_t)9 * 16 * 32, 1);
+    l.weights = wv;
+    npk_rk_lplan_opts o = {1, V, IN_ADDR, WT_ADDR, OUT_ADDR, REG_ADDR, 4, 0, 0, NPK_RK_RQ_EXACT};
+    npk_rk_lplan p;
+    npk_error err = {0};
+    assert_int_equal(npk_rk_lplan_make(&l, &o, &p, &err), NPK_OK);
+    assert_true(p.count >= 4);
+    size_t reused = 0;
+    for (size_t i = 0; i < p.count; i++) {
+        uint64_t *st = p.regcmd + p.tasks[i].regcmd_off / 8;
+        for (size_t j = 0; j < p.tasks[i].entries; j++) {
+            npk_rk_entry en;
+            npk_rk_entry_decode(st[j], &en);
+            if (en.kind == NPK_RK_WRITE && en.reg == NPK_RKR_CNA_CBUF_CON0 &&
+                (en.value & npk_rk_field_mask(NPK_RKF_CNA_CBUF_CON0_WEIGHT_REUSE))) {
+                reused++;
+                assert_true(i > 0);
+                break;
+            }
+        }
+    }
+    assert_true(reused >= 1);
+    assert_int_equal(run_plan_status(&p, &err), NPK_OK);
+    /* The first task cannot reuse anything. */
+    plan_set_field(&p, 0, NPK_RKF_CNA_CBUF_CON0_WEIGHT_REUSE, 1);
+    assert_int_not_equal(run_plan_status(&p, &err), NPK_OK);
+    assert_non_null(strstr(err.msg, "left no weights"));
+    npk_rk_lplan_free(&p);
+    /* Another bank split than the previous task's. */
+    assert_int_equal(npk_rk_lplan_make(&l, &o, &p, &err), NPK_OK);
+    plan_set_field(&p, 1, NPK_RKF_CNA_CBUF_CON0_WEIGHT_BANK, 10);
+    memset(&err, 0, sizeof err);
+    assert_int_not_equal(run_plan_status(&p, &err), NPK_OK);
+    if (!strstr(err.msg, "other weights or another bank split")) fail_msg("%s", err.msg);
+    npk_rk_lplan_free(&p);
+    free(wv);
+}
+
 static void test_tiling_and_cores(void **state)
 {
     (void)state;
@@ -574,6 +772,7 @@ static void run_fp16(npk_rk_layer_kind kind, uint32_t h, uint32_t wd, uint32_t c
     npk_rk_lplan p;
     npk_error err = {0};
     if (npk_rk_lplan_make(&l, &o, &p, &err)) fail_msg("fp16: %s", err.msg);
+    if (p.ksplit < g_ksplit_min) g_ksplit_min = p.ksplit;
     check_streams(&p);
     uint8_t *in = calloc(1, p.input_bytes), *out = malloc(p.output_bytes);
     npk_rk_lplan_pack_input(&p, x, in);
@@ -620,6 +819,13 @@ static void test_fp16_layers(void **state)
     run_fp16(DW, 10, 9, 40, 0, 3, 1, 3, 1, 0, 4, &n);
     run_fp16(DW, 11, 11, 70, 0, 5, 2, 0, 3, 4, 5, &n);
     run_fp16(FC, 1, 1, 300, 50, 1, 1, 0, 1, 0, 6, &n);
+    /* column tiling: three rows of 1200 x 64 fp16 are 450 KiB */
+    if (!npk_test_light()) run_fp16(C, 3, 1200, 64, 16, 3, 1, 0, 2, 0, 7, &n);
+    /* K-split: 16 kernels of 3x3x1300 or 12000 fp16 weights exceed the banks */
+    g_ksplit_min = UINT32_MAX;
+    run_fp16(C, 5, 5, 1300, 20, 3, 1, 1, 2, 0, 8, &n);
+    run_fp16(FC, 1, 1, 12000, 40, 1, 1, 0, 1, 0, 9, &n);
+    assert_true(g_ksplit_min >= 2);
     printf("fp16 layers: %llu elements within fp32 accumulation and fp16 rounding\n",
            (unsigned long long)n);
 }
@@ -741,6 +947,14 @@ static void test_pools(void **state)
     run_pool(AP, U8, 10, 8, 24, 2, 2, false, 1, 3, 4, &avg);
     run_pool(AP, I8, 10, 8, 24, 2, 2, false, 0, 1, 5, &avg);
     report(&avg);
+    /* Padded (SAME): one region of tasks per count of in-bounds taps. */
+    fstats pav = {"average pool, padded", 0, 0, 0, 0, 0, 0, 0, 0, 0};
+    run_pool(AP, I8, 9, 9, 40, 3, 1, true, 0, 1, 12, &pav); /* inception's 3x3 stride 1 */
+    run_pool(AP, U8, 10, 11, 70, 3, 2, true, 1, 3, 13, &pav);
+    run_pool(AP, I8, 8, 8, 16, 5, 1, true, 3, 2, 14, &pav);
+    run_pool(AP, U8, 7, 9, 24, 2, 2, true, 0, 1, 15, &pav);
+    run_pool(AP, I8, 12, 12, 130, 7, 3, true, 2, 3, 16, &pav);
+    report(&pav);
     fstats mx = {"max pool (PPU)", 0, 0, 0, 0, 0, 0, 0, 0, 0};
     run_pool(MP, I8, 9, 9, 40, 3, 2, true, 0, 1, 6, &mx);
     run_pool(MP, U8, 10, 8, 24, 2, 2, false, 0, 2, 7, &mx);
@@ -750,6 +964,7 @@ static void test_pools(void **state)
     fstats f = {"fp16 pools", 0, 0, 0, 0, 0, 0, 0, 0, 0};
     run_pool(MP, F16, 9, 9, 20, 3, 2, true, 0, 2, 10, &f);
     run_pool(AP, F16, 7, 7, 40, 7, 1, false, 1, 1, 11, &f);
+    run_pool(AP, F16, 9, 8, 40, 3, 1, true, 0, 2, 17, &f);
     report(&f);
 }
 
@@ -954,6 +1169,8 @@ static void test_fused_add(void **state)
         {C, U8, 10, 8, 20, 32, 3, 1, 1, true, 0, false, 2, 3, 0, V, 0},
         {DW, I8, 12, 12, 40, 0, 3, 1, 1, true, 1, false, 1, 0, 0, V, 0},
         {C, I8, 14, 14, 24, 64, 1, 1, 1, true, 3, false, 3, 4, 32, V, 0},
+        /* K-split: the add in the DPU-only task after the slices */
+        {C, I8, 5, 5, 1300, 40, 3, 1, 1, true, 1, false, 2, 0, 0, V, 0},
     };
     fstats fs = {"conv + fused add", 0, 0, 0, 0, 0, 0, 0, 0, 0};
     for (size_t i = 0; i < sizeof cs / sizeof *cs; i++) run_fused(&cs[i], i + 1, &fs);
@@ -1022,33 +1239,47 @@ static void test_refusals(void **state)
     b = l, b.kind = NPK_RK_LAYER_ADD, memset(&err, 0, sizeof err);
     assert_int_not_equal(npk_rk_lplan_make(&b, &o, &p, &err), NPK_OK);
     assert_non_null(strstr(err.msg, "broadcasting is not supported"));
-    b = l, b.kind = NPK_RK_LAYER_AVGPOOL, b.pad_top = 1, b.out_h = 7, memset(&err, 0, sizeof err);
-    assert_int_not_equal(npk_rk_lplan_make(&b, &o, &p, &err), NPK_OK);
-    assert_non_null(strstr(err.msg, "average pooling with padding"));
+    /* Padded average pooling: regions of one window count (run in test_pools). */
+    b = l, b.kind = NPK_RK_LAYER_AVGPOOL, b.pad_top = 1, b.out_h = 7, b.weights = NULL,
+    memset(&err, 0, sizeof err);
+    assert_int_equal(npk_rk_lplan_make(&b, &o, &p, &err), NPK_OK);
+    assert_int_equal(p.tiles_h, 2); /* the top row (6 taps), the rest (9) */
+    assert_int_equal(p.tiles_w, 1);
+    assert_int_equal(p.tasks[0].region, 1);
+    assert_int_equal(p.tasks[1].region, 0);
+    npk_rk_lplan_free(&p);
     b = l, b.kind = NPK_RK_LAYER_MAXPOOL, b.act_min = 0, memset(&err, 0, sizeof err);
     assert_int_not_equal(npk_rk_lplan_make(&b, &o, &p, &err), NPK_OK);
     assert_non_null(strstr(err.msg, "no clip stage"));
     b = l, b.in.zero_point = 300, memset(&err, 0, sizeof err);
     assert_int_not_equal(npk_rk_lplan_make(&b, &o, &p, &err), NPK_OK);
     assert_non_null(strstr(err.msg, "zero point 300"));
+    /* Column tiling: a row beyond the data banks, a width beyond
+     * DATAIN_WIDTH's 11 bits (run in test_column_tiling). */
     b = l, b.in_w = 4000, b.out_w = 3998, b.in_c = 64, memset(&err, 0, sizeof err);
     int8_t *bw = calloc(9 * 64, 1);
     b.weights = bw;
-    assert_int_not_equal(npk_rk_lplan_make(&b, &o, &p, &err), NPK_OK);
-    printf("wide input refused: %s\n", err.msg);
-    assert_non_null(strstr(err.msg, "column tiling is not implemented"));
-    b.in_w = 2100, b.out_w = 2098, b.in_c = 1, memset(&err, 0, sizeof err);
-    assert_int_not_equal(npk_rk_lplan_make(&b, &o, &p, &err), NPK_OK);
-    printf("2100 columns refused: %s\n", err.msg);
-    assert_non_null(strstr(err.msg, "CNA_DATA_SIZE0.DATAIN_WIDTH"));
+    assert_int_equal(npk_rk_lplan_make(&b, &o, &p, &err), NPK_OK);
+    assert_true(p.tiles_w >= 2 && p.tiles_h == 6 && p.count == (size_t)p.tiles_w * 6);
+    npk_rk_lplan_free(&p);
     free(bw);
     b = l, b.in_c = 4096, b.k_h = b.k_w = 7, b.out_c = 32, b.pad_top = b.pad_left = 3,
     b.pad_bottom = b.pad_right = 3, b.out_h = b.out_w = 8, memset(&err, 0, sizeof err);
     bw = calloc((size_t)49 * 4096 * 32, 1);
     b.weights = bw;
+    assert_int_equal(npk_rk_lplan_make(&b, &o, &p, &err), NPK_OK); /* K-split */
+    assert_true(p.ksplit >= 2 && p.count == (size_t)(p.ksplit + 1) * p.tiles_c * p.tiles_h);
+    assert_true(p.tasks[p.ksplit].requant_only && !p.tasks[0].requant_only);
+    npk_rk_lplan_free(&p);
+    free(bw);
+    /* A kernel whose 32 kernels do not fit even for 32 input channels. */
+    b = l, b.in_c = 32, b.k_h = b.k_w = 31, b.in_h = b.in_w = 31, b.out_h = b.out_w = 1,
+    memset(&err, 0, sizeof err);
+    bw = calloc((size_t)961 * 32, 1);
+    b.weights = bw;
     assert_int_not_equal(npk_rk_lplan_make(&b, &o, &p, &err), NPK_OK);
-    printf("deep kernel refused: %s\n", err.msg);
-    assert_non_null(strstr(err.msg, "weight banks"));
+    printf("huge kernel refused: %s\n", err.msg);
+    assert_non_null(strstr(err.msg, "even for 32 input channels"));
     free(bw);
     /* Buffers that overlap are refused with both named (issue 19: the same
      * check as matmul plans); an element-wise input may be the output. */
@@ -1079,6 +1310,10 @@ int main(void)
         cmocka_unit_test(test_depthwise),
         cmocka_unit_test(test_fully_connected),
         cmocka_unit_test(test_tiling_and_cores),
+        cmocka_unit_test(test_column_tiling),
+        cmocka_unit_test(test_ksplit),
+        cmocka_unit_test(test_ksplit_rules),
+        cmocka_unit_test(test_weight_reuse),
         cmocka_unit_test(test_fp16_layers),
         cmocka_unit_test(test_pools),
         cmocka_unit_test(test_add),

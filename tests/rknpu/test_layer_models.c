@@ -20,6 +20,7 @@
 #include "npukit/rknpu_tflite.h"
 #include "npukit/tflite.h"
 #include "npukit/tflite_interp.h"
+#include "rk_lplan_emu.h"
 
 #define KINDS 6
 
@@ -158,9 +159,22 @@ static void run_model(const char *file, const refusal *refused, size_t nrefused,
             for (uint32_t c = 0; c < C; c++) sign[c] = l.layer.bias_i32[c] >= 0 ? 1 : -1;
             l.layer.tie_sign = sign;
         }
-        npk_rk_run_info info;
+        npk_rk_run_info info = {0};
         int cores = (int)(i % 3) + 1;
-        if (npk_rk_run_layer(dev, &l.layer, cores, x[0], x[1], y, &info, &e)) {
+        /* NPK_RK_REQUANT=simple: the other requantisation mode, planned here
+         * (the device runs plan in exact mode), for docs/rknpu.md "Results". */
+        const char *rqm = getenv("NPK_RK_REQUANT");
+        npk_status rst;
+        if (rqm && !strcmp(rqm, "simple")) {
+            npk_rk_lplan_opts po = {cores, NPK_RK_FORM_VENDOR, 0, 0, 0, 0, 0, 0,
+                                    0,     NPK_RK_RQ_SIMPLE};
+            size_t nt = 0;
+            rst = rk_lplan_emu_run(&l.layer, &po, x[0], x[1], y, &nt, &e);
+            info.tasks = nt;
+        } else {
+            rst = npk_rk_run_layer(dev, &l.layer, cores, x[0], x[1], y, &info, &e);
+        }
+        if (rst) {
             if (!is_refused(refused, nrefused, i, e.msg))
                 fail_msg("%s: %s: %s", file, l.name, e.msg);
             printf("  %s: refused: %s: %s\n", file, l.name, e.msg);
@@ -220,9 +234,15 @@ static void run_model(const char *file, const refusal *refused, size_t nrefused,
            100.0 * (double)all.exact / (double)all.total, (unsigned long long)all.off1,
            (unsigned long long)all.worse, all.maxd);
     assert_int_equal(seen_refused, nrefused);
-    assert_int_equal(all.worse, 0);
     assert_true(all.layers > 0);
-    assert_true((double)all.exact >= goal / 100.0 * (double)all.total);
+    /* The simple mode is measured, not held to the criterion (docs/rknpu.md,
+     * "Results": it misses TFLite's double rounding and, per channel, can be
+     * off by more than one). */
+    const char *rqm = getenv("NPK_RK_REQUANT");
+    if (!rqm || strcmp(rqm, "simple")) {
+        assert_int_equal(all.worse, 0);
+        assert_true((double)all.exact >= goal / 100.0 * (double)all.total);
+    }
     npk_tfl_interp_free(it);
     free(cin);
     free(cout);

@@ -150,13 +150,13 @@ static bool kind_of_driver(const char *driver, npk_rk_devkind *k)
 /* Query one node; true if it is an NPU node that could be opened. */
 static bool probe_node(const npk_rk_sys *sys, const char *path, npk_rk_devnode *n)
 {
+    const size_t len = strlen(path);
+    if (len >= sizeof n->path) return false; /* a node path npukit cannot report whole */
     int fd = sys->open(sys->ctx, path, OPEN_FLAGS);
     if (fd < 0) return false;
     int r = dev_drm_version(sys, fd, n);
     sys->close(sys->ctx, fd);
     if (r != 0 || !kind_of_driver(n->driver, &n->kind)) return false;
-    size_t len = strlen(path);
-    if (len >= sizeof n->path) return false; /* a node path npukit cannot report whole */
     memcpy(n->path, path, len + 1);
     return true;
 }

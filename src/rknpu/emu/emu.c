@@ -209,10 +209,28 @@ static npk_status run_task(npk_rk_emu *e, emu_core *c, uint32_t enable, const em
         emu_pool pt;
         if ((st = emu_decode_pool(e, c, w, &pt, err)) || (st = emu_execute_pool(e, &pt, w, err)))
             return st;
+        c->cbuf_valid = false;
     } else {
         emu_task t;
-        if ((st = emu_decode_task(e, c, enable, w, &t, err)) || (st = emu_execute(e, &t, w, err)))
-            return st;
+        if ((st = emu_decode_task(e, c, enable, w, &t, err))) return st;
+        /* WEIGHT_REUSE (Mesa sets it on a layer's later height slices when
+         * all weights fit): the weights must be those this core's previous
+         * task left in the CBUF, in the same bank split (inferred). */
+        bool cna = !t.from_mem;
+        if (cna && t.weight_reuse &&
+            !(c->cbuf_valid && c->cbuf_wt_addr == t.wt_addr && c->cbuf_wt_span == t.wt_span &&
+              c->cbuf_wbank == t.wbank && c->cbuf_dbank == t.dbank))
+            return emu_fail(w, err, NPK_E_UNSUPPORTED,
+                            "CNA_CBUF_CON0.WEIGHT_REUSE = 1 (entry %u), but the previous task on "
+                            "this core left %s in the CBUF",
+                            c->entry[NPK_RKR_CNA_CBUF_CON0],
+                            c->cbuf_valid ? "other weights or another bank split" : "no weights");
+        if ((st = emu_execute(e, &t, w, err))) return st;
+        c->cbuf_valid = cna;
+        c->cbuf_wt_addr = t.wt_addr;
+        c->cbuf_wt_span = t.wt_span;
+        c->cbuf_wbank = t.wbank;
+        c->cbuf_dbank = t.dbank;
     }
     e->st.tasks++;
     e->st.core_tasks[w->core]++;
@@ -364,6 +382,7 @@ npk_status npk_rk_emu_run_core(npk_rk_emu *e, int core, uint32_t addr, uint32_t 
                                uint32_t task_number, npk_error *err)
 {
     budget_start(e);
+    for (int i = 0; i < NPK_RKNPU_MAX_CORES; i++) e->core[i].cbuf_valid = false;
     return run_core(e, core, addr, amount, task_number, err);
 }
 
@@ -403,6 +422,7 @@ npk_status npk_rk_emu_submit(npk_rk_emu *e, const npk_rknpu_submit *s, const npk
                              size_t count, npk_error *err)
 {
     budget_start(e);
+    for (int i = 0; i < NPK_RKNPU_MAX_CORES; i++) e->core[i].cbuf_valid = false;
     if (!(s->flags & NPK_RKNPU_JOB_PC))
         return npk_fail(err, NPK_E_UNSUPPORTED,
                         "submit flags 0x%x lack PC: the driver does not implement slave mode",

@@ -107,10 +107,13 @@ static uint32_t mul_operand(const emu_stage *s, size_t ch)
                       : s->mul_op;
 }
 
-static float stage_fp(const emu_stage *s, bool ew, float x, size_t ch)
+static float stage_fp(const emu_stage *s, bool ew, float x, size_t ch, size_t p)
 {
     if (!s->on) return x;
-    if (s->add) x += bits_f32(alu_operand(s, ch));
+    if (s->op_mem) /* fp32 partial sums (K-split), 4 channels per atom */
+        x += bits_f32(npk_ld32le(s->ew_src + (ch / 4) * s->ew_surf + p * 16 + (ch % 4) * 4));
+    else if (s->add)
+        x += bits_f32(alu_operand(s, ch));
     if (s->mul) x *= ew ? bits_f32(s->mul_op) : npk_f16_to_f32((uint16_t)mul_operand(s, ch));
     if (s->relu && x < 0.0f) x = 0.0f;
     if (s->relux && x > bits_f32(s->relux_cmp)) x = bits_f32(s->relux_cmp);
@@ -135,6 +138,8 @@ static int64_t sar(int64_t v, unsigned s)
  * operand conversion (x + offset) * scale >> shift (floor; guessed). */
 static int64_t ew_operand(const emu_stage *s, size_t p, size_t ch)
 {
+    if (s->ew_esize == 4) /* int32 partial sums (K-split), no conversion */
+        return (int32_t)npk_ld32le(s->ew_src + (ch / 4) * s->ew_surf + p * 16 + (ch % 4) * 4);
     int64_t v = (int8_t)s->ew_src[(ch / 16) * s->ew_surf + p * 16 + ch % 16];
     if (s->cvt) v = sat32(sar((v + s->cvt_off) * (int64_t)s->cvt_scale, s->cvt_shift));
     return v;
@@ -191,11 +196,20 @@ npk_status emu_execute(npk_rk_emu *e, const emu_task *t, const emu_where *w, npk
     int32_t *sums = NULL;
     npk_status st;
     if (t->from_mem) {
-        /* The DPU's input through MRDMA: int8 elements, pixel-major here. */
+        /* The DPU's input through MRDMA: int8, int32 or fp32 (as bits)
+         * elements, pixel-major here. */
         int32_t *x = cbuf;
+        float *xf = cbuf;
         for (size_t p = 0; p < P; p++)
-            for (size_t n = 0; n < N; n++)
-                x[p * N + n] = (int8_t)t->src[(n / 16) * t->src_surf + p * 16 + n % 16];
+            for (size_t n = 0; n < N; n++) {
+                const uint8_t *at = t->src_esize == 4
+                                        ? t->src + (n / 4) * t->src_surf + p * 16 + (n % 4) * 4
+                                        : t->src + (n / 16) * t->src_surf + p * 16 + n % 16;
+                if (t->fp)
+                    xf[p * N + n] = bits_f32(npk_ld32le(at));
+                else
+                    x[p * N + n] = t->src_esize == 4 ? (int32_t)npk_ld32le(at) : (int8_t)*at;
+            }
         st = NPK_OK;
     } else if (t->fp)
         st = t->direct1x1 ? run_fp(e, t, cbuf, w, err) : emu_conv_fp(e, t, cbuf, w, err);
@@ -214,9 +228,10 @@ npk_status emu_execute(npk_rk_emu *e, const emu_task *t, const emu_where *w, npk
         float *c = cbuf;
         if (stages)
             for (size_t i = 0; i < P * N; i++) {
-                size_t ch = i % N;
-                c[i] = stage_fp(&t->ew, true,
-                                stage_fp(&t->bn, false, stage_fp(&t->bs, false, c[i], ch), ch), ch);
+                size_t ch = i % N, p = i / N;
+                c[i] = stage_fp(
+                    &t->ew, true,
+                    stage_fp(&t->bn, false, stage_fp(&t->bs, false, c[i], ch, p), ch, p), ch, p);
             }
         for (size_t p = 0; p < P; p++)
             for (size_t n = 0; n < N; n += c2o) {

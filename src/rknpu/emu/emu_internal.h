@@ -23,6 +23,12 @@ typedef struct emu_core {
     uint32_t regs[NPK_RKR_COUNT];
     bool written[NPK_RKR_COUNT];
     uint32_t entry[NPK_RKR_COUNT];
+    /* The weights the CBUF holds after the core's last task, for
+     * CNA_CBUF_CON0.WEIGHT_REUSE (valid only after a convolution task of
+     * the same run). */
+    bool cbuf_valid;
+    uint32_t cbuf_wt_addr, cbuf_wbank, cbuf_dbank;
+    uint64_t cbuf_wt_span;
 } emu_core;
 
 /* Where a message points: core, task number, stream address, entry. */
@@ -66,7 +72,8 @@ typedef struct emu_stage {
      * the operand conversion (x + cvt_off) * cvt_scale >> cvt_shift. */
     bool op_mem, cvt;
     const uint8_t *ew_src;
-    uint64_t ew_surf; /* bytes between surfaces of 16 channels */
+    uint64_t ew_surf;  /* bytes between surfaces of 16 (int8) or 4 (int32) channels */
+    unsigned ew_esize; /* bytes per operand element: 1 (size code 1) or 4 (code 3) */
     int32_t cvt_off;
     uint32_t cvt_scale, cvt_shift;
 } emu_stage;
@@ -87,16 +94,19 @@ typedef struct emu_task {
     int32_t ow_op;                           /* DPU_BS_OW_OP, signed 16 */
     bool out_int8;
     bool from_mem;      /* element-wise task: the DPU reads its input through MRDMA */
-    const uint8_t *src; /* MRDMA input (int8 NC1HWC2) */
+    const uint8_t *src; /* MRDMA input (int8 or int32 NC1HWC2) */
     uint64_t src_surf;  /* bytes between its surfaces */
+    unsigned src_esize; /* bytes per MRDMA element: 1 (int8) or 4 (int32) */
     int32_t cvt_offset;
     uint32_t cvt_scale, cvt_shift;
     uint32_t in_addr; /* FEATURE_DATA_ADDR */
     uint64_t line_pitch, surf_pitch, in_span;
     uint32_t wt_addr; /* DCOMP_ADDR0 */
     uint64_t wt_span;
-    unsigned group;    /* output channels per DPU group (16 fp16, 32 int8) */
-    unsigned out_size; /* 4 fp32/int32, 2 fp16 */
+    uint32_t dbank, wbank; /* CNA_CBUF_CON0 split */
+    bool weight_reuse;     /* CNA_CBUF_CON0.WEIGHT_REUSE: the CBUF's weights, not a fetch */
+    unsigned group;        /* output channels per DPU group (16 fp16, 32 int8) */
+    unsigned out_size;     /* 4 fp32/int32, 2 fp16 */
     bool out_fp16, out_int32;
     uint32_t dst_addr;
     uint64_t dst_surf, surf_add, out_span; /* bytes */

@@ -228,6 +228,7 @@ static const field_rule field_rule_of[NPK_RKF_COUNT] = {
     USED(CNA_WEIGHT_SIZE2_WEIGHT_KERNELS),
     USED(CNA_CBUF_CON0_WEIGHT_BANK),
     USED(CNA_CBUF_CON0_DATA_BANK),
+    USED(CNA_CBUF_CON0_WEIGHT_REUSE),
     USED(CNA_CBUF_CON1_DATA_ENTRIES),
     /* Input conversion bypassed: its scales, offsets and rounding do nothing. */
     EQ(CNA_CVT_CON0_CVT_BYPASS, 1),

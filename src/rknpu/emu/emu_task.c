@@ -204,18 +204,31 @@ static npk_status decode_ew(npk_rk_emu *e, const emu_core *c, uint32_t enable, c
     }
     if (s->op_mem) {
         /* Mesa's values for its fused add: a per-element operand with size
-         * code 1, modelled as int8 elements in the output cube's layout. */
+         * code 1, modelled as int8 elements in the output cube's layout;
+         * size code 3 as int32 elements (4 channels per atom) added without
+         * conversion, for int32 outputs (partial sums) only. */
         npk_status st;
-        if (t->fp)
+        uint32_t size = fv(c, NPK_RKF_DPU_EW_CFG_EDATA_SIZE);
+        if (size != 1 && size != 3)
+            return bad(c, w, NPK_RKF_DPU_EW_CFG_EDATA_SIZE, err,
+                       "is not modelled (1 int8, Mesa's; 3 int32 or fp32, a guess)");
+        bool wide_out = t->fp ? !t->out_fp16 : t->out_int32;
+        if (size == 3 && (s->cvt || !wide_out))
+            return bad(c, w, NPK_RKF_DPU_EW_CFG_EDATA_SIZE, err,
+                       "3 (32-bit operand) with the operand conversion or without a 32-bit output: "
+                       "not modelled");
+        if (t->fp && size != 3)
             return bad(c, w, NPK_RKF_DPU_EW_CFG_EW_OP_SRC, err,
-                       "on the floating-point path is not modelled");
+                       "on the floating-point path with EDATA_SIZE %u: not modelled (3, fp32 "
+                       "partial sums, is)",
+                       size);
+        s->ew_esize = size == 3 ? 4 : 1;
         if ((st = expect(c, w, NPK_RKF_DPU_EW_CFG_EW_DATA_MODE, 1, "Mesa's per-element mode 1",
                          err)) ||
-            (st = expect(c, w, NPK_RKF_DPU_EW_CFG_EDATA_SIZE, 1, "Mesa's size code 1", err)) ||
             (st = expect(c, w, NPK_RKF_DPU_RDMA_RDMA_ERDMA_CFG_ERDMA_DATA_MODE, 1,
                          "Mesa's per-element mode 1", err)) ||
-            (st = expect(c, w, NPK_RKF_DPU_RDMA_RDMA_ERDMA_CFG_ERDMA_DATA_SIZE, 1,
-                         "Mesa's size code 1", err)) ||
+            (st = expect(c, w, NPK_RKF_DPU_RDMA_RDMA_ERDMA_CFG_ERDMA_DATA_SIZE, size,
+                         "DPU_EW_CFG.EDATA_SIZE", err)) ||
             (st = expect(c, w, NPK_RKF_DPU_RDMA_RDMA_EW_SURF_NOTCH_EW_SURF_NOTCH, 0,
                          "0 (dense surfaces)", err)))
             return st;
@@ -227,7 +240,8 @@ static npk_status decode_ew(npk_rk_emu *e, const emu_core *c, uint32_t enable, c
                        (unsigned long long)px);
         s->ew_surf = (uint64_t)ss * 16;
         uint32_t addr = fv(c, NPK_RKF_DPU_RDMA_RDMA_EW_BASE_ADDR_EW_BASE_ADDR);
-        uint64_t span = (uint64_t)((t->n + 15) / 16 - 1) * s->ew_surf + px * 16;
+        unsigned per_atom = 16 / s->ew_esize;
+        uint64_t span = (uint64_t)((t->n + per_atom - 1) / per_atom - 1) * s->ew_surf + px * 16;
         if (!c->written[NPK_RKR_DPU_RDMA_RDMA_EW_BASE_ADDR] || addr % 16)
             return emu_fail(w, err, NPK_E_UNSUPPORTED,
                             "DPU_RDMA_RDMA_EW_BASE_ADDR is unwritten or not 16-byte aligned");
@@ -260,13 +274,22 @@ static npk_status decode_mrdma(npk_rk_emu *e, const emu_core *c, const emu_where
 {
     npk_status st;
     t->from_mem = true;
-    t->fp = false;
     t->in_size = 1;
     t->ow = t->w = fv(c, NPK_RKF_DPU_DATA_CUBE_WIDTH_WIDTH) + 1;
     t->oh = t->h = fv(c, NPK_RKF_DPU_DATA_CUBE_HEIGHT_HEIGHT) + 1;
     t->n = t->c = fv(c, NPK_RKF_DPU_DATA_CUBE_CHANNEL_CHANNEL) + 1;
     t->kw = t->kh = t->sx = t->sy = t->dx = t->dy = 1;
-    t->group = 32;
+    /* int8 input (the standalone add), or int32 / fp32 partial sums
+     * (K-split: IN_PRECISION 4 or 5, 4 channels per atom; a guess). */
+    uint32_t inp = fv(c, NPK_RKF_DPU_RDMA_RDMA_FEATURE_MODE_CFG_IN_PRECISION);
+    if (inp != NPK_RK_PREC_INT8 && inp != NPK_RK_PREC_INT32 && inp != NPK_RK_PREC_FP32)
+        return bad(c, w, NPK_RKF_DPU_RDMA_RDMA_FEATURE_MODE_CFG_IN_PRECISION, err,
+                   "is not modelled (int8 %d, int32 %d and fp32 %d are)", NPK_RK_PREC_INT8,
+                   NPK_RK_PREC_INT32, NPK_RK_PREC_FP32);
+    t->fp = inp == NPK_RK_PREC_FP32;
+    t->group = t->fp ? 16 : 32;
+    t->src_esize = inp == NPK_RK_PREC_INT8 ? 1 : 4;
+    unsigned per_atom = 16 / t->src_esize;
     if (t->c % 16)
         return bad(c, w, NPK_RKF_DPU_DATA_CUBE_CHANNEL_CHANNEL, err,
                    "+ 1 is not a whole number of 16-channel atoms: not modelled");
@@ -276,17 +299,15 @@ static npk_status decode_mrdma(npk_rk_emu *e, const emu_core *c, const emu_where
                      "1 (input from memory)", err)) ||
         (st = expect(c, w, NPK_RKF_DPU_RDMA_RDMA_FEATURE_MODE_CFG_MRDMA_DISABLE, 0,
                      "0 (the input is read)", err)) ||
-        (st = expect(c, w, NPK_RKF_DPU_RDMA_RDMA_FEATURE_MODE_CFG_IN_PRECISION, NPK_RK_PREC_INT8,
-                     "int8 (the only modelled input)", err)) ||
-        (st = expect(c, w, NPK_RKF_DPU_RDMA_RDMA_FEATURE_MODE_CFG_PROC_PRECISION, NPK_RK_PREC_INT8,
-                     "int8", err)) ||
+        (st = expect(c, w, NPK_RKF_DPU_RDMA_RDMA_FEATURE_MODE_CFG_PROC_PRECISION,
+                     t->fp ? NPK_RK_PREC_FP16 : NPK_RK_PREC_INT8, t->fp ? "fp16" : "int8", err)) ||
         (st = expect(c, w, NPK_RKF_DPU_RDMA_RDMA_FEATURE_MODE_CFG_CONV_MODE, 0, "0", err)) ||
         (st = expect(c, w, NPK_RKF_DPU_FEATURE_MODE_CFG_CONV_MODE, 0, "0", err)))
         return st;
     uint64_t px = (uint64_t)t->w * t->h;
     t->src_surf = (px + fv(c, NPK_RKF_DPU_RDMA_RDMA_SURF_NOTCH_SURF_NOTCH_ADDR)) * 16;
     uint32_t addr = fv(c, NPK_RKF_DPU_RDMA_RDMA_SRC_BASE_ADDR_SRC_BASE_ADDR);
-    uint64_t span = (uint64_t)(t->c / 16 - 1) * t->src_surf + px * 16;
+    uint64_t span = (uint64_t)(t->c / per_atom - 1) * t->src_surf + px * 16;
     if (addr % 16)
         return bad(c, w, NPK_RKF_DPU_RDMA_RDMA_SRC_BASE_ADDR_SRC_BASE_ADDR, err,
                    "is not 16-byte aligned: not modelled");
@@ -421,6 +442,9 @@ static npk_status decode_cna(const emu_core *c, const emu_where *w, emu_task *t,
     uint64_t px = (uint64_t)t->w * t->h;
     uint32_t dbank = fv(c, NPK_RKF_CNA_CBUF_CON0_DATA_BANK);
     uint32_t wbank = fv(c, NPK_RKF_CNA_CBUF_CON0_WEIGHT_BANK);
+    t->dbank = dbank;
+    t->wbank = wbank;
+    t->weight_reuse = fv(c, NPK_RKF_CNA_CBUF_CON0_WEIGHT_REUSE) != 0;
     uint64_t fbytes = (uint64_t)c1 * px * 16;
     if (!dbank || !wbank || dbank + wbank > NPK_RK_CBUF_BANKS)
         return bad(c, w, NPK_RKF_CNA_CBUF_CON0_DATA_BANK, err,
@@ -499,7 +523,11 @@ static npk_status decode_core_dpu(npk_rk_emu *e, const emu_core *c, uint32_t ena
          (st = expect(c, w, NPK_RKF_CORE_DATAOUT_SIZE_1_DATAOUT_CHANNEL, t->n - 1,
                       "the output channels - 1", err))))
         return st;
-    if ((st = expect(c, w, NPK_RKF_DPU_DATA_FORMAT_IN_PRECISION, p, "the CNA precision", err)) ||
+    uint32_t pin = !t->from_mem || t->src_esize == 1 ? p
+                   : t->fp                           ? NPK_RK_PREC_FP32
+                                                     : NPK_RK_PREC_INT32;
+    if ((st = expect(c, w, NPK_RKF_DPU_DATA_FORMAT_IN_PRECISION, pin,
+                     t->from_mem ? "DPU_RDMA's IN_PRECISION" : "the CNA precision", err)) ||
         (st = expect(c, w, NPK_RKF_DPU_DATA_FORMAT_PROC_PRECISION, p, "the CNA precision", err)) ||
         (st = expect(c, w, NPK_RKF_DPU_DATA_CUBE_WIDTH_WIDTH, t->ow - 1, "DATAOUT_WIDTH - 1",
                      err)) ||

@@ -132,6 +132,7 @@ npk_status rk_add_plan(const npk_rk_layer *l, const npk_rk_lplan_opts *o, npk_rk
         t->oc0 = s0 * 16;
         t->ocn = (s1 - s0) * 16;
         t->oh = t->ih = l->in_h;
+        t->ow = t->iw = l->in_w;
         t->core = (int)i;
         t->next = -1;
         t->macs = plane * t->ocn;

@@ -120,6 +120,8 @@ npk_status npk_rk_conv_emit(const npk_rk_conv_desc *d, uint64_t *out, size_t cap
     cemit e0 = {out, 0, cap, NPK_RKF_NONE, 0}, *e = &e0;
     uint32_t prec = d->fp ? NPK_RK_PREC_FP16 : NPK_RK_PREC_INT8;
     uint32_t mode = d->depthwise ? 3 : 0;
+    /* K-split sums: int32, or fp32 on the floating-point path. */
+    uint32_t wide = d->fp ? NPK_RK_PREC_FP32 : NPK_RK_PREC_INT32;
 
     uint32_t con0 = F(e, NPK_RKF_CNA_CBUF_CON0_WEIGHT_BANK, d->weight_bank) |
                     F(e, NPK_RKF_CNA_CBUF_CON0_DATA_BANK, d->data_bank) |
@@ -127,10 +129,12 @@ npk_status npk_rk_conv_emit(const npk_rk_conv_desc *d, uint64_t *out, size_t cap
     uint32_t con1 = F(e, NPK_RKF_CNA_CONV_CON1_PROC_PRECISION, prec) |
                     F(e, NPK_RKF_CNA_CONV_CON1_IN_PRECISION, prec) |
                     F(e, NPK_RKF_CNA_CONV_CON1_CONV_MODE, mode);
-    W(e, NPK_RKR_CNA_CBUF_CON0, con0);
-    W(e, NPK_RKR_CNA_DCOMP_REGNUM, 0);
-    W(e, NPK_RKR_CNA_DCOMP_CTRL, 0);
-    W(e, NPK_RKR_CNA_CONV_CON1, con1);
+    if (!d->dpu_only) {
+        W(e, NPK_RKR_CNA_CBUF_CON0, con0);
+        W(e, NPK_RKR_CNA_DCOMP_REGNUM, 0);
+        W(e, NPK_RKR_CNA_DCOMP_CTRL, 0);
+        W(e, NPK_RKR_CNA_CONV_CON1, con1);
+    }
     W(e, NPK_RKR_DPU_S_POINTER,
       ptr_value(e, NPK_RKF_DPU_S_POINTER_POINTER_PP_MODE, NPK_RKF_DPU_S_POINTER_EXECUTER_PP_EN,
                 NPK_RKF_DPU_S_POINTER_POINTER_PP_EN));
@@ -138,82 +142,86 @@ npk_status npk_rk_conv_emit(const npk_rk_conv_desc *d, uint64_t *out, size_t cap
       ptr_value(e, NPK_RKF_DPU_RDMA_RDMA_S_POINTER_POINTER_PP_MODE,
                 NPK_RKF_DPU_RDMA_RDMA_S_POINTER_EXECUTER_PP_EN,
                 NPK_RKF_DPU_RDMA_RDMA_S_POINTER_POINTER_PP_EN));
-    W(e, NPK_RKR_CNA_CONV_CON1, con1);
-    W(e, NPK_RKR_CNA_CONV_CON2, F(e, NPK_RKF_CNA_CONV_CON2_FEATURE_GRAINS, d->feature_grains));
-    W(e, NPK_RKR_CNA_CONV_CON3,
-      F(e, NPK_RKF_CNA_CONV_CON3_CONV_X_STRIDE, d->stride_x) |
-          F(e, NPK_RKF_CNA_CONV_CON3_CONV_Y_STRIDE, d->stride_y) |
-          F(e, NPK_RKF_CNA_CONV_CON3_ATROUS_X_DILATION, d->dil_x ? d->dil_x - 1 : 0) |
-          F(e, NPK_RKF_CNA_CONV_CON3_ATROUS_Y_DILATION, d->dil_y ? d->dil_y - 1 : 0));
-    W(e, NPK_RKR_CNA_DATA_SIZE0,
-      F(e, NPK_RKF_CNA_DATA_SIZE0_DATAIN_WIDTH, d->in_w) |
-          F(e, NPK_RKF_CNA_DATA_SIZE0_DATAIN_HEIGHT, d->in_h));
-    W(e, NPK_RKR_CNA_DATA_SIZE1,
-      F(e, NPK_RKF_CNA_DATA_SIZE1_DATAIN_CHANNEL_REAL, (uint64_t)d->in_c_real - 1) |
-          F(e, NPK_RKF_CNA_DATA_SIZE1_DATAIN_CHANNEL, d->in_c));
-    W(e, NPK_RKR_CNA_DATA_SIZE2, F(e, NPK_RKF_CNA_DATA_SIZE2_DATAOUT_WIDTH, d->out_w));
-    W(e, NPK_RKR_CNA_DATA_SIZE3,
-      F(e, NPK_RKF_CNA_DATA_SIZE3_DATAOUT_ATOMICS, (uint64_t)d->out_w * d->out_h));
-    W(e, NPK_RKR_CNA_WEIGHT_SIZE0, F(e, NPK_RKF_CNA_WEIGHT_SIZE0_WEIGHT_BYTES, d->weight_bytes));
-    W(e, NPK_RKR_CNA_WEIGHT_SIZE1,
-      F(e, NPK_RKF_CNA_WEIGHT_SIZE1_WEIGHT_BYTES_PER_KERNEL, d->weight_bytes_per_kernel));
-    W(e, NPK_RKR_CNA_WEIGHT_SIZE2,
-      F(e, NPK_RKF_CNA_WEIGHT_SIZE2_WEIGHT_WIDTH, d->k_w) |
-          F(e, NPK_RKF_CNA_WEIGHT_SIZE2_WEIGHT_HEIGHT, d->k_h) |
-          F(e, NPK_RKF_CNA_WEIGHT_SIZE2_WEIGHT_KERNELS, d->kernels));
-    W(e, NPK_RKR_CNA_CBUF_CON0, con0);
-    W(e, NPK_RKR_CNA_CBUF_CON1, F(e, NPK_RKF_CNA_CBUF_CON1_DATA_ENTRIES, d->data_entries));
-    W(e, NPK_RKR_CNA_CVT_CON0,
-      F(e, NPK_RKF_CNA_CVT_CON0_DATA_SIGN, 1) | F(e, NPK_RKF_CNA_CVT_CON0_CVT_TYPE, 1) |
-          F(e, NPK_RKF_CNA_CVT_CON0_CVT_BYPASS, 1));
-    W(e, NPK_RKR_CNA_CVT_CON1, F(e, NPK_RKF_CNA_CVT_CON1_CVT_SCALE0, 1));
-    W(e, NPK_RKR_CNA_CVT_CON2, F(e, NPK_RKF_CNA_CVT_CON2_CVT_SCALE1, 1));
-    W(e, NPK_RKR_CNA_CVT_CON3, F(e, NPK_RKF_CNA_CVT_CON3_CVT_SCALE2, 1));
-    W(e, NPK_RKR_CNA_CVT_CON4, F(e, NPK_RKF_CNA_CVT_CON4_CVT_SCALE3, 1));
-    W(e, NPK_RKR_CNA_FC_CON0, 0);
-    W(e, NPK_RKR_CNA_FC_CON1, 0);
-    W(e, NPK_RKR_CNA_PAD_CON0,
-      F(e, NPK_RKF_CNA_PAD_CON0_PAD_LEFT, d->pad_left) |
-          F(e, NPK_RKF_CNA_PAD_CON0_PAD_TOP, d->pad_top));
-    W(e, NPK_RKR_CNA_FEATURE_DATA_ADDR,
-      F(e, NPK_RKF_CNA_FEATURE_DATA_ADDR_FEATURE_BASE_ADDR, d->in_addr));
-    W(e, NPK_RKR_CNA_FC_CON2, 0);
-    W(e, NPK_RKR_CNA_DMA_CON0,
-      F(e, NPK_RKF_CNA_DMA_CON0_WEIGHT_BURST_LEN, 15) |
-          F(e, NPK_RKF_CNA_DMA_CON0_DATA_BURST_LEN, 15));
-    W(e, NPK_RKR_CNA_DMA_CON1, F(e, NPK_RKF_CNA_DMA_CON1_LINE_STRIDE, d->line_stride));
-    W(e, NPK_RKR_CNA_DMA_CON2, FS(e, NPK_RKF_CNA_DMA_CON2_SURF_STRIDE, d->surf_stride));
-    W(e, NPK_RKR_CNA_FC_DATA_SIZE0,
-      F(e, NPK_RKF_CNA_FC_DATA_SIZE0_DMA_WIDTH, d->dma_width) |
-          F(e, NPK_RKF_CNA_FC_DATA_SIZE0_DMA_HEIGHT, d->in_h));
-    W(e, NPK_RKR_CNA_FC_DATA_SIZE1, F(e, NPK_RKF_CNA_FC_DATA_SIZE1_DMA_CHANNEL, d->in_c));
-    W(e, NPK_RKR_CNA_DCOMP_CTRL, 0);
-    W(e, NPK_RKR_CNA_DCOMP_REGNUM, 0);
-    W(e, NPK_RKR_CNA_DCOMP_ADDR0, F(e, NPK_RKF_CNA_DCOMP_ADDR0_DECOMPRESS_ADDR0, d->wt_addr));
-    for (int i = 0; i < 16; i++) W(e, (npk_rk_reg)(NPK_RKR_CNA_DCOMP_AMOUNT0 + i), 0);
-    W(e, NPK_RKR_CNA_CVT_CON5, 0);
-    W(e, NPK_RKR_CNA_PAD_CON1, F(e, NPK_RKF_CNA_PAD_CON1_PAD_VALUE, d->pad_value));
+    if (!d->dpu_only) {
+        W(e, NPK_RKR_CNA_CONV_CON1, con1);
+        W(e, NPK_RKR_CNA_CONV_CON2, F(e, NPK_RKF_CNA_CONV_CON2_FEATURE_GRAINS, d->feature_grains));
+        W(e, NPK_RKR_CNA_CONV_CON3,
+          F(e, NPK_RKF_CNA_CONV_CON3_CONV_X_STRIDE, d->stride_x) |
+              F(e, NPK_RKF_CNA_CONV_CON3_CONV_Y_STRIDE, d->stride_y) |
+              F(e, NPK_RKF_CNA_CONV_CON3_ATROUS_X_DILATION, d->dil_x ? d->dil_x - 1 : 0) |
+              F(e, NPK_RKF_CNA_CONV_CON3_ATROUS_Y_DILATION, d->dil_y ? d->dil_y - 1 : 0));
+        W(e, NPK_RKR_CNA_DATA_SIZE0,
+          F(e, NPK_RKF_CNA_DATA_SIZE0_DATAIN_WIDTH, d->in_w) |
+              F(e, NPK_RKF_CNA_DATA_SIZE0_DATAIN_HEIGHT, d->in_h));
+        W(e, NPK_RKR_CNA_DATA_SIZE1,
+          F(e, NPK_RKF_CNA_DATA_SIZE1_DATAIN_CHANNEL_REAL, (uint64_t)d->in_c_real - 1) |
+              F(e, NPK_RKF_CNA_DATA_SIZE1_DATAIN_CHANNEL, d->in_c));
+        W(e, NPK_RKR_CNA_DATA_SIZE2, F(e, NPK_RKF_CNA_DATA_SIZE2_DATAOUT_WIDTH, d->out_w));
+        W(e, NPK_RKR_CNA_DATA_SIZE3,
+          F(e, NPK_RKF_CNA_DATA_SIZE3_DATAOUT_ATOMICS, (uint64_t)d->out_w * d->out_h));
+        W(e, NPK_RKR_CNA_WEIGHT_SIZE0,
+          F(e, NPK_RKF_CNA_WEIGHT_SIZE0_WEIGHT_BYTES, d->weight_bytes));
+        W(e, NPK_RKR_CNA_WEIGHT_SIZE1,
+          F(e, NPK_RKF_CNA_WEIGHT_SIZE1_WEIGHT_BYTES_PER_KERNEL, d->weight_bytes_per_kernel));
+        W(e, NPK_RKR_CNA_WEIGHT_SIZE2,
+          F(e, NPK_RKF_CNA_WEIGHT_SIZE2_WEIGHT_WIDTH, d->k_w) |
+              F(e, NPK_RKF_CNA_WEIGHT_SIZE2_WEIGHT_HEIGHT, d->k_h) |
+              F(e, NPK_RKF_CNA_WEIGHT_SIZE2_WEIGHT_KERNELS, d->kernels));
+        W(e, NPK_RKR_CNA_CBUF_CON0, con0);
+        W(e, NPK_RKR_CNA_CBUF_CON1, F(e, NPK_RKF_CNA_CBUF_CON1_DATA_ENTRIES, d->data_entries));
+        W(e, NPK_RKR_CNA_CVT_CON0,
+          F(e, NPK_RKF_CNA_CVT_CON0_DATA_SIGN, 1) | F(e, NPK_RKF_CNA_CVT_CON0_CVT_TYPE, 1) |
+              F(e, NPK_RKF_CNA_CVT_CON0_CVT_BYPASS, 1));
+        W(e, NPK_RKR_CNA_CVT_CON1, F(e, NPK_RKF_CNA_CVT_CON1_CVT_SCALE0, 1));
+        W(e, NPK_RKR_CNA_CVT_CON2, F(e, NPK_RKF_CNA_CVT_CON2_CVT_SCALE1, 1));
+        W(e, NPK_RKR_CNA_CVT_CON3, F(e, NPK_RKF_CNA_CVT_CON3_CVT_SCALE2, 1));
+        W(e, NPK_RKR_CNA_CVT_CON4, F(e, NPK_RKF_CNA_CVT_CON4_CVT_SCALE3, 1));
+        W(e, NPK_RKR_CNA_FC_CON0, 0);
+        W(e, NPK_RKR_CNA_FC_CON1, 0);
+        W(e, NPK_RKR_CNA_PAD_CON0,
+          F(e, NPK_RKF_CNA_PAD_CON0_PAD_LEFT, d->pad_left) |
+              F(e, NPK_RKF_CNA_PAD_CON0_PAD_TOP, d->pad_top));
+        W(e, NPK_RKR_CNA_FEATURE_DATA_ADDR,
+          F(e, NPK_RKF_CNA_FEATURE_DATA_ADDR_FEATURE_BASE_ADDR, d->in_addr));
+        W(e, NPK_RKR_CNA_FC_CON2, 0);
+        W(e, NPK_RKR_CNA_DMA_CON0,
+          F(e, NPK_RKF_CNA_DMA_CON0_WEIGHT_BURST_LEN, 15) |
+              F(e, NPK_RKF_CNA_DMA_CON0_DATA_BURST_LEN, 15));
+        W(e, NPK_RKR_CNA_DMA_CON1, F(e, NPK_RKF_CNA_DMA_CON1_LINE_STRIDE, d->line_stride));
+        W(e, NPK_RKR_CNA_DMA_CON2, FS(e, NPK_RKF_CNA_DMA_CON2_SURF_STRIDE, d->surf_stride));
+        W(e, NPK_RKR_CNA_FC_DATA_SIZE0,
+          F(e, NPK_RKF_CNA_FC_DATA_SIZE0_DMA_WIDTH, d->dma_width) |
+              F(e, NPK_RKF_CNA_FC_DATA_SIZE0_DMA_HEIGHT, d->in_h));
+        W(e, NPK_RKR_CNA_FC_DATA_SIZE1, F(e, NPK_RKF_CNA_FC_DATA_SIZE1_DMA_CHANNEL, d->in_c));
+        W(e, NPK_RKR_CNA_DCOMP_CTRL, 0);
+        W(e, NPK_RKR_CNA_DCOMP_REGNUM, 0);
+        W(e, NPK_RKR_CNA_DCOMP_ADDR0, F(e, NPK_RKF_CNA_DCOMP_ADDR0_DECOMPRESS_ADDR0, d->wt_addr));
+        for (int i = 0; i < 16; i++) W(e, (npk_rk_reg)(NPK_RKR_CNA_DCOMP_AMOUNT0 + i), 0);
+        W(e, NPK_RKR_CNA_CVT_CON5, 0);
+        W(e, NPK_RKR_CNA_PAD_CON1, F(e, NPK_RKF_CNA_PAD_CON1_PAD_VALUE, d->pad_value));
 
-    /* CORE */
-    W(e, NPK_RKR_CORE_MISC_CFG,
-      F(e, NPK_RKF_CORE_MISC_CFG_PROC_PRECISION, prec) | F(e, NPK_RKF_CORE_MISC_CFG_QD_EN, 1) |
-          F(e, NPK_RKF_CORE_MISC_CFG_DW_EN, d->depthwise));
-    W(e, NPK_RKR_CORE_DATAOUT_SIZE_0,
-      F(e, NPK_RKF_CORE_DATAOUT_SIZE_0_DATAOUT_HEIGHT, (uint64_t)d->out_h - 1) |
-          F(e, NPK_RKF_CORE_DATAOUT_SIZE_0_DATAOUT_WIDTH, (uint64_t)d->out_w - 1));
-    W(e, NPK_RKR_CORE_DATAOUT_SIZE_1,
-      F(e, NPK_RKF_CORE_DATAOUT_SIZE_1_DATAOUT_CHANNEL, (uint64_t)d->out_c - 1));
-    W(e, NPK_RKR_CORE_CLIP_TRUNCATE, 0);
-    W(e, NPK_RKR_CORE_UNDOC_3030, 0);
+        /* CORE */
+        W(e, NPK_RKR_CORE_MISC_CFG,
+          F(e, NPK_RKF_CORE_MISC_CFG_PROC_PRECISION, prec) | F(e, NPK_RKF_CORE_MISC_CFG_QD_EN, 1) |
+              F(e, NPK_RKF_CORE_MISC_CFG_DW_EN, d->depthwise));
+        W(e, NPK_RKR_CORE_DATAOUT_SIZE_0,
+          F(e, NPK_RKF_CORE_DATAOUT_SIZE_0_DATAOUT_HEIGHT, (uint64_t)d->out_h - 1) |
+              F(e, NPK_RKF_CORE_DATAOUT_SIZE_0_DATAOUT_WIDTH, (uint64_t)d->out_w - 1));
+        W(e, NPK_RKR_CORE_DATAOUT_SIZE_1,
+          F(e, NPK_RKF_CORE_DATAOUT_SIZE_1_DATAOUT_CHANNEL, (uint64_t)d->out_c - 1));
+        W(e, NPK_RKR_CORE_CLIP_TRUNCATE, 0);
+        W(e, NPK_RKR_CORE_UNDOC_3030, 0);
+    }
 
     /* DPU */
     W(e, NPK_RKR_DPU_FEATURE_MODE_CFG,
       F(e, NPK_RKF_DPU_FEATURE_MODE_CFG_BURST_LEN, 15) |
           F(e, NPK_RKF_DPU_FEATURE_MODE_CFG_OUTPUT_MODE, 2) |
+          F(e, NPK_RKF_DPU_FEATURE_MODE_CFG_FLYING_MODE, d->dpu_only) |
           F(e, NPK_RKF_DPU_FEATURE_MODE_CFG_CONV_MODE, mode));
     W(e, NPK_RKR_DPU_DATA_FORMAT,
-      F(e, NPK_RKF_DPU_DATA_FORMAT_OUT_PRECISION, prec) |
-          F(e, NPK_RKF_DPU_DATA_FORMAT_IN_PRECISION, prec) |
+      F(e, NPK_RKF_DPU_DATA_FORMAT_OUT_PRECISION, d->out_int32 ? wide : prec) |
+          F(e, NPK_RKF_DPU_DATA_FORMAT_IN_PRECISION, d->dpu_only ? wide : prec) |
           F(e, NPK_RKF_DPU_DATA_FORMAT_PROC_PRECISION, prec));
     W(e, NPK_RKR_DPU_OFFSET_PEND, 0);
     W(e, NPK_RKR_DPU_DST_BASE_ADDR, F(e, NPK_RKF_DPU_DST_BASE_ADDR_DST_BASE_ADDR, d->out_addr));
@@ -230,7 +238,7 @@ npk_status npk_rk_conv_emit(const npk_rk_conv_desc *d, uint64_t *out, size_t cap
       F(e, NPK_RKF_DPU_BS_OW_CFG_SIZE_E_2, d->size_e) |
           F(e, NPK_RKF_DPU_BS_OW_CFG_SIZE_E_1, d->size_e) |
           F(e, NPK_RKF_DPU_BS_OW_CFG_SIZE_E_0, d->size_e) |
-          F(e, NPK_RKF_DPU_BS_OW_CFG_OD_BYPASS, !d->cpend));
+          F(e, NPK_RKF_DPU_BS_OW_CFG_OD_BYPASS, !d->cpend || d->dpu_only));
     W(e, NPK_RKR_DPU_BS_OW_OP, FS(e, NPK_RKF_DPU_BS_OW_OP_OW_OP, d->ow_op));
     W(e, NPK_RKR_DPU_WDMA_SIZE_0,
       F(e, NPK_RKF_DPU_WDMA_SIZE_0_CHANNEL_WDMA, (uint64_t)d->out_c - 1));
@@ -238,7 +246,19 @@ npk_status npk_rk_conv_emit(const npk_rk_conv_desc *d, uint64_t *out, size_t cap
       F(e, NPK_RKF_DPU_WDMA_SIZE_1_HEIGHT_WDMA, (uint64_t)d->out_h - 1) |
           F(e, NPK_RKF_DPU_WDMA_SIZE_1_WIDTH_WDMA, (uint64_t)d->out_w - 1));
     emit_stage(e, &bn_regs, &d->bn);
-    if (d->ew_add) {
+    if (d->ew_add32) {
+        /* The previous partial sums, int32 per element, added unconverted. */
+        W(e, NPK_RKR_DPU_EW_CFG,
+          F(e, NPK_RKF_DPU_EW_CFG_EW_DATA_MODE, 1) | F(e, NPK_RKF_DPU_EW_CFG_EDATA_SIZE, 3) |
+              F(e, NPK_RKF_DPU_EW_CFG_EW_ALU_ALGO, ALU_ADD) |
+              F(e, NPK_RKF_DPU_EW_CFG_EW_RELU_BYPASS, 1) |
+              F(e, NPK_RKF_DPU_EW_CFG_EW_OP_CVT_BYPASS, 1) |
+              F(e, NPK_RKF_DPU_EW_CFG_EW_LUT_BYPASS, 1) | F(e, NPK_RKF_DPU_EW_CFG_EW_OP_SRC, 1));
+        W(e, NPK_RKR_DPU_EW_CVT_OFFSET_VALUE, 0);
+        W(e, NPK_RKR_DPU_EW_CVT_SCALE_VALUE,
+          F(e, NPK_RKF_DPU_EW_CVT_SCALE_VALUE_EW_OP_CVT_SCALE, 1));
+        W(e, NPK_RKR_DPU_EW_RELUX_CMP_VALUE, 0);
+    } else if (d->ew_add) {
         W(e, NPK_RKR_DPU_EW_CFG,
           F(e, NPK_RKF_DPU_EW_CFG_EW_DATA_MODE, 1) | F(e, NPK_RKF_DPU_EW_CFG_EDATA_SIZE, 1) |
               F(e, NPK_RKF_DPU_EW_CFG_EW_ALU_ALGO, ALU_ADD) |
@@ -281,7 +301,7 @@ npk_status npk_rk_conv_emit(const npk_rk_conv_desc *d, uint64_t *out, size_t cap
     W(e, NPK_RKR_DPU_OUT_CVT_OFFSET,
       FS(e, NPK_RKF_DPU_OUT_CVT_OFFSET_OUT_CVT_OFFSET, d->out_cvt_offset));
     W(e, NPK_RKR_DPU_OUT_CVT_SCALE,
-      F(e, NPK_RKF_DPU_OUT_CVT_SCALE_FP32TOFP16_EN, d->fp) |
+      F(e, NPK_RKF_DPU_OUT_CVT_SCALE_FP32TOFP16_EN, d->fp && !d->out_int32) |
           F(e, NPK_RKF_DPU_OUT_CVT_SCALE_OUT_CVT_SCALE, d->out_cvt_scale));
     W(e, NPK_RKR_DPU_OUT_CVT_SHIFT,
       F(e, NPK_RKF_DPU_OUT_CVT_SHIFT_OUT_CVT_SHIFT, d->out_cvt_shift));
@@ -300,7 +320,8 @@ npk_status npk_rk_conv_emit(const npk_rk_conv_desc *d, uint64_t *out, size_t cap
       F(e, NPK_RKF_DPU_RDMA_RDMA_DATA_CUBE_HEIGHT_HEIGHT, d->out_h - 1));
     W(e, NPK_RKR_DPU_RDMA_RDMA_DATA_CUBE_CHANNEL,
       F(e, NPK_RKF_DPU_RDMA_RDMA_DATA_CUBE_CHANNEL_CHANNEL, (uint64_t)d->out_c - 1));
-    W(e, NPK_RKR_DPU_RDMA_RDMA_SRC_BASE_ADDR, 0);
+    W(e, NPK_RKR_DPU_RDMA_RDMA_SRC_BASE_ADDR,
+      d->dpu_only ? F(e, NPK_RKF_DPU_RDMA_RDMA_SRC_BASE_ADDR_SRC_BASE_ADDR, d->src_addr) : 0);
     W(e, NPK_RKR_DPU_RDMA_RDMA_BRDMA_CFG,
       F(e, NPK_RKF_DPU_RDMA_RDMA_BRDMA_CFG_BRDMA_DATA_USE, d->brdma_use));
     W(e, NPK_RKR_DPU_RDMA_RDMA_BS_BASE_ADDR,
@@ -309,10 +330,10 @@ npk_status npk_rk_conv_emit(const npk_rk_conv_desc *d, uint64_t *out, size_t cap
       F(e, NPK_RKF_DPU_RDMA_RDMA_NRDMA_CFG_NRDMA_DATA_USE, d->nrdma_use));
     W(e, NPK_RKR_DPU_RDMA_RDMA_BN_BASE_ADDR,
       F(e, NPK_RKF_DPU_RDMA_RDMA_BN_BASE_ADDR_BN_BASE_ADDR, d->nrdma_use ? d->bn.base_addr : 0));
-    if (d->ew_add) {
+    if (d->ew_add || d->ew_add32) {
         W(e, NPK_RKR_DPU_RDMA_RDMA_ERDMA_CFG,
           F(e, NPK_RKF_DPU_RDMA_RDMA_ERDMA_CFG_ERDMA_DATA_MODE, 1) |
-              F(e, NPK_RKF_DPU_RDMA_RDMA_ERDMA_CFG_ERDMA_DATA_SIZE, 1));
+              F(e, NPK_RKF_DPU_RDMA_RDMA_ERDMA_CFG_ERDMA_DATA_SIZE, d->ew_add32 ? 3 : 1));
         W(e, NPK_RKR_DPU_RDMA_RDMA_EW_BASE_ADDR,
           F(e, NPK_RKF_DPU_RDMA_RDMA_EW_BASE_ADDR_EW_BASE_ADDR, d->ew_addr));
         W(e, NPK_RKR_DPU_RDMA_RDMA_EW_SURF_STRIDE,
@@ -325,10 +346,16 @@ npk_status npk_rk_conv_emit(const npk_rk_conv_desc *d, uint64_t *out, size_t cap
     }
     W(e, NPK_RKR_DPU_RDMA_RDMA_FEATURE_MODE_CFG,
       F(e, NPK_RKF_DPU_RDMA_RDMA_FEATURE_MODE_CFG_BURST_LEN, 15) |
-          F(e, NPK_RKF_DPU_RDMA_RDMA_FEATURE_MODE_CFG_MRDMA_DISABLE, 1) |
+          F(e, NPK_RKF_DPU_RDMA_RDMA_FEATURE_MODE_CFG_MRDMA_DISABLE, !d->dpu_only) |
+          F(e, NPK_RKF_DPU_RDMA_RDMA_FEATURE_MODE_CFG_IN_PRECISION, d->dpu_only ? wide : 0) |
+          F(e, NPK_RKF_DPU_RDMA_RDMA_FEATURE_MODE_CFG_PROC_PRECISION, d->dpu_only ? prec : 0) |
+          F(e, NPK_RKF_DPU_RDMA_RDMA_FEATURE_MODE_CFG_FLYING_MODE, d->dpu_only) |
           F(e, NPK_RKF_DPU_RDMA_RDMA_FEATURE_MODE_CFG_CONV_MODE, mode));
     W(e, NPK_RKR_DPU_RDMA_RDMA_SRC_DMA_CFG, 0);
-    W(e, NPK_RKR_DPU_RDMA_RDMA_SURF_NOTCH, 0);
+    W(e, NPK_RKR_DPU_RDMA_RDMA_SURF_NOTCH,
+      d->dpu_only ? F(e, NPK_RKF_DPU_RDMA_RDMA_SURF_NOTCH_SURF_NOTCH_ADDR,
+                      (uint64_t)d->src_surf_atoms - (uint64_t)d->out_w * d->out_h)
+                  : 0);
     W(e, NPK_RKR_DPU_RDMA_RDMA_PAD_CFG, 0);
     W(e, NPK_RKR_DPU_RDMA_RDMA_WEIGHT,
       F(e, NPK_RKF_DPU_RDMA_RDMA_WEIGHT_E_WEIGHT, 1) |
@@ -344,10 +371,11 @@ npk_status npk_rk_conv_emit(const npk_rk_conv_desc *d, uint64_t *out, size_t cap
         put(e, 0);
     W(e, NPK_RKR_PC_REGISTER_AMOUNTS, 0);
     put(e, npk_rk_entry_encode(NPK_RK_OP_MARKER, 0, 0));
-    uint32_t en = npk_rk_field_mask(NPK_RKF_GLOBAL_OPERATION_ENABLE_CNA_OP_EN) |
-                  npk_rk_field_mask(NPK_RKF_GLOBAL_OPERATION_ENABLE_CORE_OP_EN) |
-                  npk_rk_field_mask(NPK_RKF_GLOBAL_OPERATION_ENABLE_DPU_OP_EN) |
+    uint32_t en = npk_rk_field_mask(NPK_RKF_GLOBAL_OPERATION_ENABLE_DPU_OP_EN) |
                   npk_rk_field_mask(NPK_RKF_GLOBAL_OPERATION_ENABLE_DPU_RDMA_OP_EN);
+    if (!d->dpu_only)
+        en |= npk_rk_field_mask(NPK_RKF_GLOBAL_OPERATION_ENABLE_CNA_OP_EN) |
+              npk_rk_field_mask(NPK_RKF_GLOBAL_OPERATION_ENABLE_CORE_OP_EN);
     put(e, npk_rk_entry_encode(NPK_RK_OP_ENABLE, en,
                                npk_rk_reg_get(NPK_RKR_PC_OPERATION_ENABLE)->offset));
 

@@ -507,11 +507,6 @@ static npk_status lower_pool(const ctx *c, bool max)
                     "pooling from scale %g, zero point %d to scale %g, zero point %d: the "
                     "input and output quantisation must be equal",
                     L->in.scale, L->in.zero_point, L->out.scale, L->out.zero_point);
-    if (!max && (L->pad_top || L->pad_left || L->pad_bottom || L->pad_right))
-        return fail(c, NPK_E_UNSUPPORTED,
-                    "average pooling with SAME padding (%u, %u, %u, %u): each window is divided "
-                    "by its own count of input pixels, which the depthwise lowering cannot do",
-                    L->pad_top, L->pad_left, L->pad_bottom, L->pad_right);
     return NPK_OK;
 }
 

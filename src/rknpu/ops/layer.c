@@ -134,12 +134,6 @@ npk_status npk_rk_layer_check(const npk_rk_layer *l, npk_error *err)
                         l->in_c, l->out_c);
     if (pool && l->dil_h * l->dil_w != 1)
         return npk_fail(err, NPK_E_ARG, "pooling with dilation %ux%u", l->dil_h, l->dil_w);
-    if (l->kind == NPK_RK_LAYER_AVGPOOL &&
-        (l->pad_top || l->pad_left || l->pad_bottom || l->pad_right))
-        return npk_fail(err, NPK_E_UNSUPPORTED,
-                        "average pooling with padding divides each window by its own count of "
-                        "input elements, which a depthwise convolution (how it is lowered) cannot; "
-                        "only unpadded (VALID) average pooling is supported");
     if (pool && l->type != NPK_RK_LT_FP16 &&
         (l->in.scale != l->out.scale || l->in.zero_point != l->out.zero_point))
         return npk_fail(err, NPK_E_ARG,

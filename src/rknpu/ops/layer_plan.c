@@ -33,6 +33,7 @@ typedef struct geo {
     uint32_t kb;           /* weight bytes per kernel (conv) or per channel (depthwise) */
     uint32_t min_rows;     /* input rows one output row needs */
     uint32_t rec_b, rec_n; /* bytes per channel of the bias and multiplier streams */
+    uint32_t kc;           /* K-split: input channels per slice (0: no split) */
 } geo;
 
 static uint64_t row_bytes(const npk_rk_lplan *p, uint32_t channels)
@@ -199,10 +200,20 @@ static npk_status build_blob(const npk_rk_layer *l, npk_rk_lplan *p, const geo *
     return NPK_OK;
 }
 
-/* Tile sizes: output channels per task, then output rows per task. */
-static npk_status choose_tiles(npk_rk_lplan *p, const geo *g, uint32_t *ct, uint32_t *oht,
-                               npk_error *err)
+/* Bytes of `cols` input columns of one row, `channels` programmed channels. */
+static uint64_t cols_bytes(const npk_rk_lplan *p, uint64_t cols, uint32_t channels)
 {
+    return cols * ceil_div(channels, 16 / (p->fp ? 2 : 1)) * 16;
+}
+
+/* Tile sizes: output channels per task, then output rows per task, then,
+ * when one output row's input does not fit the data banks beside the
+ * weights (or is wider than CNA_DATA_SIZE0.DATAIN_WIDTH takes), output
+ * columns per task with one output row each (column tiling). */
+static npk_status choose_tiles(npk_rk_lplan *p, const geo *g, uint32_t *ct, uint32_t *oht,
+                               uint32_t *owt, uint32_t *kc, npk_error *err)
+{
+    *kc = 0;
     const npk_rk_layer *l = &p->layer;
     uint32_t G = p->group, cap_c = p->cout;
     if (p->opts.max_channels) {
@@ -210,11 +221,12 @@ static npk_status choose_tiles(npk_rk_lplan *p, const geo *g, uint32_t *ct, uint
         if (m < G) m = G;
         if (m < cap_c) cap_c = m;
     }
-    /* Largest channel tile whose weights and one output row's input fit. */
+    uint64_t ext_w = (uint64_t)(l->k_w - 1) * l->dil_w + 1; /* input columns of one window */
+    /* Largest channel tile whose weights fit beside one output pixel's input window. */
     uint32_t best = 0;
     for (uint32_t c = cap_c; c >= G; c -= G) {
         uint64_t wbytes = (uint64_t)g->kb * c; /* kernels, or depthwise channels */
-        uint64_t dbytes = g->min_rows * row_bytes(p, p->depthwise ? c : p->cin);
+        uint64_t dbytes = g->min_rows * cols_bytes(p, ext_w, p->depthwise ? c : p->cin);
         uint64_t wb = ceil_div(wbytes, BANK), db = ceil_div(dbytes, BANK);
         if (wb < 1) wb = 1;
         if (db < 1) db = 1;
@@ -224,49 +236,99 @@ static npk_status choose_tiles(npk_rk_lplan *p, const geo *g, uint32_t *ct, uint
         }
         if (c == G) break;
     }
+    uint64_t taps = (uint64_t)l->k_h * l->k_w;
+    if (!best && !p->depthwise) {
+        /* K-split: one weight group over slices of the input channels, the
+         * largest slice (multiple of 32) whose weights fit beside its
+         * smallest input window, then balanced. */
+        uint32_t k = 0;
+        for (uint32_t c = p->cin; c >= 32; c -= 32) {
+            uint64_t wb = ceil_div((uint64_t)G * taps * c * g->b, BANK);
+            uint64_t db = ceil_div(g->min_rows * cols_bytes(p, ext_w, c), BANK);
+            if (wb < 1) wb = 1;
+            if (db < 1) db = 1;
+            if (wb + db <= NPK_RK_CBUF_BANKS) {
+                k = c;
+                break;
+            }
+        }
+        if (!k)
+            return npk_fail(err, NPK_E_LIMIT,
+                            "%u kernels of %llu taps need %llu CBUF weight banks even for 32 input "
+                            "channels: more than the banks left beside the input",
+                            G, (unsigned long long)taps,
+                            (unsigned long long)ceil_div((uint64_t)G * taps * 32 * g->b, BANK));
+        uint32_t chunks = (uint32_t)ceil_div(p->cin, k);
+        *kc = align_up((uint32_t)ceil_div(p->cin, chunks), 32);
+        best = G;
+    }
     if (!best) {
-        uint64_t db = ceil_div(g->min_rows * row_bytes(p, p->depthwise ? G : p->cin), BANK);
+        uint64_t db = ceil_div(g->min_rows * cols_bytes(p, ext_w, p->depthwise ? G : p->cin), BANK);
         if (db >= NPK_RK_CBUF_BANKS)
             return npk_fail(err, NPK_E_LIMIT,
-                            "one output row needs %u input rows of %llu bytes (%llu CBUF banks): "
-                            "more than the 11 data banks (column tiling is not implemented)",
-                            g->min_rows, (unsigned long long)row_bytes(p, p->cin),
-                            (unsigned long long)db);
+                            "one output pixel's input window (%u x %llu x %u channels) needs %llu "
+                            "CBUF banks: more than the 11 data banks",
+                            g->min_rows, (unsigned long long)ext_w, p->cin, (unsigned long long)db);
         return npk_fail(err, NPK_E_LIMIT,
                         "%u kernels of %u bytes need %llu CBUF weight banks, more than the %llu "
-                        "left beside the input (splitting the input channels, K-splitting, is not "
-                        "implemented)",
+                        "left beside the input",
                         G, g->kb, (unsigned long long)ceil_div((uint64_t)g->kb * G, BANK),
                         (unsigned long long)(NPK_RK_CBUF_BANKS - db));
     }
     uint32_t tiles_c = (uint32_t)ceil_div(p->cout, best);
     *ct = align_up((uint32_t)ceil_div(p->cout, tiles_c), G);
-    uint64_t wb = ceil_div((uint64_t)g->kb * *ct, BANK);
+    uint64_t wb = ceil_div(*kc ? (uint64_t)G * taps * *kc * g->b : (uint64_t)g->kb * *ct, BANK);
     if (wb < 1) wb = 1;
-    uint64_t rows_max =
-        (NPK_RK_CBUF_BANKS - wb) * (uint64_t)BANK / row_bytes(p, p->depthwise ? *ct : p->cin);
-    uint32_t oh_max = (uint32_t)((rows_max - g->min_rows) / l->stride_h + 1);
-    if (p->opts.max_rows && p->opts.max_rows < oh_max) oh_max = p->opts.max_rows;
-    if (oh_max > l->out_h) oh_max = l->out_h;
-    uint32_t tiles_h = (uint32_t)ceil_div(l->out_h, oh_max);
-    *oht = (uint32_t)ceil_div(l->out_h, tiles_h);
+    uint64_t avail = (NPK_RK_CBUF_BANKS - wb) * (uint64_t)BANK;
+    uint32_t cin_t = p->depthwise ? *ct : *kc ? *kc : p->cin;
+    uint64_t wmax = npk_rk_field_max(NPK_RKF_CNA_DATA_SIZE0_DATAIN_WIDTH);
+    if (g->min_rows * row_bytes(p, cin_t) <= avail && l->in_w <= wmax) {
+        uint64_t rows_max = avail / row_bytes(p, cin_t);
+        uint32_t oh_max = (uint32_t)((rows_max - g->min_rows) / l->stride_h + 1);
+        if (p->opts.max_rows && p->opts.max_rows < oh_max) oh_max = p->opts.max_rows;
+        if (oh_max > l->out_h) oh_max = l->out_h;
+        uint32_t tiles_h = (uint32_t)ceil_div(l->out_h, oh_max);
+        *oht = (uint32_t)ceil_div(l->out_h, tiles_h);
+        *owt = l->out_w;
+        return NPK_OK;
+    }
+    /* Column tiling: the DPU writes a task's output pixels contiguously (no
+     * output line stride is known), so each task is one output row. */
+    uint64_t iw_max = avail / (g->min_rows * cols_bytes(p, 1, cin_t));
+    if (iw_max > wmax) iw_max = wmax;
+    uint64_t ow_max = (iw_max - ext_w) / l->stride_w + 1;
+    if (ow_max > l->out_w) ow_max = l->out_w;
+    uint32_t tiles_w = (uint32_t)ceil_div(l->out_w, ow_max);
+    *owt = (uint32_t)ceil_div(l->out_w, tiles_w);
+    *oht = 1;
     return NPK_OK;
 }
 
+/* What the tasks of one region share: the DPU stages, the requantisation
+ * and where the weights and streams are in the weight buffer. A plan has one
+ * region, padded average pooling one per count of in-bounds window taps. */
+typedef struct rk_region {
+    npk_rk_dpu_stage bs, bn;
+    npk_rk_requant rq;
+    uint64_t wt_off, bias_off, mul_off;
+    uint32_t count; /* average pooling: in-bounds taps of the region's windows */
+} rk_region;
+
 static void fill_desc(const npk_rk_lplan *p, const geo *g, const npk_rk_ltask *t,
-                      const npk_rk_dpu_stage *bs, const npk_rk_dpu_stage *bn, int32_t zx,
-                      int32_t zw, npk_rk_conv_desc *d)
+                      const rk_region *rg, int32_t zx, int32_t zw, npk_rk_conv_desc *d)
 {
+    const npk_rk_dpu_stage *bs = &rg->bs, *bn = &rg->bn;
+    const npk_rk_requant *rq = &rg->rq;
     const npk_rk_layer *l = &p->layer;
     const npk_rk_lplan_opts *o = &p->opts;
     memset(d, 0, sizeof *d);
-    uint32_t cin_t = p->depthwise ? t->ocn : p->cin;
+    uint32_t cin_t = p->depthwise ? t->ocn : t->icn ? t->icn : p->cin;
     d->fp = p->fp;
     d->depthwise = p->depthwise;
-    d->in_w = l->in_w;
+    d->in_w = t->iw;
     d->in_h = t->ih;
     d->in_c = d->in_c_real = cin_t;
-    d->out_w = l->out_w;
+    d->out_w = t->ow;
     d->out_h = t->oh;
     d->out_c = d->out_c_real = t->ocn;
     d->kernels = p->depthwise ? 1 : t->ocn;
@@ -276,69 +338,111 @@ static void fill_desc(const npk_rk_lplan *p, const geo *g, const npk_rk_ltask *t
     d->stride_y = l->stride_h;
     d->dil_x = l->dil_w;
     d->dil_y = l->dil_h;
-    d->pad_left = l->pad_left;
+    d->pad_left = t->pad_left;
     d->pad_top = t->pad_top;
     d->pad_value = p->fp ? 0 : ((uint32_t)zx & 0xFFu) * 0x01010101u;
     uint32_t fg = 50 + l->stride_h + 1, need = g->min_rows + l->stride_h;
     d->feature_grains = fg > need ? fg : need;
     uint64_t plane = (uint64_t)l->in_w * l->in_h * 16;
     d->in_addr =
-        o->input_addr + (uint32_t)((uint64_t)t->iy0 * l->in_w * 16 +
-                                   (p->depthwise ? (uint64_t)(t->oc0 / g->c2) * plane : 0));
+        o->input_addr + (uint32_t)(((uint64_t)t->iy0 * l->in_w + t->ix0) * 16 +
+                                   (uint64_t)((p->depthwise ? t->oc0 : t->ic0) / g->c2) * plane);
     d->line_stride = 4 * l->in_w;
     d->surf_stride = (int32_t)((int64_t)l->in_w * l->in_h - 4 * (int64_t)l->in_w);
-    d->dma_width = l->in_w;
+    d->dma_width = t->iw;
     /* kb is the bytes per kernel (conv) or per channel (depthwise): a tile
      * of either starts at oc0 * kb in the packed weights. */
-    uint64_t woff = (uint64_t)t->oc0 * g->kb;
+    uint64_t woff = rg->wt_off + (uint64_t)t->oc0 * g->kb;
+    /* A K-split slice of a group: [Cin/32][taps][G][32] is contiguous per
+     * 32 input channels. */
+    woff += (uint64_t)(t->ic0 / 32) * l->k_h * l->k_w * p->group * 32 * g->b;
     d->wt_addr = o->weight_addr + (uint32_t)woff;
-    d->weight_bytes_per_kernel = p->depthwise ? g->kb * t->ocn : g->kb;
+    d->weight_bytes_per_kernel = p->depthwise ? g->kb * t->ocn
+                                 : t->icn     ? l->k_h * l->k_w * t->icn * g->b
+                                              : g->kb;
     d->weight_bytes = d->weight_bytes_per_kernel * d->kernels;
-    uint64_t db = ceil_div((uint64_t)t->ih * row_bytes(p, cin_t), BANK);
+    uint64_t db = ceil_div((uint64_t)t->ih * cols_bytes(p, t->iw, cin_t), BANK);
     d->data_bank = (uint32_t)(db < 1 ? 1 : db);
     d->weight_bank = NPK_RK_CBUF_BANKS - d->data_bank;
-    d->data_entries = (uint32_t)ceil_div((uint64_t)l->in_w * ceil_div(cin_t, g->c2), 4);
+    d->data_entries = (uint32_t)ceil_div((uint64_t)t->iw * ceil_div(cin_t, g->c2), 4);
     uint64_t oplane = (uint64_t)l->out_w * l->out_h;
-    d->out_addr = o->output_addr +
-                  (uint32_t)((uint64_t)t->oy0 * l->out_w * 16 + (t->oc0 / g->c2o) * oplane * 16);
+    d->out_addr = o->output_addr + (uint32_t)(((uint64_t)t->oy0 * l->out_w + t->ox0) * 16 +
+                                              (t->oc0 / g->c2o) * oplane * 16);
     d->dst_surf_stride = (uint32_t)oplane;
     d->size_e = p->group / g->c2o - 1;
     d->surf_add = (uint32_t)(oplane * (p->group / g->c2o));
     d->bs = *bs;
     d->bn = *bn;
-    d->bs.base_addr = o->weight_addr + (uint32_t)p->bias_off + t->oc0 * g->rec_b;
-    d->bn.base_addr = o->weight_addr + (uint32_t)p->mul_off + t->oc0 * g->rec_n;
+    d->bs.base_addr = o->weight_addr + (uint32_t)rg->bias_off + t->oc0 * g->rec_b;
+    d->bn.base_addr = o->weight_addr + (uint32_t)rg->mul_off + t->oc0 * g->rec_n;
     d->cpend = !p->fp;
     d->ow_op = p->fp ? 0 : -zw;
-    d->brdma_use = p->rq.fused || p->rq.exact ? 3 : 1;
+    d->brdma_use = rq->fused || rq->exact ? 3 : 1;
     d->nrdma_use = (bn->alu == NPK_RK_OP_MEM ? 1u : 0u) | (bn->mul == NPK_RK_OP_MEM ? 2u : 0u);
     if (p->fp) {
         d->out_cvt_scale = 1;
     } else {
-        d->out_cvt_offset = p->rq.offset;
-        d->out_cvt_scale = p->rq.scale;
-        d->out_cvt_shift = p->rq.shift;
+        d->out_cvt_offset = rq->offset;
+        d->out_cvt_scale = rq->scale;
+        d->out_cvt_shift = rq->shift;
     }
     d->rocket_tail = o->form == NPK_RK_FORM_ROCKET;
-    if (p->rq.exact && (p->rq.clip_lower || p->rq.clip_upper)) {
+    if (rq->exact && (rq->clip_lower || rq->clip_upper)) {
         /* The clip in the output's fixed point: subtract the lower bound,
          * ReLU, cap at the upper (OUT_CVT adds the lower bound back). */
         d->ew_clip = true;
-        d->ew_clip_add = -p->rq.clip_lo;
-        d->ew_relu = p->rq.clip_lower;
-        d->ew_relux = p->rq.clip_upper;
-        d->ew_relux_cmp = (uint32_t)(p->rq.clip_hi - p->rq.clip_lo);
+        d->ew_clip_add = -rq->clip_lo;
+        d->ew_relu = rq->clip_lower;
+        d->ew_relux = rq->clip_upper;
+        d->ew_relux_cmp = (uint32_t)(rq->clip_hi - rq->clip_lo);
     }
     if (l->fused_add) {
         d->ew_add = true;
         d->ew_addr = o->input2_addr + (d->out_addr - o->output_addr);
         d->ew_surf_atoms = (uint32_t)oplane;
-        d->ew_cvt_offset = p->rq.ew_offset;
-        d->ew_cvt_scale = p->rq.ew_scale;
-        d->ew_cvt_shift = p->rq.ew_shift;
-        d->ew_relu = p->rq.ew_relu;
-        d->ew_relux = p->rq.ew_relux;
-        d->ew_relux_cmp = (uint32_t)p->rq.ew_cmp;
+        d->ew_cvt_offset = rq->ew_offset;
+        d->ew_cvt_scale = rq->ew_scale;
+        d->ew_cvt_shift = rq->ew_shift;
+        d->ew_relu = rq->ew_relu;
+        d->ew_relux = rq->ew_relux;
+        d->ew_relux_cmp = (uint32_t)rq->ew_cmp;
+    }
+    if (!g->kc) return;
+    /* K-split: the unit's partial sums are int32 at scratch area (slice % 2),
+     * 32-channel groups of 8 surfaces, this tile's pixels and channels. */
+    uint64_t area = p->scratch_bytes / 2;
+    uint64_t at = p->scratch_off + ((uint64_t)t->oy0 * l->out_w + t->ox0) * 16 +
+                  (uint64_t)(t->oc0 / 4) * oplane * 16;
+    if (t->requant_only) {
+        /* DPU-only: the last slice's sums through MRDMA, then the usual DPU. */
+        d->dpu_only = true;
+        d->depthwise = false;
+        d->cpend = false;
+        d->ow_op = 0;
+        d->src_addr = o->output_addr + (uint32_t)(at + ((p->ksplit - 1) % 2) * area);
+        d->src_surf_atoms = (uint32_t)oplane;
+        return;
+    }
+    /* A partial: the slice's sums (CPEND over its channels) plus the
+     * previous slice's; no bias, requantisation or clip. */
+    uint32_t k = t->ic0 / g->kc;
+    memset(&d->bs, 0, sizeof d->bs);
+    memset(&d->bn, 0, sizeof d->bn);
+    d->brdma_use = d->nrdma_use = 0;
+    d->out_int32 = true;
+    d->out_cvt_offset = 0;
+    d->out_cvt_scale = 1;
+    d->out_cvt_shift = 0;
+    d->ew_add = d->ew_clip = d->ew_relu = d->ew_relux = false;
+    d->ew_relux_cmp = 0;
+    d->ew_clip_add = 0;
+    d->size_e = p->group / 4 - 1;
+    d->surf_add = (uint32_t)(oplane * (p->group / 4));
+    d->out_addr = o->output_addr + (uint32_t)(at + (k % 2) * area);
+    if (k) {
+        d->ew_add32 = true;
+        d->ew_addr = o->output_addr + (uint32_t)(at + ((k - 1) % 2) * area);
+        d->ew_surf_atoms = (uint32_t)oplane;
     }
 }
 
@@ -349,6 +453,156 @@ static npk_status check_span(const char *what, uint32_t addr, uint64_t bytes, np
                         "%s buffer of %llu bytes at 0x%x: must be 64-byte aligned and inside the "
                         "32-bit DMA address space",
                         what, (unsigned long long)bytes, addr);
+    return NPK_OK;
+}
+
+/* The depthwise layer an average pool over windows of n in-bounds input
+ * elements becomes (unit weights and bias written to unit and pool_bias). */
+static void avg_lower(const npk_rk_layer *l, uint32_t count, void *unit, int32_t *pool_bias,
+                      npk_rk_layer *low)
+{
+    size_t nw = (size_t)l->k_h * l->k_w * l->in_c;
+    *low = *l;
+    low->kind = NPK_RK_LAYER_DEPTHWISE;
+    double inv = 1.0 / count;
+    for (size_t i = 0; i < nw; i++) {
+        if (l->type == NPK_RK_LT_FP16)
+            ((uint16_t *)unit)[i] = npk_f32_to_f16((float)inv);
+        else
+            ((uint8_t *)unit)[i] = l->type == NPK_RK_LT_UINT8 ? 129 : 1;
+    }
+    low->weights = unit;
+    low->w.zero_point = l->type == NPK_RK_LT_UINT8 ? 128 : 0;
+    low->w_scales = NULL;
+    low->mults = NULL;
+    low->tie_sign = NULL;
+    low->bias_f32 = NULL;
+    if (l->type == NPK_RK_LT_FP16) {
+        low->w.scale = inv;
+        low->bias_i32 = NULL;
+        return;
+    }
+    /* The sum of the raw values (bias n * zero point; padded taps read the
+     * zero point, which the bias correction cancels), scaled by a
+     * multiplier just above 1/n with no output offset: TFLite rounds the
+     * average half away from zero, and pushing exact halves away from zero
+     * by less than the distance of any other value from a rounding boundary
+     * gives the same result with one rounding (docs/rknpu.md, "Pools"). */
+    double n = count;
+    int sh = 15;
+    while (sh < 62 && ldexp(1.0, sh) / n < 16384.0) sh++;
+    double m = floor(ldexp(1.0, sh) / n) + 1;
+    if (m > 32767) m = floor(m / 2) + 1, sh--;
+    double rel = m * n / ldexp(1.0, sh) - 1;
+    double room = (count % 2 ? 0.5 : 1.0) / n;
+    low->out.zero_point = 0;
+    for (uint32_t c = 0; c < l->in_c; c++) pool_bias[c] = (int32_t)count * l->in.zero_point;
+    low->bias_i32 = pool_bias;
+    low->w.scale = 255.0 * rel < room ? ldexp(m, -sh) : inv;
+    low->in.scale = low->out.scale = 1.0;
+}
+
+static bool qp_alloc(rk_qparams *qp, size_t n)
+{
+    memset(qp, 0, sizeof *qp);
+    qp->m = calloc(n, sizeof *qp->m);
+    qp->a = calloc(n, sizeof *qp->a);
+    qp->t_lo = calloc(n, sizeof *qp->t_lo);
+    qp->t_hi = calloc(n, sizeof *qp->t_hi);
+    qp->b = calloc(n, sizeof *qp->b);
+    qp->k = calloc(n, sizeof *qp->k);
+    qp->wsum = calloc(n, sizeof *qp->wsum);
+    return qp->m && qp->a && qp->t_lo && qp->t_hi && qp->b && qp->k && qp->wsum;
+}
+
+static void qp_free(rk_qparams *qp)
+{
+    free(qp->m);
+    free(qp->a);
+    free(qp->t_lo);
+    free(qp->t_hi);
+    free(qp->b);
+    free(qp->k);
+    free(qp->wsum);
+}
+
+/* In-bounds taps of output position o's window along one axis (dilation 1). */
+static uint32_t axis_taps(uint32_t o, uint32_t in, uint32_t k, uint32_t s, uint32_t pad)
+{
+    int64_t a = (int64_t)o * s - pad, e = a + k;
+    if (a < 0) a = 0;
+    if (e > (int64_t)in) e = in;
+    return (uint32_t)(e - a);
+}
+
+/* A run of output rows or columns tasks share. */
+typedef struct seg {
+    uint32_t o0, n, taps; /* taps: average pooling's in-bounds taps along the axis */
+} seg;
+
+/* Segments of at most `tile` positions; by_taps: also split where the
+ * window's in-bounds taps change. */
+static size_t segments(uint32_t out, uint32_t tile, bool by_taps, uint32_t in, uint32_t k,
+                       uint32_t s, uint32_t pad, seg *sg)
+{
+    size_t ns = 0;
+    for (uint32_t o = 0; o < out;) {
+        uint32_t c = by_taps ? axis_taps(o, in, k, s, pad) : k, e = o + 1;
+        while (e < out && e - o < tile && (!by_taps || axis_taps(e, in, k, s, pad) == c)) e++;
+        sg[ns++] = (seg){o, e - o, c};
+        o = e;
+    }
+    return ns;
+}
+
+/* Padded average pooling: a region per count of in-bounds taps (other than
+ * the full window's, region 0), each with its own bias stream (n x zero
+ * point), requantisation (1/n) and, for fp16, unit weights (1/n), appended
+ * to the weight buffer. */
+static npk_status avg_regions(const npk_rk_layer *orig, npk_rk_lplan *p, const geo *g,
+                              const seg *rs, size_t nr, const seg *cs, size_t nc, rk_region *reg,
+                              size_t *nreg, void *unit, int32_t *pool_bias, npk_error *err)
+{
+    for (size_t i = 0; i < nr; i++)
+        for (size_t j = 0; j < nc; j++) {
+            uint32_t n = rs[i].taps * cs[j].taps;
+            size_t r = 0;
+            while (r < *nreg && reg[r].count != n) r++;
+            if (r < *nreg) continue;
+            npk_rk_layer ln;
+            avg_lower(orig, n, unit, pool_bias, &ln);
+            npk_rk_lplan tp = *p;
+            tp.wblob = NULL;
+            rk_qparams q;
+            npk_status st = NPK_OK;
+            rk_region *rg = &reg[(*nreg)++];
+            memset(rg, 0, sizeof *rg);
+            if (!qp_alloc(&q, ln.out_c))
+                st = npk_fail(err, NPK_E_NOMEM, "out of memory");
+            else if (!p->fp) {
+                rk_weight_stats(&ln, &q);
+                st = rk_requant_make(&ln, NPK_RK_RQ_SIMPLE, &q, &tp.rq, err);
+            }
+            if (!st) st = build_blob(&ln, &tp, g, &q, &rg->bs, &rg->bn, err);
+            qp_free(&q);
+            uint64_t base = (p->weight_bytes + 63) & ~(uint64_t)63;
+            uint8_t *nb = st ? NULL : realloc(p->wblob, (size_t)(base + tp.weight_bytes));
+            if (!st && !nb) st = npk_fail(err, NPK_E_NOMEM, "out of memory");
+            if (st) {
+                free(tp.wblob);
+                return st;
+            }
+            memset(nb + p->weight_bytes, 0, (size_t)(base - p->weight_bytes));
+            memcpy(nb + base, tp.wblob, (size_t)tp.weight_bytes);
+            free(tp.wblob);
+            p->wblob = nb;
+            p->weight_bytes = base + tp.weight_bytes;
+            rg->rq = tp.rq;
+            rg->wt_off = base;
+            rg->bias_off = base + tp.bias_off;
+            rg->mul_off = base + tp.mul_off;
+            rg->count = n;
+        }
     return NPK_OK;
 }
 
@@ -366,8 +620,9 @@ npk_status npk_rk_lplan_make(const npk_rk_layer *l, const npk_rk_lplan_opts *o, 
     if (l->kind == NPK_RK_LAYER_ADD) return rk_add_plan(l, o, p, err);
     if (l->fused_add && l->type == NPK_RK_LT_FP16)
         return npk_fail(err, NPK_E_UNSUPPORTED, "fused add on fp16 layers is not supported");
-    /* AVERAGE_POOL_2D (unpadded): a depthwise convolution with unit weights
-     * and the multiplier 1/n, on the data path the capture pins. */
+    /* AVERAGE_POOL_2D: a depthwise convolution with unit weights and the
+     * multiplier 1/n, on the data path the capture pins; padded, one
+     * region of tasks per count of in-bounds taps. */
     npk_rk_layer low;
     void *unit = NULL;
     int32_t *pool_bias = NULL;
@@ -381,44 +636,7 @@ npk_status npk_rk_lplan_make(const npk_rk_layer *l, const npk_rk_lplan_opts *o, 
             free(pool_bias);
             return npk_fail(err, NPK_E_NOMEM, "out of memory");
         }
-        low = *l;
-        low.kind = NPK_RK_LAYER_DEPTHWISE;
-        double inv = 1.0 / ((double)l->k_h * l->k_w);
-        for (size_t i = 0; i < n; i++) {
-            if (l->type == NPK_RK_LT_FP16)
-                ((uint16_t *)unit)[i] = npk_f32_to_f16((float)inv);
-            else
-                ((uint8_t *)unit)[i] = l->type == NPK_RK_LT_UINT8 ? 129 : 1;
-        }
-        low.weights = unit;
-        low.w.zero_point = l->type == NPK_RK_LT_UINT8 ? 128 : 0;
-        low.w_scales = NULL;
-        low.mults = NULL;
-        low.tie_sign = NULL;
-        low.bias_f32 = NULL;
-        if (l->type != NPK_RK_LT_FP16) {
-            /* The sum of the raw values (bias n * zero point), scaled by a
-             * multiplier just above 1/n with no output offset: TFLite
-             * rounds the average half away from zero, and pushing exact
-             * halves away from zero by less than the distance of any other
-             * value from a rounding boundary gives the same result with one
-             * rounding (docs/rknpu.md, "Pools"). */
-            double n = (double)l->k_h * l->k_w;
-            int sh = 15;
-            while (sh < 62 && ldexp(1.0, sh) / n < 16384.0) sh++;
-            double m = floor(ldexp(1.0, sh) / n) + 1;
-            if (m > 32767) m = floor(m / 2) + 1, sh--;
-            double rel = m * n / ldexp(1.0, sh) - 1;
-            double room = ((uint32_t)n % 2 ? 0.5 : 1.0) / n;
-            low.out.zero_point = 0;
-            for (uint32_t c = 0; c < l->in_c; c++) pool_bias[c] = (int32_t)n * l->in.zero_point;
-            low.bias_i32 = pool_bias;
-            low.w.scale = 255.0 * rel < room ? ldexp(m, -sh) : inv;
-            low.in.scale = low.out.scale = 1.0;
-        } else {
-            low.w.scale = inv;
-            low.bias_i32 = NULL;
-        }
+        avg_lower(l, l->k_h * l->k_w, unit, pool_bias, &low);
         l = &low;
     }
     p->layer = *l;
@@ -431,7 +649,7 @@ npk_status npk_rk_lplan_make(const npk_rk_layer *l, const npk_rk_lplan_opts *o, 
     p->opts = *o;
     p->fp = l->type == NPK_RK_LT_FP16;
     p->depthwise = l->kind == NPK_RK_LAYER_DEPTHWISE;
-    geo g = {p->fp ? 2u : 1u, p->fp ? 8u : 16u, p->fp ? 8u : 16u, 0, 0, 4, 0};
+    geo g = {p->fp ? 2u : 1u, p->fp ? 8u : 16u, p->fp ? 8u : 16u, 0, 0, 4, 0, 0};
     if (p->depthwise) {
         /* Whole channel groups of the depthwise weight layout (64 int8, 32
          * fp16): partial groups are padded, never programmed. */
@@ -447,17 +665,12 @@ npk_status npk_rk_lplan_make(const npk_rk_layer *l, const npk_rk_lplan_opts *o, 
         g.kb = l->k_h * l->k_w * p->cin * g.b;
     }
     g.min_rows = (l->k_h - 1) * l->dil_h + 1;
-    rk_qparams qp = {0};
-    size_t nq = l->out_c;
-    qp.m = calloc(nq, sizeof *qp.m);
-    qp.a = calloc(nq, sizeof *qp.a);
-    qp.t_lo = calloc(nq, sizeof *qp.t_lo);
-    qp.t_hi = calloc(nq, sizeof *qp.t_hi);
-    qp.b = calloc(nq, sizeof *qp.b);
-    qp.k = calloc(nq, sizeof *qp.k);
-    qp.wsum = calloc(nq, sizeof *qp.wsum);
+    rk_qparams qp;
     npk_rk_dpu_stage bs = {0}, bn = {0};
-    if (!qp.m || !qp.a || !qp.t_lo || !qp.t_hi || !qp.b || !qp.k || !qp.wsum) {
+    rk_region *reg = NULL;
+    seg *rs = NULL, *cs = NULL;
+    size_t nreg = 0;
+    if (!qp_alloc(&qp, l->out_c)) {
         st = npk_fail(err, NPK_E_NOMEM, "out of memory");
         goto out;
     }
@@ -472,20 +685,50 @@ npk_status npk_rk_lplan_make(const npk_rk_layer *l, const npk_rk_lplan_opts *o, 
         if (p->rq.exact) g.rec_b = g.rec_n = 8; /* [bias', b[c]] and [k[c], a[c]] */
     }
     if ((st = build_blob(l, p, &g, &qp, &bs, &bn, err))) goto out;
+    bool padded_avg = orig->kind == NPK_RK_LAYER_AVGPOOL &&
+                      (l->pad_top || l->pad_left || l->pad_bottom || l->pad_right);
+    size_t reg_max = padded_avg ? (size_t)(l->k_h + 1) * (l->k_w + 1) + 1 : 1;
+    reg = calloc(reg_max, sizeof *reg);
+    rs = calloc(l->out_h, sizeof *rs);
+    cs = calloc(l->out_w, sizeof *cs);
+    if (!reg || !rs || !cs) {
+        st = npk_fail(err, NPK_E_NOMEM, "out of memory");
+        goto out;
+    }
+    reg[0] = (rk_region){bs, bn, p->rq, 0, p->bias_off, p->mul_off, l->k_h * l->k_w};
+    nreg = 1;
 
     p->input_bytes = (uint64_t)ceil_div(p->cin, g.c2) * l->in_h * l->in_w * 16;
     p->output_bytes = (uint64_t)ceil_div(p->cout, g.c2o) * l->out_h * l->out_w * 16;
+    uint32_t ct = 0, oht = 0, owt = 0;
+    if ((st = choose_tiles(p, &g, &ct, &oht, &owt, &g.kc, err))) goto out;
+    p->ksplit = g.kc ? (uint32_t)ceil_div(p->cin, g.kc) : 1;
+    if (g.kc) {
+        /* Two int32 partial-sum tensors after the output (docs/rknpu.md). */
+        p->scratch_off = (p->output_bytes + 63) & ~(uint64_t)63;
+        p->scratch_bytes = 2 * (uint64_t)(p->cout / 4) * l->out_h * l->out_w * 16;
+        p->output_bytes = p->scratch_off + p->scratch_bytes;
+    }
     if ((st = check_span("input", o->input_addr, p->input_bytes, err)) ||
         (st = check_span("weight", o->weight_addr, p->weight_bytes, err)) ||
         (st = check_span("output", o->output_addr, p->output_bytes, err)) ||
         (l->fused_add && (st = check_span("input2", o->input2_addr, p->output_bytes, err))))
         goto out;
 
-    uint32_t ct = 0, oht = 0;
-    if ((st = choose_tiles(p, &g, &ct, &oht, err))) goto out;
+    /* Column segments first: several per row make every task one row (the
+     * DPU writes a task's pixels contiguously). */
+    size_t nc = segments(l->out_w, owt, padded_avg, l->in_w, l->k_w, l->stride_w, l->pad_left, cs);
+    size_t nr = segments(l->out_h, nc > 1 ? 1 : oht, padded_avg, l->in_h, l->k_h, l->stride_h,
+                         l->pad_top, rs);
+    if (padded_avg &&
+        (st = avg_regions(orig, p, &g, rs, nr, cs, nc, reg, &nreg, unit, pool_bias, err)))
+        goto out;
     p->tiles_c = (uint32_t)ceil_div(p->cout, ct);
-    p->tiles_h = (uint32_t)ceil_div(l->out_h, oht);
-    uint64_t count = (uint64_t)p->tiles_c * p->tiles_h;
+    p->tiles_h = (uint32_t)nr;
+    p->tiles_w = (uint32_t)nc;
+    uint64_t units = (uint64_t)p->tiles_c * p->tiles_h * p->tiles_w;
+    uint32_t per_unit = g.kc ? p->ksplit + 1 : 1; /* K-split: the slices, then the requantisation */
+    uint64_t count = units * per_unit;
     if (count > NPK_RKNPU_MAX_SUBMIT_TASKS) {
         st = npk_fail(err, NPK_E_LIMIT, "%llu tasks exceed the driver's %u tasks per submit",
                       (unsigned long long)count, NPK_RKNPU_MAX_SUBMIT_TASKS);
@@ -497,46 +740,83 @@ npk_status npk_rk_lplan_make(const npk_rk_layer *l, const npk_rk_lplan_opts *o, 
     p->tasks = calloc(p->count, sizeof *p->tasks);
     p->records = calloc(p->count, sizeof *p->records);
     p->regcmd = calloc(p->count * slot, 8);
-    int *core = calloc(p->count, sizeof *core);
-    uint64_t *work = calloc(p->count, sizeof *work);
+    int *core = calloc(units, sizeof *core);
+    uint64_t *work = calloc(units, sizeof *work);
     if (!p->tasks || !p->records || !p->regcmd || !core || !work) {
         free(core);
         free(work);
         st = npk_fail(err, NPK_E_NOMEM, "out of memory for a plan of %zu tasks", p->count);
         goto out;
     }
-    size_t i = 0;
+    size_t i = 0, u = 0;
     for (uint32_t tc = 0; tc < p->tiles_c; tc++)
-        for (uint32_t th = 0; th < p->tiles_h; th++, i++) {
-            npk_rk_ltask *t = &p->tasks[i];
-            t->oc0 = tc * ct;
-            t->ocn = p->cout - t->oc0 < ct ? p->cout - t->oc0 : ct;
-            t->oy0 = th * oht;
-            t->oh = l->out_h - t->oy0 < oht ? l->out_h - t->oy0 : oht;
-            int64_t top = (int64_t)t->oy0 * l->stride_h - l->pad_top;
-            int64_t bot = (int64_t)(t->oy0 + t->oh - 1) * l->stride_h - l->pad_top +
-                          (int64_t)(l->k_h - 1) * l->dil_h;
-            int64_t y0 = top < 0 ? 0 : top, y1 = bot > (int64_t)l->in_h - 1 ? l->in_h - 1 : bot;
-            t->iy0 = (uint32_t)y0;
-            t->ih = (uint32_t)(y1 - y0 + 1);
-            t->pad_top = (uint32_t)(y0 - top);
-            t->pad_bottom = (uint32_t)(bot - y1);
-            t->next = -1;
-            t->macs =
-                (uint64_t)t->oh * l->out_w * l->k_h * l->k_w * t->ocn * (p->depthwise ? 1 : p->cin);
-            work[i] = t->macs;
-        }
-    p->cores = p->count < (size_t)o->cores ? (int)p->count : o->cores;
-    rk_split_ranges(work, p->count, p->cores, core, p->core_first, p->core_count, p->core_work);
-    for (i = 0; i < p->count; i++) p->tasks[i].core = core[i];
+        for (size_t th = 0; th < nr; th++)
+            for (size_t tw = 0; tw < nc; tw++, i += per_unit, u++) {
+                npk_rk_ltask *t = &p->tasks[i];
+                t->oc0 = tc * ct;
+                t->ocn = p->cout - t->oc0 < ct ? p->cout - t->oc0 : ct;
+                t->oy0 = rs[th].o0;
+                t->oh = rs[th].n;
+                int64_t top = (int64_t)t->oy0 * l->stride_h - l->pad_top;
+                int64_t bot = (int64_t)(t->oy0 + t->oh - 1) * l->stride_h - l->pad_top +
+                              (int64_t)(l->k_h - 1) * l->dil_h;
+                int64_t y0 = top < 0 ? 0 : top, y1 = bot > (int64_t)l->in_h - 1 ? l->in_h - 1 : bot;
+                t->iy0 = (uint32_t)y0;
+                t->ih = (uint32_t)(y1 - y0 + 1);
+                t->pad_top = (uint32_t)(y0 - top);
+                t->pad_bottom = (uint32_t)(bot - y1);
+                t->ox0 = cs[tw].o0;
+                t->ow = cs[tw].n;
+                for (uint32_t r = 0; padded_avg && r < nreg; r++)
+                    if (reg[r].count == rs[th].taps * cs[tw].taps) t->region = r;
+                int64_t left = (int64_t)t->ox0 * l->stride_w - l->pad_left;
+                int64_t right = (int64_t)(t->ox0 + t->ow - 1) * l->stride_w - l->pad_left +
+                                (int64_t)(l->k_w - 1) * l->dil_w;
+                int64_t x0 = left < 0 ? 0 : left,
+                        x1 = right > (int64_t)l->in_w - 1 ? l->in_w - 1 : right;
+                t->ix0 = (uint32_t)x0;
+                t->iw = (uint32_t)(x1 - x0 + 1);
+                t->pad_left = (uint32_t)(x0 - left);
+                t->next = -1;
+                t->macs = (uint64_t)t->oh * t->ow * l->k_h * l->k_w * t->ocn *
+                          (p->depthwise ? 1 : p->cin);
+                work[u] = t->macs;
+                for (uint32_t k = 0; g.kc && k <= p->ksplit; k++) {
+                    npk_rk_ltask *s = &p->tasks[i + k];
+                    *s = *t;
+                    s->requant_only = k == p->ksplit;
+                    s->ic0 = s->requant_only ? 0 : k * g.kc;
+                    s->icn = s->requant_only ? 0 : p->cin - s->ic0 < g.kc ? p->cin - s->ic0 : g.kc;
+                    s->macs = (uint64_t)t->oh * t->ow * l->k_h * l->k_w * t->ocn * s->icn;
+                }
+            }
+    /* Cores take whole units (a K-split unit's tasks depend on each other). */
+    p->cores = units < (uint64_t)o->cores ? (int)units : o->cores;
+    rk_split_ranges(work, (size_t)units, p->cores, core, p->core_first, p->core_count,
+                    p->core_work);
+    for (int c = 0; c < p->cores; c++) {
+        p->core_first[c] *= per_unit;
+        p->core_count[c] *= per_unit;
+    }
+    for (i = 0; i < p->count; i++) p->tasks[i].core = core[i / per_unit];
     free(core);
     free(work);
 
     uint64_t off = 0;
+    npk_rk_conv_desc prev;
+    memset(&prev, 0, sizeof prev);
     for (i = 0; i < p->count; i++) {
         npk_rk_ltask *t = &p->tasks[i];
         npk_rk_conv_desc d;
-        fill_desc(p, &g, t, &bs, &bn, qp.zx, qp.zw, &d);
+        fill_desc(p, &g, t, &reg[t->region], qp.zx, qp.zw, &d);
+        /* WEIGHT_REUSE, as Mesa sets it on later height slices: the previous
+         * task on this core (vendor chains run in order) loaded the same
+         * weights into the same bank split. */
+        d.weight_reuse = o->form == NPK_RK_FORM_VENDOR && i && p->tasks[i - 1].core == t->core &&
+                         !d.dpu_only && !prev.dpu_only && prev.wt_addr == d.wt_addr &&
+                         prev.weight_bytes == d.weight_bytes && prev.weight_bank == d.weight_bank &&
+                         prev.data_bank == d.data_bank;
+        prev = d;
         t->regcmd_off = (uint32_t)off;
         if ((st = npk_rk_conv_emit(&d, p->regcmd + off / 8, NPK_RK_CONV_MAX_ENTRIES, &t->entries,
                                    err)))
@@ -595,13 +875,10 @@ out:
     free(unit);
     free(pool_bias);
     if (!st) p->layer.kind = orig->kind;
-    free(qp.m);
-    free(qp.a);
-    free(qp.t_lo);
-    free(qp.t_hi);
-    free(qp.b);
-    free(qp.k);
-    free(qp.wsum);
+    qp_free(&qp);
+    free(reg);
+    free(rs);
+    free(cs);
     if (st) npk_rk_lplan_free(p);
     return st;
 }

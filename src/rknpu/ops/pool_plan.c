@@ -74,6 +74,9 @@ npk_status rk_pool_plan(const npk_rk_layer *l, const npk_rk_lplan_opts *o, npk_r
         t->ocn = (s1 - s0) * c2;
         t->oh = l->out_h;
         t->ih = l->in_h;
+        t->ow = l->out_w;
+        t->iw = l->in_w;
+        t->pad_left = l->pad_left;
         t->pad_top = l->pad_top;
         t->pad_bottom = l->pad_bottom;
         t->core = (int)i;

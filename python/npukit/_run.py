@@ -1,0 +1,61 @@
+"""Shared by the models that run: tensor specs, and inputs given as one
+array, a sequence (in order) or a mapping (by name)."""
+from typing import NamedTuple, Optional, Tuple
+
+import numpy as np
+
+from . import _lib
+
+
+class TensorSpec(NamedTuple):
+    """An input or output of a model: name, NumPy dtype, shape, and the
+    quantisation (scale 0.0 when there is none)."""
+
+    name: str
+    dtype: np.dtype
+    shape: Tuple[int, ...]
+    scale: float = 0.0
+    zero_point: int = 0
+    index: Optional[int] = None
+
+    def describe(self):
+        return "%s [%s]" % (self.dtype, ", ".join(str(d) for d in self.shape))
+
+
+def assign(specs, x, named, what="input"):
+    """Arrays in spec order from x (array, sequence or mapping) and named=."""
+    n = len(specs)
+    got = [None] * n
+    by_name = {s.name: i for i, s in enumerate(specs)}
+    if x is not None:
+        if isinstance(x, dict):
+            named = dict(x, **named)
+        elif isinstance(x, (list, tuple)):
+            if len(x) > n:
+                raise _lib.ArgumentError("%d %ss given, the model has %d" % (len(x), what, n))
+            for i, a in enumerate(x):
+                got[i] = a
+        elif n == 0:
+            raise _lib.ArgumentError("the model has no %ss" % what)
+        else:
+            got[0] = x
+    for k, a in named.items():
+        if k not in by_name:
+            raise _lib.NotFoundError(
+                "no %s named %r (the model's: %s)" % (what, k, ", ".join(map(repr, by_name)))
+            )
+        i = by_name[k]
+        if got[i] is not None:
+            raise _lib.ArgumentError("%s %r is given twice" % (what, k))
+        got[i] = a
+    for i, s in enumerate(specs):
+        if got[i] is None:
+            raise _lib.ArgumentError("no value for %s %r (%s)" % (what, s.name, s.describe()))
+    return got
+
+
+def results(pairs):
+    """One output: the array; several: a dict name -> array in output order."""
+    if len(pairs) == 1:
+        return pairs[0][1]
+    return {name: arr for name, arr in pairs}

@@ -1,0 +1,237 @@
+"""Compiled Coral Edge TPU models (*_edgetpu.tflite).
+
+    m = npukit.edgetpu.Model("dense_256_edgetpu.tflite")
+    w = m.weights                   # int8 [out, in] of a Dense template
+    m.set_weights(w * 0.5 * m.scales[:, None])   # float: quantised per output channel
+    y = m.run(x)                    # CPU reference of the template (device="cpu")
+    y = m.run(x, device="emu")      # the Edge TPU op on the emulated accelerator
+    m.save("new_edgetpu.tflite")    # only the parameter bytes differ
+"""
+import ctypes
+import os
+
+import numpy as np
+
+from . import _lib
+from ._run import TensorSpec, assign, results
+
+__all__ = ["Model"]
+
+DEVICES = ("cpu", "emu", "usb")
+
+
+class Model:
+    """A compiled Edge TPU model. source: a path, or the model's bytes.
+
+    Dense templates (one Edge TPU op computing y = W.x, as libredgetpu's
+    dense_N templates) have .weights, .scales, .set_weights() and a CPU
+    reference run; any model's Edge TPU op runs on a device ("emu", "usb")."""
+
+    def __init__(self, source):
+        src = _lib.Source(source)
+        self._path = src.label
+        h = ctypes.c_void_p()
+        err = _lib.NpkError()
+        _lib.check(
+            _lib.npk_bind_etpu_open(src.path, src.buf, src.len, ctypes.byref(h), ctypes.byref(err)),
+            err,
+            self._path,
+        )
+        self._h = h
+        self._device = None
+
+    def close(self):
+        """Free the model (and close its device) now."""
+        if getattr(self, "_h", None):
+            _lib.npk_bind_etpu_free(self._h)
+            self._h = None
+
+    __del__ = close
+
+    def __enter__(self):
+        return self
+
+    def __exit__(self, *exc):
+        self.close()
+
+    # ---- Dense templates ----
+
+    @property
+    def size(self):
+        """N of a Dense N x N template (npukit.UnsupportedError otherwise)."""
+        n = ctypes.c_size_t()
+        err = _lib.NpkError()
+        _lib.check(
+            _lib.npk_bind_etpu_dense_size(self._h, ctypes.byref(n), ctypes.byref(err)),
+            err,
+            self._path,
+        )
+        return n.value
+
+    @property
+    def weights(self):
+        """The template's int8 weights [out, in] from its parameter blob (a new array)."""
+        n = self.size
+        w = np.empty((n, n), np.int8)
+        err = _lib.NpkError()
+        _lib.check(
+            _lib.npk_bind_etpu_weights(self._h, w.ctypes.data, None, ctypes.byref(err)),
+            err,
+            self._path,
+        )
+        return w
+
+    @property
+    def scales(self):
+        """float32 [out]: each output channel's weight scale (float = int8 * scale)."""
+        n = self.size
+        s = np.empty(n, np.float32)
+        err = _lib.NpkError()
+        _lib.check(
+            _lib.npk_bind_etpu_weights(self._h, None, s.ctypes.data, ctypes.byref(err)),
+            err,
+            self._path,
+        )
+        return s
+
+    def set_weights(self, w):
+        """Replace the weights: int8 [out, in] used as is, float [out, in]
+        quantised per output channel (round half to even, clipped to int8).
+        Only the parameter blob's bytes change. Returns how many values were
+        clipped (0 for int8)."""
+        n = self.size
+        w = np.asarray(w)
+        if w.shape != (n, n):
+            raise _lib.ArgumentError(
+                "weights have shape %s; this template needs (%d, %d) ([out, in])"
+                % (tuple(w.shape), n, n)
+            )
+        clipped = ctypes.c_size_t()
+        err = _lib.NpkError()
+        if w.dtype == np.int8:
+            w = np.ascontiguousarray(w)
+            rc = _lib.npk_bind_etpu_set_weights(
+                self._h, w.ctypes.data, None, ctypes.byref(clipped), ctypes.byref(err)
+            )
+        elif w.dtype.kind == "f":
+            wf = np.ascontiguousarray(w, np.float32)
+            rc = _lib.npk_bind_etpu_set_weights(
+                self._h, None, wf.ctypes.data, ctypes.byref(clipped), ctypes.byref(err)
+            )
+        else:
+            raise _lib.ArgumentError("weights must be int8 or float, not %s" % w.dtype)
+        self._device = None  # the model changed: a device is opened again
+        _lib.check(rc, err, self._path)
+        return clipped.value
+
+    # ---- bytes ----
+
+    def to_bytes(self):
+        """The model file's bytes (with the current weights)."""
+        n = ctypes.c_size_t()
+        p = _lib.npk_bind_etpu_bytes(self._h, ctypes.byref(n))
+        return _lib.bytes_at(p, n.value)
+
+    __bytes__ = to_bytes
+
+    def save(self, path):
+        """Write the model file atomically (never over an input of this process)."""
+        n = ctypes.c_size_t()
+        p = _lib.npk_bind_etpu_bytes(self._h, ctypes.byref(n))
+        err = _lib.NpkError()
+        _lib.check(_lib.npk_write_file(_lib.path_arg(path), p, n.value, ctypes.byref(err)), err, path)
+
+    # ---- running ----
+
+    def _open_device(self, device, firmware, timeout_ms):
+        key = (device, firmware, timeout_ms)
+        if self._device == key:
+            return
+        fw = b""
+        if firmware is not None:
+            with open(firmware, "rb") as f:
+                fw = f.read()
+        err = _lib.NpkError()
+        self._device = None
+        _lib.check(
+            _lib.npk_bind_etpu_device(
+                self._h,
+                device.encode(),
+                fw if firmware is not None else None,
+                len(fw),
+                int(timeout_ms),
+                ctypes.byref(err),
+            ),
+            err,
+            self._path,
+        )
+        self._device = key
+
+    def device_inputs(self, device="emu", *, firmware=None, timeout_ms=0):
+        """Names of the Edge TPU op's input layers (opens the device)."""
+        self._open_device(device, firmware, timeout_ms)
+        return [
+            _lib.npk_bind_etpu_input_name(self._h, i).decode("utf-8", "replace")
+            for i in range(_lib.npk_bind_etpu_ninputs(self._h))
+        ]
+
+    def run(self, x=None, device="cpu", *, raw=False, firmware=None, timeout_ms=0, **named):
+        """Run the model.
+
+        device="cpu": the CPU reference of a Dense template as the Edge TPU
+        computes it (`npukit edgetpu matmul`): x float [N] or [B, N] is
+        quantised with the model's input parameters; returns float32 of the
+        same shape.
+
+        device="emu" or "usb": the model's Edge TPU op on the emulated
+        accelerator or a Coral USB accelerator (`npukit edgetpu run`),
+        following its DMA hints; the device stays open and the parameters are
+        uploaded once. x: one array, a sequence in input-layer order or a dict
+        layer name -> array (float32, quantised with the layer's numerics, or
+        the layer's integer type). Returns float32 dequantised outputs (raw:
+        the layer's integer type): one array, or a dict layer name -> array.
+        firmware: a DFU image for a device in bootloader mode (a path)."""
+        if device not in DEVICES:
+            raise _lib.ArgumentError("device must be one of %s, not %r" % (DEVICES, device))
+        if device == "cpu":
+            if named:
+                raise _lib.ArgumentError("device=\"cpu\" takes one input array")
+            return self._matmul(x)
+        self._open_device(device, os.fspath(firmware) if firmware else None, timeout_ms)
+        names = [
+            _lib.npk_bind_etpu_input_name(self._h, i).decode("utf-8", "replace")
+            for i in range(_lib.npk_bind_etpu_ninputs(self._h))
+        ]
+        specs = [TensorSpec(n, None, ()) for n in names]
+        arrays = [np.ascontiguousarray(a) for a in assign(specs, x, named, "input layer")]
+        tensors = (_lib.Tensor * max(1, len(arrays)))()
+        for i, a in enumerate(arrays):
+            tensors[i] = _lib.borrow_tensor(a)
+        out = ctypes.POINTER(_lib.TensorSet)()
+        err = _lib.NpkError()
+        _lib.check(
+            _lib.npk_bind_etpu_run(
+                self._h, tensors, len(arrays), bool(raw), ctypes.byref(out), ctypes.byref(err)
+            ),
+            err,
+            self._path,
+        )
+        return results(_lib.adopt_set(out))
+
+    def _matmul(self, x):
+        n = self.size
+        x = np.asarray(x)
+        if x.ndim not in (1, 2) or x.shape[-1] != n:
+            raise _lib.ArgumentError(
+                "input has shape %s; this template needs (%d,) or (B, %d)" % (tuple(x.shape), n, n)
+            )
+        xf = np.ascontiguousarray(x, np.float32)
+        y = np.empty(x.shape, np.float32)
+        batch = x.shape[0] if x.ndim == 2 else 1
+        err = _lib.NpkError()
+        _lib.check(
+            _lib.npk_bind_etpu_matmul(self._h, xf.ctypes.data, batch, y.ctypes.data, ctypes.byref(err)),
+            err,
+            self._path,
+        )
+        return y

@@ -1,0 +1,120 @@
+"""TFLite models on npukit's CPU interpreter (TFLite's integer reference
+semantics), as `npukit tflite run` runs them.
+
+    m = npukit.tflite.Model("mobilenet_v2_1.0_224_quant.tflite")
+    m.inputs[0]            # TensorSpec(name='input', dtype=uint8, shape=(1, 224, 224, 3), ...)
+    y = m.run(x)           # one output: an array; several: a dict name -> array
+"""
+import ctypes
+
+import numpy as np
+
+from . import _lib
+from ._run import TensorSpec, assign, results
+
+__all__ = ["Model", "TensorSpec"]
+
+
+class Model:
+    """A TFLite model and its interpreter.
+
+    source: a path, or the model's bytes. threads: worker threads for
+    convolution, depthwise and fully-connected work (the results do not
+    depend on it). Every operator is checked when the model is opened: an
+    operator the interpreter lacks raises npukit.UnsupportedError here."""
+
+    def __init__(self, source, *, threads=1):
+        src = _lib.Source(source)
+        self._path = src.label
+        h = ctypes.c_void_p()
+        err = _lib.NpkError()
+        _lib.check(
+            _lib.npk_bind_tfl_open(
+                src.path, src.buf, src.len, int(threads), ctypes.byref(h), ctypes.byref(err)
+            ),
+            err,
+            self._path,
+        )
+        self._h = h
+        self._it = _lib.npk_bind_tfl_interp(h)
+        self.inputs = [self._spec(_lib.npk_tfl_interp_input, i) for i in range(self._nin())]
+        self.outputs = [self._spec(_lib.npk_tfl_interp_output, i) for i in range(self._nout())]
+
+    def _nin(self):
+        return _lib.npk_tfl_interp_ninputs(self._it)
+
+    def _nout(self):
+        return _lib.npk_tfl_interp_noutputs(self._it)
+
+    def _view(self, fn, i):
+        v = _lib.View()
+        err = _lib.NpkError()
+        _lib.check(fn(self._it, i, ctypes.byref(v), ctypes.byref(err)), err, self._path)
+        return v
+
+    def _spec(self, fn, i):
+        v = self._view(fn, i)
+        code = _lib.npk_bind_tfl_dtype(v.type)
+        if code == 0:
+            raise _lib.UnsupportedError(
+                "tensor %r has type %s, which has no NumPy type"
+                % (v.name.decode(), _lib.npk_tfl_type_name(v.type).decode())
+            )
+        return TensorSpec(
+            v.name.decode("utf-8", "replace"),
+            _lib.numpy_dtype(code),
+            tuple(v.dims[d] for d in range(v.ndim)),
+            float(v.scale),
+            int(v.zero_point),
+            int(v.index),
+        )
+
+    def close(self):
+        """Free the interpreter now (otherwise when the object is collected)."""
+        if getattr(self, "_h", None):
+            _lib.npk_bind_tfl_free(self._h)
+            self._h = None
+
+    __del__ = close
+
+    def __enter__(self):
+        return self
+
+    def __exit__(self, *exc):
+        self.close()
+
+    def run(self, x=None, *, repeat=1, progress=None, **named):
+        """Run the model once (or `repeat` times, e.g. to time it).
+
+        x: the input array (one input), a sequence of arrays in input order, or
+        a dict name -> array; inputs may also be given as keyword arguments by
+        name. Each array must have the input's exact dtype and shape (as
+        `npukit tflite run` requires of its .npy files). progress(what, done,
+        total) is called after each run; returning False stops (Cancelled).
+        Returns the output array (one output) or a dict name -> array."""
+        if not self._h:
+            raise _lib.ArgumentError("the model is closed")
+        arrays = assign(self.inputs, x, named)
+        for i, (spec, a) in enumerate(zip(self.inputs, arrays)):
+            a = np.asarray(a)
+            if a.dtype != spec.dtype or a.shape != spec.shape:
+                raise _lib.ArgumentError(
+                    "input %r must be %s, got %s [%s]"
+                    % (spec.name, spec.describe(), a.dtype, ", ".join(map(str, a.shape)))
+                )
+            v = self._view(_lib.npk_tfl_interp_input, i)
+            a = np.ascontiguousarray(a)
+            ctypes.memmove(v.data, a.ctypes.data, a.nbytes)
+        pc = _lib.ProgressCall(progress)
+        err = _lib.NpkError()
+        rc = _lib.npk_bind_tfl_run(self._h, int(repeat), pc.pointer(), ctypes.byref(err))
+        pc.reraise()
+        _lib.check(rc, err, self._path)
+        out = []
+        for i, spec in enumerate(self.outputs):
+            v = self._view(_lib.npk_tfl_interp_output, i)
+            # The arena is reused by the next run: the outputs are copied.
+            a = np.empty(spec.shape, spec.dtype)
+            ctypes.memmove(a.ctypes.data, v.data, a.nbytes)
+            out.append((spec.name, a))
+        return results(out)

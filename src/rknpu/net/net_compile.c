@@ -1,0 +1,511 @@
+/* Whole networks, step 2: segments, tensor lifetimes, the activation buffer
+ * planned by lifetime, and the address map (weights, streams, task records)
+ * with every layer planned at its buffers' addresses. */
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "net_internal.h"
+#include "npukit/rknpu_uapi.h"
+
+#define ALIGN 64
+
+static uint64_t up(uint64_t v)
+{
+    return (v + ALIGN - 1) / ALIGN * ALIGN;
+}
+
+static void touch(npk_rk_net_tensor *g, int32_t at)
+{
+    if (g->first < 0 || at < g->first) g->first = at;
+    if (at > g->last) g->last = at;
+}
+
+static void grow(npk_rk_net_tensor *g, uint64_t bytes)
+{
+    if (bytes > g->dev_bytes) g->dev_bytes = bytes;
+}
+
+static bool in_list(const int32_t *v, uint32_t n, int32_t x)
+{
+    for (uint32_t i = 0; i < n; i++)
+        if (v[i] == x) return true;
+    return false;
+}
+
+static bool is_graph_output(const npk_tfl_subgraph *sg, int32_t t)
+{
+    return in_list(sg->outputs, sg->noutputs, t);
+}
+
+/* Segments: maximal runs of operators on one side (free reshapes go with the NPU). */
+static npk_status make_segments(net_build *b, npk_error *err)
+{
+    npk_rk_net *net = b->net;
+    const npk_tfl_subgraph *sg = &net->m->subgraphs[0];
+    size_t nops = 0;
+    for (uint32_t i = 0; i < sg->noperators; i++) {
+        bool npu = b->side[i] != SIDE_CPU;
+        if (!net->nsegs || net->segs[net->nsegs - 1].npu != npu) {
+            npk_rk_net_seg *s = &net->segs[net->nsegs++];
+            s->npu = npu;
+            s->op_first = i;
+            s->npu_first = nops;
+        }
+        npk_rk_net_seg *s = &net->segs[net->nsegs - 1];
+        s->op_count++;
+        if (b->side[i] == SIDE_NPU) {
+            s->npu_count++;
+            nops++;
+        }
+    }
+    /* Per segment: NPU: tensors packed before (host-made roots its layers
+     * read) and unpacked after (device-made tensors the host needs); CPU: the
+     * interpreter's cut. Lists are bounded by the tensor count. */
+    for (size_t k = 0; k < net->nsegs; k++) {
+        npk_rk_net_seg *s = &net->segs[k];
+        s->in = calloc(net->ntensors + 1, sizeof *s->in);
+        s->out = calloc(net->ntensors + 1, sizeof *s->out);
+        if (!s->in || !s->out) return npk_fail(err, NPK_E_NOMEM, "out of memory");
+        uint32_t end = s->op_first + s->op_count;
+        for (uint32_t i = s->op_first; i < end; i++) {
+            const npk_tfl_operator *op = &sg->operators[i];
+            if (s->npu && b->side[i] == SIDE_NPU) {
+                const npk_rk_net_op *o = &net->ops[b->npu_of[i]];
+                for (int j = 0; j < 2; j++) {
+                    int32_t t = o->tl.inputs[j];
+                    if (t < 0) continue;
+                    int32_t r = net->tensors[t].root;
+                    if (!b->dev_made[r] && !in_list(s->in, s->nin, r)) s->in[s->nin++] = r;
+                }
+            }
+            /* A free QUANTIZE of a host tensor: its output is packed here. */
+            if (b->side[i] == SIDE_FREE && net->tensors[op->outputs[0]].pack_from >= 0 &&
+                !in_list(s->in, s->nin, op->outputs[0]))
+                s->in[s->nin++] = op->outputs[0];
+            for (uint32_t j = 0; j < op->noutputs; j++) {
+                int32_t t = op->outputs[j];
+                if (t < 0 || (uint32_t)t >= net->ntensors) continue;
+                bool outside = is_graph_output(sg, t);
+                for (uint32_t q = 0; q < sg->noperators && !outside; q++) {
+                    if (q >= s->op_first && q < end) continue;
+                    const npk_tfl_operator *c = &sg->operators[q];
+                    if (s->npu && b->side[q] != SIDE_CPU) continue; /* read on the device */
+                    outside = in_list(c->inputs, c->ninputs, t);
+                }
+                if (outside && !in_list(s->out, s->nout, t)) s->out[s->nout++] = t;
+            }
+            if (!s->npu)
+                for (uint32_t j = 0; j < op->ninputs; j++) {
+                    int32_t t = op->inputs[j];
+                    if (t < 0 || (uint32_t)t >= net->ntensors ||
+                        net_is_const(net->m, &sg->tensors[t]))
+                        continue;
+                    bool inside = false;
+                    for (uint32_t q = s->op_first; q < i && !inside; q++)
+                        inside = in_list(sg->operators[q].outputs, sg->operators[q].noutputs, t);
+                    if (!inside && !in_list(s->in, s->nin, t)) s->in[s->nin++] = t;
+                }
+        }
+    }
+    return NPK_OK;
+}
+
+/* Where each tensor lives, each device root's lifetime and size. */
+static void lifetimes(net_build *b)
+{
+    npk_rk_net *net = b->net;
+    const npk_tfl_subgraph *sg = &net->m->subgraphs[0];
+    for (uint32_t i = 0; i < sg->ninputs; i++)
+        if (sg->inputs[i] >= 0 && (uint32_t)sg->inputs[i] < net->ntensors)
+            net->tensors[sg->inputs[i]].where |= NPK_RK_NET_HOST;
+    for (size_t k = 0; k < net->nsegs; k++) {
+        npk_rk_net_seg *s = &net->segs[k];
+        int32_t last = (int32_t)(s->op_first + s->op_count - 1);
+        if (!s->npu) {
+            for (uint32_t j = 0; j < s->nin; j++) net->tensors[s->in[j]].where |= NPK_RK_NET_HOST;
+            for (uint32_t j = 0; j < s->nout; j++) net->tensors[s->out[j]].where |= NPK_RK_NET_HOST;
+            continue;
+        }
+        for (uint32_t j = 0; j < s->nin; j++) {
+            npk_rk_net_tensor *g = &net->tensors[s->in[j]];
+            if (g->pack_from >= 0) net->tensors[g->pack_from].where |= NPK_RK_NET_HOST;
+            g->where |= NPK_RK_NET_DEV;
+            touch(g, (int32_t)s->op_first);
+            grow(g, (uint64_t)(g->c + 15) / 16 * g->h * g->w * 16);
+        }
+        for (uint32_t j = 0; j < s->nout; j++) {
+            npk_rk_net_tensor *g = &net->tensors[s->out[j]];
+            g->where |= NPK_RK_NET_HOST;
+            touch(&net->tensors[g->root], last);
+        }
+        for (uint32_t i = s->op_first; i <= (uint32_t)last; i++) {
+            const npk_tfl_operator *op = &sg->operators[i];
+            if (b->side[i] == SIDE_FOLDED) continue;
+            if (b->side[i] == SIDE_FREE) {
+                npk_rk_net_tensor *g = &net->tensors[net->tensors[op->outputs[0]].root];
+                g->where |= NPK_RK_NET_DEV;
+                touch(g, (int32_t)i);
+                continue;
+            }
+            npk_rk_net_op *o = &net->ops[b->npu_of[i]];
+            for (int j = 0; j < 2; j++) {
+                if (o->tl.inputs[j] < 0) continue;
+                o->in[j] = net->tensors[o->tl.inputs[j]].root;
+                npk_rk_net_tensor *g = &net->tensors[o->in[j]];
+                g->where |= NPK_RK_NET_DEV;
+                touch(g, (int32_t)i);
+                grow(g, j ? npk_rk_lplan_input2_bytes(&o->plan) : o->plan.input_bytes);
+            }
+            o->out = o->tl.output;
+            npk_rk_net_tensor *g = &net->tensors[o->out];
+            g->where |= NPK_RK_NET_DEV;
+            touch(g, (int32_t)i);
+            grow(g, o->plan.output_bytes);
+        }
+    }
+    for (uint32_t i = 0; i < sg->noutputs; i++)
+        if (sg->outputs[i] >= 0 && (uint32_t)sg->outputs[i] < net->ntensors)
+            net->tensors[sg->outputs[i]].where |= NPK_RK_NET_HOST;
+}
+
+static bool alive_together(const npk_rk_net_tensor *a, const npk_rk_net_tensor *b)
+{
+    return a->first <= b->last && b->first <= a->last;
+}
+
+/* Greedy by size, largest first: the lowest offset that overlaps no placed
+ * tensor alive at the same time (TFLite's arena strategy). */
+static npk_status plan_memory(npk_rk_net *net, npk_error *err)
+{
+    int32_t *roots = malloc((net->ntensors + 1) * sizeof *roots);
+    if (!roots) return npk_fail(err, NPK_E_NOMEM, "out of memory");
+    uint32_t n = 0;
+    for (uint32_t t = 0; t < net->ntensors; t++) {
+        npk_rk_net_tensor *g = &net->tensors[t];
+        if (g->root == (int32_t)t && (g->where & NPK_RK_NET_DEV) && g->dev_bytes) {
+            g->dev_bytes = up(g->dev_bytes);
+            roots[n++] = (int32_t)t;
+        }
+    }
+    /* insertion sort: largest first, then earliest */
+    for (uint32_t i = 1; i < n; i++) {
+        int32_t x = roots[i];
+        uint32_t j = i;
+        while (j > 0) {
+            const npk_rk_net_tensor *a = &net->tensors[roots[j - 1]], *c = &net->tensors[x];
+            if (a->dev_bytes > c->dev_bytes ||
+                (a->dev_bytes == c->dev_bytes && a->first <= c->first))
+                break;
+            roots[j] = roots[j - 1];
+            j--;
+        }
+        roots[j] = x;
+    }
+    uint64_t extent = 0;
+    for (uint32_t i = 0; i < n; i++) {
+        npk_rk_net_tensor *g = &net->tensors[roots[i]];
+        uint64_t off = 0;
+        bool moved = true;
+        while (moved) {
+            moved = false;
+            for (uint32_t j = 0; j < i; j++) {
+                const npk_rk_net_tensor *h = &net->tensors[roots[j]];
+                if (!net->opts.keep_all && !alive_together(g, h)) continue;
+                if (off < h->dev_off + h->dev_bytes && h->dev_off < off + g->dev_bytes) {
+                    off = h->dev_off + h->dev_bytes;
+                    moved = true;
+                }
+            }
+        }
+        g->dev_off = off;
+        if (off + g->dev_bytes > extent) extent = off + g->dev_bytes;
+    }
+    net->act_bytes = extent;
+    /* The lower bound: the largest sum of sizes alive at one operator. */
+    const npk_tfl_subgraph *sg = &net->m->subgraphs[0];
+    net->peak_live = 0;
+    for (uint32_t at = 0; at < sg->noperators; at++) {
+        uint64_t sum = 0;
+        for (uint32_t i = 0; i < n; i++) {
+            const npk_rk_net_tensor *g = &net->tensors[roots[i]];
+            if (g->first <= (int32_t)at && (int32_t)at <= g->last) sum += g->dev_bytes;
+        }
+        if (sum > net->peak_live) net->peak_live = sum;
+    }
+    free(roots);
+    return NPK_OK;
+}
+
+npk_status npk_rk_net_check_memory(const npk_rk_net *net, npk_error *err)
+{
+    for (uint32_t a = 0; a < net->ntensors; a++) {
+        const npk_rk_net_tensor *g = &net->tensors[a];
+        if (g->root != (int32_t)a || !(g->where & NPK_RK_NET_DEV)) continue;
+        if (g->dev_off + g->dev_bytes > net->act_bytes)
+            return npk_fail(err, NPK_E_LIMIT, "tensor %u at 0x%llx+%llu passes the buffer's end", a,
+                            (unsigned long long)g->dev_off, (unsigned long long)g->dev_bytes);
+        for (uint32_t b = a + 1; b < net->ntensors; b++) {
+            const npk_rk_net_tensor *h = &net->tensors[b];
+            if (h->root != (int32_t)b || !(h->where & NPK_RK_NET_DEV)) continue;
+            if (alive_together(g, h) && g->dev_off < h->dev_off + h->dev_bytes &&
+                h->dev_off < g->dev_off + g->dev_bytes)
+                return npk_fail(err, NPK_E_LIMIT,
+                                "tensors %u and %u overlap while both are alive (operators "
+                                "%d..%d and %d..%d)",
+                                a, b, g->first, g->last, h->first, h->last);
+        }
+    }
+    for (size_t i = 0; i < net->nops; i++) {
+        const npk_rk_net_op *o = &net->ops[i];
+        const npk_rk_net_tensor *in = &net->tensors[o->in[0]], *out = &net->tensors[o->out];
+        if (o->plan.input_bytes > in->dev_bytes || o->plan.output_bytes > out->dev_bytes ||
+            (o->in[1] >= 0 &&
+             npk_rk_lplan_input2_bytes(&o->plan) > net->tensors[o->in[1]].dev_bytes))
+            return npk_fail(err, NPK_E_LIMIT, "%s: a buffer is smaller than the layer reads",
+                            o->tl.name);
+    }
+    return NPK_OK;
+}
+
+static npk_status merge_segments(npk_rk_net *net, npk_error *err);
+
+/* Plan every layer at its place; the address map's arrays rebuilt. */
+static npk_status place(npk_rk_net *net, npk_error *err)
+{
+    const npk_rk_net_opts *no = &net->opts;
+    uint64_t wt = 0, reg = 0;
+    size_t tasks = 0;
+    for (size_t i = 0; i < net->nops; i++) {
+        npk_rk_net_op *o = &net->ops[i];
+        npk_rk_lplan *p = &o->plan;
+        o->weight_off = wt;
+        o->regcmd_off = reg;
+        o->task_first = tasks;
+        wt = up(wt + p->weight_bytes);
+        reg = up(reg + (uint64_t)p->regcmd_entries * 8);
+        tasks += p->count;
+    }
+    if ((uint64_t)no->act_addr + net->act_bytes > ((uint64_t)1 << 32) ||
+        (uint64_t)no->weight_addr + wt > ((uint64_t)1 << 32) ||
+        (uint64_t)no->regcmd_addr + reg > ((uint64_t)1 << 32))
+        return npk_fail(err, NPK_E_LIMIT, "the buffers pass the NPU's 32-bit address space");
+    for (size_t i = 0; i < net->nops; i++) {
+        npk_rk_net_op *o = &net->ops[i];
+        uint32_t to[NET_BUFS];
+        to[NET_IN] = no->act_addr + (uint32_t)net->tensors[o->in[0]].dev_off;
+        to[NET_IN2] = o->in[1] >= 0 ? no->act_addr + (uint32_t)net->tensors[o->in[1]].dev_off : 0;
+        to[NET_OUT] = no->act_addr + (uint32_t)net->tensors[o->out].dev_off;
+        to[NET_WT] = no->weight_addr + (uint32_t)o->weight_off;
+        to[NET_REG] = no->regcmd_addr + (uint32_t)o->regcmd_off;
+        npk_status st;
+        if (!no->replan) {
+            if ((st = net_relocate_plan(&o->plan, o->addr, to, err))) {
+                npk_error e = *err;
+                npk_error_clear(err);
+                return npk_fail_at(err, st, o->tl.offset, "%s: %s", o->tl.name, e.msg);
+            }
+            memcpy(o->addr, to, sizeof to);
+            continue;
+        }
+        npk_rk_lplan_opts po = {no->cores,   no->form, to[NET_IN], to[NET_WT],  to[NET_OUT],
+                                to[NET_REG], 0,        0,          to[NET_IN2], no->requant};
+        npk_rk_lplan p;
+        if ((st = npk_rk_tfl_plan(&o->tl, &po, &p, err))) return st;
+        if (p.count != o->plan.count || p.regcmd_entries != o->plan.regcmd_entries ||
+            p.weight_bytes != o->plan.weight_bytes) {
+            npk_rk_lplan_free(&p);
+            return npk_fail_at(err, NPK_E_LIMIT, o->tl.offset,
+                               "%s: the plan changed size with its addresses", o->tl.name);
+        }
+        npk_rk_lplan_free(&o->plan);
+        o->plan = p;
+        memcpy(o->addr, to, sizeof to);
+    }
+    free(net->records);
+    free(net->weights);
+    free(net->regcmd);
+    net->ntasks = tasks;
+    net->weight_bytes = wt;
+    net->regcmd_entries = (size_t)(reg / 8);
+    net->records = calloc(tasks ? tasks : 1, sizeof *net->records);
+    net->weights = calloc(1, wt ? (size_t)wt : 1);
+    net->regcmd = calloc(net->regcmd_entries ? net->regcmd_entries : 1, 8);
+    if (!net->records || !net->weights || !net->regcmd)
+        return npk_fail(err, NPK_E_NOMEM, "out of memory");
+    net->macs = 0;
+    for (size_t i = 0; i < net->nops; i++) {
+        const npk_rk_net_op *o = &net->ops[i];
+        const npk_rk_lplan *p = &o->plan;
+        memcpy(net->records + o->task_first, p->records, p->count * sizeof *p->records);
+        if (p->weight_bytes) memcpy(net->weights + o->weight_off, p->wblob, p->weight_bytes);
+        memcpy(net->regcmd + o->regcmd_off / 8, p->regcmd, p->regcmd_entries * 8);
+        for (size_t t = 0; t < p->count; t++) net->macs += p->tasks[t].macs;
+    }
+    return merge_segments(net, err);
+}
+
+/* One core: each NPU segment's layers in one submit (see npk_rk_net_seg). */
+static npk_status merge_segments(npk_rk_net *net, npk_error *err)
+{
+    for (size_t k = 0; k < net->nsegs; k++) {
+        npk_rk_net_seg *s = &net->segs[k];
+        s->merged = false;
+        if (!s->npu || !s->npu_count || net->opts.cores != 1) continue;
+        const npk_rk_net_op *first = &net->ops[s->npu_first];
+        s->task_first = first->task_first;
+        s->task_count = 0;
+        for (size_t i = s->npu_first; i < s->npu_first + s->npu_count; i++) {
+            const npk_rk_net_op *o = &net->ops[i];
+            s->task_count += o->plan.count;
+            if (i + 1 == s->npu_first + s->npu_count || net->opts.form != NPK_RK_FORM_VENDOR)
+                continue;
+            const npk_rk_net_op *n = &net->ops[i + 1];
+            const npk_rk_ltask *last = &o->plan.tasks[o->plan.count - 1], *next = &n->plan.tasks[0];
+            npk_status st = npk_rk_stream_chain(
+                net->regcmd + (o->regcmd_off + last->regcmd_off) / 8, last->entries,
+                net->opts.regcmd_addr + (uint32_t)(n->regcmd_off + next->regcmd_off), next->entries,
+                err);
+            if (st) return st;
+        }
+        if (s->task_count > NPK_RKNPU_MAX_SUBMIT_TASKS) continue; /* a submit per layer */
+        npk_rknpu_submit sub = first->plan.submit;
+        memset(sub.subcore_task, 0, sizeof sub.subcore_task);
+        sub.task_start = 0;
+        sub.task_number = (uint32_t)s->task_count;
+        sub.core_mask = 1;
+        int sl = npk_rknpu_subcore_slot(1, 0);
+        sub.subcore_task[sl].task_start = 0;
+        sub.subcore_task[sl].task_number = (uint32_t)s->task_count;
+        s->submit = sub;
+        s->merged = true;
+    }
+    return NPK_OK;
+}
+
+size_t npk_rk_net_submits(const npk_rk_net *net)
+{
+    size_t n = 0;
+    for (size_t k = 0; k < net->nsegs; k++)
+        if (net->segs[k].npu) n += net->segs[k].merged ? 1 : net->segs[k].npu_count;
+    return n;
+}
+
+npk_status npk_rk_net_relocate(npk_rk_net *net, uint32_t act_addr, uint32_t weight_addr,
+                               uint32_t regcmd_addr, npk_error *err)
+{
+    if ((act_addr | weight_addr | regcmd_addr) % ALIGN)
+        return npk_fail(err, NPK_E_ARG, "region addresses must be %d-byte aligned", ALIGN);
+    net->opts.act_addr = act_addr;
+    net->opts.weight_addr = weight_addr;
+    net->opts.regcmd_addr = regcmd_addr;
+    return place(net, err);
+}
+
+/* The interpreters of the CPU segments, on the cut of each. */
+static npk_status make_interps(npk_rk_net *net, npk_error *err)
+{
+    for (size_t k = 0; k < net->nsegs; k++) {
+        npk_rk_net_seg *s = &net->segs[k];
+        if (s->npu) continue;
+        if (!s->nin || !s->nout) {
+            const npk_tfl_operator *op = &net->m->subgraphs[0].operators[s->op_first];
+            return npk_fail_at(err, NPK_E_UNSUPPORTED, op->offset,
+                               "operators %u..%u on the CPU have %s: not supported", s->op_first,
+                               s->op_first + s->op_count - 1,
+                               s->nin ? "no output anyone reads" : "no input but constants");
+        }
+        npk_tfl_interp_opts io = {0};
+        io.inputs = s->in;
+        io.ninputs = s->nin;
+        io.outputs = s->out;
+        io.noutputs = s->nout;
+        io.threads = net->opts.threads;
+        npk_status st = npk_tfl_interp_new(net->m, &io, &s->it, err);
+        if (st) return st;
+        /* The interpreter knows the shapes the model leaves open. */
+        for (uint32_t j = 0; j < s->nout; j++) {
+            npk_tfl_view v;
+            if ((st = npk_tfl_interp_output(s->it, j, &v, err))) return st;
+            npk_rk_net_tensor *g = &net->tensors[s->out[j]];
+            g->host_bytes = v.bytes;
+            g->ndim = v.ndim;
+            memcpy(g->dims, v.dims, sizeof g->dims);
+        }
+        for (uint32_t j = 0; j < s->nin; j++) {
+            npk_tfl_view v;
+            if ((st = npk_tfl_interp_input(s->it, j, &v, err))) return st;
+            if (v.bytes != net->tensors[s->in[j]].host_bytes)
+                return npk_fail(err, NPK_E_FORMAT,
+                                "tensor %d (\"%s\"): %zu bytes in the interpreter, %zu planned",
+                                s->in[j], v.name, v.bytes, net->tensors[s->in[j]].host_bytes);
+        }
+    }
+    return NPK_OK;
+}
+
+npk_status npk_rk_net_compile(const npk_tfl_model *m, const npk_rk_net_opts *o, npk_rk_net *net,
+                              npk_error *err)
+{
+    memset(net, 0, sizeof *net);
+    net->opts = *o;
+    if (net->opts.cores < 1 || net->opts.cores > 3)
+        return npk_fail(err, NPK_E_ARG, "cores must be 1..3 (got %d)", net->opts.cores);
+    if (!net->opts.act_addr) net->opts.act_addr = 0x10000000;
+    if (!net->opts.weight_addr) net->opts.weight_addr = 0x20000000;
+    if (!net->opts.regcmd_addr) net->opts.regcmd_addr = 0x40000000;
+    if ((net->opts.act_addr | net->opts.weight_addr | net->opts.regcmd_addr) % ALIGN)
+        return npk_fail(err, NPK_E_ARG, "region addresses must be %d-byte aligned", ALIGN);
+    if (!m->nsubgraphs) return npk_fail(err, NPK_E_FORMAT, "the model has no subgraph");
+    net->m = m;
+    const npk_tfl_subgraph *sg = &m->subgraphs[0];
+    net->ntensors = sg->ntensors;
+    net_build b = {net, NULL, NULL, NULL, NULL};
+    net->tensors = calloc(sg->ntensors + 1, sizeof *net->tensors);
+    net->ops = calloc(sg->noperators + 1, sizeof *net->ops);
+    net->segs = calloc(sg->noperators + 1, sizeof *net->segs);
+    b.side = calloc(sg->noperators + 1, 1);
+    b.npu_of = calloc(sg->noperators + 1, sizeof *b.npu_of);
+    b.dev_made = calloc(sg->ntensors + 1, sizeof *b.dev_made);
+    b.fold = calloc(sg->noperators + 1, sizeof *b.fold);
+    npk_status st = NPK_OK;
+    if (!net->tensors || !net->ops || !net->segs || !b.side || !b.npu_of || !b.dev_made || !b.fold)
+        st = npk_fail(err, NPK_E_NOMEM, "out of memory");
+    for (uint32_t i = 0; !st && i < sg->noperators; i++) b.npu_of[i] = b.fold[i] = -1;
+    if (!st) st = net_partition(&b, err);
+    if (!st) st = make_segments(&b, err);
+    if (!st) {
+        lifetimes(&b);
+        st = plan_memory(net, err);
+    }
+    if (!st) st = place(net, err);
+    if (!st) st = npk_rk_net_check_memory(net, err);
+    if (!st) st = make_interps(net, err);
+    free(b.side);
+    free(b.npu_of);
+    free(b.dev_made);
+    free(b.fold);
+    if (st) npk_rk_net_free(net);
+    return st;
+}
+
+void npk_rk_net_free(npk_rk_net *net)
+{
+    for (size_t i = 0; net->ops && i < net->nops; i++) {
+        npk_rk_lplan_free(&net->ops[i].plan);
+        npk_rk_tfl_layer_free(&net->ops[i].tl);
+        free(net->ops[i].wide_w);
+    }
+    for (size_t k = 0; net->segs && k < net->nsegs; k++) {
+        free(net->segs[k].in);
+        free(net->segs[k].out);
+        npk_tfl_interp_free(net->segs[k].it);
+    }
+    free(net->tensors);
+    free(net->ops);
+    free(net->segs);
+    free(net->records);
+    free(net->weights);
+    free(net->regcmd);
+    memset(net, 0, sizeof *net);
+}

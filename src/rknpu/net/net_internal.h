@@ -1,0 +1,41 @@
+/* Internals of the whole-network compiler (src/rknpu/net/). */
+#ifndef NPK_RKNPU_NET_INTERNAL_H
+#define NPK_RKNPU_NET_INTERNAL_H
+
+#include <stdbool.h>
+#include <stdint.h>
+
+#include "npukit/rknpu_net.h"
+
+/* SIDE_FOLDED: a PAD folded into the convolution that reads its output. */
+enum { SIDE_CPU = 0, SIDE_NPU = 1, SIDE_FREE = 2, SIDE_FOLDED = 3 };
+
+/* State while compiling. */
+typedef struct net_build {
+    npk_rk_net *net;
+    uint8_t *side;   /* per operator */
+    int32_t *npu_of; /* per operator: its index in net->ops, or -1 */
+    bool *dev_made;  /* per tensor: written on the device (by a layer or a free reshape) */
+    int32_t *fold;   /* per operator: the PAD folded into this convolution, or -1 */
+} net_build;
+
+/* A layer's buffers, in the order of net_relocate_plan's address arrays. */
+enum { NET_IN, NET_IN2, NET_OUT, NET_WT, NET_REG, NET_BUFS };
+/* Where the first plan of every layer puts its buffers (disjoint ranges of
+ * 512 MiB, so every address in a stream names its buffer). */
+#define NET_MARK_IN   0x10000000u
+#define NET_MARK_IN2  0x30000000u
+#define NET_MARK_OUT  0x50000000u
+#define NET_MARK_WT   0x70000000u
+#define NET_MARK_REG  0x90000000u
+#define NET_MARK_SPAN 0x20000000u /* a layer's buffer must be smaller */
+
+/* Move a plan's addresses from the buffers at `from` to `to` (streams and
+ * task records patched in place). */
+npk_status net_relocate_plan(npk_rk_lplan *p, const uint32_t from[NET_BUFS],
+                             const uint32_t to[NET_BUFS], npk_error *err);
+
+bool net_is_const(const npk_tfl_model *m, const npk_tfl_tensor *t);
+npk_status net_partition(net_build *b, npk_error *err);
+
+#endif

@@ -1,0 +1,136 @@
+#!/bin/sh
+# CLI tests of `npukit rknpu compile` and `npukit rknpu run` on whole models:
+# the compiled files checked by an independent Python reader (segments cover
+# every operator in order, sizes of the files, task and submit records, live
+# device buffers never overlapping), refusals (exit 2, one line naming the
+# operator or tensor, nothing written), and a run on the emulator with
+# --check against the interpreter.
+set -eu
+npk=${NPK_CLI:?}
+py=${NPK_PYTHON:-python3}
+fix=${NPUKIT_FIXTURES:-${NPK_FIXTURES_DEFAULT:-}}
+model="$fix/models/mobilenet_v1_0.5_160_quant.tflite"
+cat="$fix/models/cat.bmp"
+if [ ! -f "$model" ] || [ ! -f "$cat" ]; then
+    [ "${CI:-}" = true ] && { echo "FAIL: fixture $model missing" >&2; exit 1; }
+    echo "SKIPPED: fixture $model missing"
+    exit 0
+fi
+tmp=$(mktemp -d)
+trap 'rm -rf "$tmp"' EXIT
+fail() { echo "FAIL: $*" >&2; exit 1; }
+
+expect() {
+    want=$1
+    shift
+    set +e
+    "$@" >"$tmp/out" 2>"$tmp/err"
+    got=$?
+    set -e
+    [ "$got" = "$want" ] || { cat "$tmp/out" "$tmp/err" >&2; fail "exit $got (want $want): $*"; }
+}
+
+json=0
+if "$npk" rknpu plan -m 4 -k 32 -n 16 --json >/dev/null 2>&1; then json=1; fi
+
+expect 0 "$npk" rknpu compile "$model" --cores 2 -o "$tmp/c"
+grep -q "31 operators: 29 on the NPU" "$tmp/out" || fail "compile summary: $(cat "$tmp/out")"
+grep -q "estimated NPU time" "$tmp/out" || fail "no time estimate: $(cat "$tmp/out")"
+for f in regcmd.bin tasks.bin submit.bin weights.bin; do
+    [ -s "$tmp/c/$f" ] || fail "compile: $f missing"
+done
+expect 0 "$npk" rknpu disasm "$tmp/c/regcmd.bin"
+if grep -q '!!' "$tmp/out"; then fail "disasm flags an entry of regcmd.bin"; fi
+if [ "$json" = 1 ]; then
+    "$py" - "$tmp/c" <<'EOF' || fail "plan.json"
+import json, struct, sys, os
+d = sys.argv[1]
+p = json.load(open(os.path.join(d, "plan.json")))
+reg = open(os.path.join(d, "regcmd.bin"), "rb").read()
+tasks = open(os.path.join(d, "tasks.bin"), "rb").read()
+subs = open(os.path.join(d, "submit.bin"), "rb").read()
+wts = open(os.path.join(d, "weights.bin"), "rb").read()
+r = p["regions"]
+assert r["regcmd"]["bytes"] == len(reg) and r["weights"]["bytes"] == len(wts)
+# Segments: every operator once, in order.
+ops = [o["op"] for s in p["segments"] for o in s["ops"]]
+assert ops == list(range(31)), ops
+assert [s["on"] for s in p["segments"]] == ["npu", "cpu"]
+assert [o["code"] for o in p["cpu_ops"]] == ["SOFTMAX"]
+layers = p["npu_ops"]
+assert len(layers) == 29 and len(subs) == 104 * 29
+n = 0
+act0, act_n = int(r["activations"]["addr"], 16), r["activations"]["bytes"]
+bufs = {}
+for i, o in enumerate(layers):
+    s = subs[104 * i: 104 * i + 104]
+    task_start, task_number = struct.unpack_from("<II", s, 8)
+    assert task_number == len(o["tasks"]), (task_number, len(o["tasks"]))
+    for t in o["tasks"]:
+        assert t["index"] == n
+        rec = tasks[40 * n: 40 * n + 40]
+        amount, addr = struct.unpack_from("<I4xQ", rec, 24)
+        assert addr == int(t["regcmd"], 16) and amount == t["entries"] - 4
+        assert t["estimate_us"] > 0
+        n += 1
+    for k in ("input", "input2", "output"):
+        if k in o:
+            b = o[k]
+            a = int(b["addr"], 16)
+            assert act0 <= a and a + b["bytes"] <= act0 + act_n
+            bufs[b.get("shares", b["tensor"])] = (a, b["bytes"], b["alive"])
+assert n * 40 == len(tasks)
+# Device buffers alive at the same operator never share a byte.
+items = list(bufs.items())
+for i, (t, (a, la, (f, l))) in enumerate(items):
+    for u, (c, lc, (g, m)) in items[i + 1:]:
+        if f <= m and g <= l:
+            assert a + la <= c or c + lc <= a, (t, u)
+EOF
+fi
+
+# One core: the NPU segment's 29 layers chained into one submit.
+expect 0 "$npk" rknpu compile "$model" -o "$tmp/one"
+grep -q "34 tasks, 1 submits, 1 core" "$tmp/out" || fail "one core: $(cat "$tmp/out")"
+[ "$(wc -c <"$tmp/one/submit.bin")" = 104 ] || fail "one core: submit.bin"
+expect 0 "$npk" rknpu disasm "$tmp/one/regcmd.bin"
+if grep -q '!!' "$tmp/out"; then fail "disasm flags an entry of the chained regcmd.bin"; fi
+
+# Refusals: an operator neither side runs, a bad input: exit 2, one line, nothing written.
+edgetpu="$fix/models/mobilenet_v1_0.5_160_quant_edgetpu.tflite"
+if [ -f "$edgetpu" ]; then
+    expect 2 "$npk" rknpu compile "$edgetpu" -o "$tmp/bad"
+    grep -q "operator 0 (edgetpu-custom-op): neither the NPU nor the interpreter" "$tmp/err" ||
+        fail "refusal: $(cat "$tmp/err")"
+    [ "$(wc -l <"$tmp/err")" = 1 ] || fail "refusal is one line"
+    [ ! -e "$tmp/bad" ] || fail "a refused compile wrote $tmp/bad"
+fi
+expect 0 "$npk" tensor random --shape 1,160,160,3 --dtype u8 --min 0 --max 255 --seed 3 -o "$tmp/x.npy"
+expect 0 "$npk" tensor random --shape 1,16,16,3 --dtype u8 --min 0 --max 255 --seed 3 -o "$tmp/small.npy"
+expect 2 "$npk" rknpu run "$model" --input "$tmp/small.npy" -o "$tmp/z.npy"
+grep -q 'input "input" must be UINT8 \[1, 160, 160, 3\], the file holds' "$tmp/err" ||
+    fail "shape refusal: $(cat "$tmp/err")"
+[ "$(wc -l <"$tmp/err")" = 1 ] || fail "refusal is one line"
+[ ! -e "$tmp/z.npy" ] || fail "a refused run wrote its output"
+expect 2 "$npk" rknpu run "$model" --input nosuch=x.npy -o "$tmp/z.npy"
+[ ! -e "$tmp/z.npy" ] || fail "a refused run wrote its output"
+
+# Runs on the emulator, checked against the interpreter.
+expect 0 "$npk" rknpu run "$model" --image "$cat" -o "$tmp/y.npy" --check --cores 3
+grep -q 'top-1 [0-9]*, interpreter [0-9]*: equal' "$tmp/out" || fail "run --check: $(cat "$tmp/out")"
+expect 0 "$npk" tensor info "$tmp/y.npy"
+grep -q "1, 1001" "$tmp/out" || fail "output shape: $(cat "$tmp/out")"
+expect 0 "$npk" rknpu run "$model" --input input="$tmp/x.npy" -o "$tmp/y2.npy" --check --repeat 2
+grep -q "median" "$tmp/out" || fail "repeat: $(cat "$tmp/out")"
+grep -q "top-1" "$tmp/out" || fail "run --check: $(cat "$tmp/out")"
+# Several outputs: a directory of .npy files named after the tensors (PoseNet:
+# the picture through a free QUANTIZE and a folded PAD, the decoder on the CPU).
+pose="$fix/models/posenet_mobilenet_v1_075_481_641_16_quant_decoder.tflite"
+if [ -f "$pose" ]; then
+    expect 0 "$npk" rknpu run "$pose" --image "$cat" -o "$tmp/poses" --check
+    for f in poses.npy poses_1.npy poses_2.npy poses_3.npy; do
+        [ -s "$tmp/poses/$f" ] || fail "posenet: $f missing"
+    done
+    grep -q 'check "poses": 680 elements, 680 exact' "$tmp/out" || fail "posenet: $(cat "$tmp/out")"
+fi
+echo "ok"
