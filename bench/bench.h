@@ -40,6 +40,7 @@ void bench_cnn2(npk_bench *b);
 void bench_mgk(npk_bench *b);
 void bench_rknpu(npk_bench *b);
 void bench_edgetpu(npk_bench *b);
+void bench_edgetpu_tails(npk_bench *b);
 void bench_rknpu_net(npk_bench *b);
 
 #endif

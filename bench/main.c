@@ -10,8 +10,9 @@
 #include "bench.h"
 
 static const npk_bench_entry groups[] = {
-    {"half", bench_half},   {"cnn2", bench_cnn2},       {"mgk", bench_mgk},
-    {"rknpu", bench_rknpu}, {"edgetpu", bench_edgetpu}, {"rknet", bench_rknpu_net},
+    {"half", bench_half},       {"cnn2", bench_cnn2},       {"mgk", bench_mgk},
+    {"rknpu", bench_rknpu},     {"edgetpu", bench_edgetpu}, {"edgetpu-tails", bench_edgetpu_tails},
+    {"rknet", bench_rknpu_net},
 };
 
 struct npk_bench {

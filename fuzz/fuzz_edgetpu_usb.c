@@ -1,7 +1,10 @@
 /* The USB runtime and the emulated accelerator on arbitrary bytes.
  * First byte even: the rest is a model file; when its plan is accepted it
  * runs on the emulator and every output is converted (plan checks, hint
- * following, output assembly, relayout, dequantisation).
+ * following, output assembly, relayout, dequantisation); when its whole
+ * graph plans (edgetpu_graph.h: boundaries, interpreter), the graph runs on
+ * the emulator too, once answered by filler and once with the model itself
+ * as its CPU model (the boundary checks and cut interpreters).
  * First byte odd: the rest is a bulk-out byte stream sent, in pieces, to an
  * initialised emulator that knows a synthetic Dense model (frame parsing,
  * hint matching), interleaved with output and event reads. */
@@ -9,7 +12,33 @@
 #include <string.h>
 
 #include "npukit/edgetpu_emu.h"
+#include "npukit/edgetpu_graph.h"
 #include "npukit/edgetpu_usb.h"
+
+static void run_graph(const npk_etpu_model *m, size_t size)
+{
+    npk_error err = {0};
+    npk_etpu_graph *g = NULL;
+    if (npk_etpu_graph_new(m, NULL, &g, &err)) return;
+    const npk_tfl_interp *it = npk_etpu_graph_interp(g);
+    size_t total = 0;
+    for (uint32_t i = 0; i < npk_tfl_interp_ninputs(it); i++) {
+        npk_tfl_view v;
+        if (!npk_tfl_interp_input(it, i, &v, &err)) total += v.bytes;
+    }
+    for (int cpu = 0; cpu < 2 && total < (16u << 20); cpu++) {
+        npk_etpu_emu *emu = NULL;
+        npk_etpu_device *dev = NULL;
+        npk_etpu_emu_opts o = {.chunk_size = 1 + size % 300};
+        if (!npk_etpu_emu_new(&o, &emu, &err) && !npk_etpu_emu_add_model(emu, m, &err) &&
+            (!cpu || !npk_etpu_emu_set_cpu_model(emu, m, &m->tfl, 1, &err)) &&
+            !npk_etpu_open(npk_etpu_emu_transport(emu), NULL, &dev, &err))
+            npk_etpu_graph_invoke(g, dev, NULL, &err);
+        npk_etpu_close(dev);
+        npk_etpu_emu_free(emu);
+    }
+    npk_etpu_graph_free(g);
+}
 
 static void run_model(const uint8_t *data, size_t size)
 {
@@ -50,6 +79,7 @@ static void run_model(const uint8_t *data, size_t size)
         free(out);
         npk_etpu_plan_free(&p);
     }
+    run_graph(&m, size);
     npk_etpu_free(&m);
 }
 

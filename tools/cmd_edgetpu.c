@@ -6,6 +6,7 @@
 #include <string.h>
 
 #include "cli.h"
+#include "cli_views.h"
 #include "commands.h"
 #include "npukit/edgetpu.h"
 
@@ -14,7 +15,7 @@ static int e_weights(int argc, char **argv);
 static int e_set_weights(int argc, char **argv);
 static int e_matmul(int argc, char **argv);
 static int e_synth(int argc, char **argv);
-/* cmd_edgetpu_usb.c */
+/* cmd_edgetpu_usb.c, cmd_edgetpu_run.c */
 int cmd_edgetpu_devices(int argc, char **argv);
 int cmd_edgetpu_run(int argc, char **argv);
 
@@ -47,17 +48,24 @@ static const cli_subcommand subs[] = {
      "      firmware); finding none is not an error",
      cmd_edgetpu_devices},
     {"run",
-     "MODEL --input X.npy [--input NAME=X.npy ...] -o OUT [--device usb|emu] [--firmware PATH]\n"
-     "      [--repeat N] [--raw] [--timeout MS]",
-     "run the model's Edge TPU op on an accelerator (usb) or the emulated one (emu), following\n"
-     "      its DMA hints; prints the latency of each run (parameters are uploaded once).\n"
-     "      Inputs: float32 (quantised with the layer's numerics) or the layer's integer type;\n"
-     "      --input X.npy fills the next input layer, NAME=X.npy a named one. Outputs: float32\n"
-     "      dequantised (--raw: the layer's integer type); OUT.npy for one output, else OUT is a\n"
-     "      directory of NAME.npy (non [A-Za-z0-9._-] characters become _, long names are cut\n"
-     "      with a hash suffix, names kept unique; written all or nothing) or OUT.safetensors\n"
-     "      with one tensor per output name. --firmware: DFU image for a device in bootloader\n"
-     "      mode (npukit does not ship it; the emulator then starts in DFU mode)",
+     "MODEL [MODEL ...] (--input [NAME=]X.npy ... | --image PICTURE) [-o OUT]\n"
+     "      [--device usb|emu] [--cpu-model UNCOMPILED.tflite] [--firmware PATH] [--repeat N]\n"
+     "      [--raw] [--threads N] [--timeout MS] " CLI_VIEW_USAGE,
+     "run the whole model: each Edge TPU op on an accelerator (usb) or the emulated one (emu),\n"
+     "      following its DMA hints, every other op on the interpreter; several models form a\n"
+     "      pipeline (each model's inputs taken by name from the outputs of the ones before).\n"
+     "      Prints each run's latency (parameters are uploaded once per caching token).\n"
+     "      Inputs: the graph input's type, or float32 (quantised with its quantisation);\n"
+     "      --input X.npy fills the next input, NAME=X.npy a named one; --image a picture,\n"
+     "      resized to the picture input. Outputs: quantised ones dequantised to float32 (--raw:\n"
+     "      their own type); OUT.npy for one output, else a directory of NAME.npy (long names\n"
+     "      cut with a hash suffix, kept unique; written all or nothing) or OUT.safetensors. "
+     "--cpu-model: the emulator answers each Edge TPU op with the\n"
+     "      interpreter's result for the part of the uncompiled model the op replaced.\n"
+     "      Task views: --classify LABELS (top --top K), --detect LABELS, --pose, --segment\n"
+     "      (--draw OUT.png draws them on the picture), --json. --firmware: DFU image for a\n"
+     "      device in bootloader mode (npukit does not ship it; the emulator then starts in\n"
+     "      DFU mode)",
      cmd_edgetpu_run},
 };
 

@@ -10,6 +10,7 @@
 
 #include "cli.h"
 #include "cli_progress.h"
+#include "cli_views.h"
 #include "commands.h"
 #include "npukit/tflite.h"
 #include "npukit/tflite_build.h"
@@ -27,13 +28,17 @@ static const cli_subcommand subs[] = {
      "      not), operators (name, decoded options, inputs, outputs, whether the interpreter\n"
      "      supports them), inputs and outputs",
      t_info},
-    {"run", "MODEL --input [NAME=]X.npy ... -o OUT [--dump DIR] [--repeat N] [--threads N]",
+    {"run",
+     "MODEL (--input [NAME=]X.npy ... | --image PICTURE) [-o OUT] [--dump DIR] [--repeat N]\n"
+     "      [--threads N] " CLI_VIEW_USAGE,
      "run the model on the CPU interpreter (TFLite's integer reference semantics). Inputs are\n"
      "      .npy files of the input tensors' exact type and shape, by name or in order. OUT:\n"
      "      a .npy file for one output, else a directory of NAME.npy or one .safetensors.\n"
      "      --dump DIR writes every tensor the run computes as NAME.npy; --repeat N runs N\n"
      "      times and prints the latency (min, median); --threads N splits conv, depthwise\n"
-     "      and fully-connected work (same results)",
+     "      and fully-connected work (same results). --image: a picture resized into the\n"
+     "      picture input; task views: --classify LABELS (--top K), --detect LABELS, --pose,\n"
+     "      --segment (--draw OUT.png draws them on the picture), --json",
      t_run},
     {"classify",
      "MODEL --image PICTURE [--labels FILE] [--top K] [--json] [--threads N] [--range R]",
@@ -466,6 +471,8 @@ static const char **file_names(const npk_tensor *ts, const int32_t *index, size_
 typedef struct run_ctx {
     loaded l;
     npk_tfl_interp *it;
+    cli_views views;
+    int picture; /* input that takes --image, -1 */
     npk_tensor *in;
     uint32_t nin;
     int32_t *order; /* tensors in the order the run computes them (for --dump) */
@@ -507,7 +514,7 @@ static int assign_inputs(run_ctx *r, char **args, int nargs)
             if (k < 0) *eq = '='; /* not an input name: a path with '=' in it */
         }
         if (k >= 0) {
-            if (path[k]) {
+            if (path[k] || k == r->picture) {
                 rc = cli_fail("input \"%s\" is given twice", args[a]);
                 break;
             }
@@ -515,7 +522,7 @@ static int assign_inputs(run_ctx *r, char **args, int nargs)
             continue;
         }
         uint32_t i = 0;
-        while (i < n && path[i]) i++;
+        while (i < n && (path[i] || (int)i == r->picture)) i++;
         if (i == n) {
             rc = cli_fail("%s: the model has only %u inputs", args[a], n);
             break;
@@ -524,6 +531,10 @@ static int assign_inputs(run_ctx *r, char **args, int nargs)
     }
     for (uint32_t i = 0; i < n && !rc; i++) {
         const npk_tfl_view *v = &views[i];
+        if ((int)i == r->picture) { /* filled from the picture */
+            r->nin = i + 1;
+            continue;
+        }
         char want[128], got[128];
         npk_tensor *t = &r->in[i];
         size_t k = 0;
@@ -570,7 +581,7 @@ static int cmp_double(const void *a, const void *b)
     return x < y ? -1 : x > y;
 }
 
-static int write_outputs(run_ctx *r, const char *out)
+static int write_outputs(run_ctx *r, const char *out, bool quiet)
 {
     npk_error err = {0};
     const uint32_t n = npk_tfl_interp_noutputs(r->it);
@@ -598,7 +609,7 @@ static int write_outputs(run_ctx *r, const char *out)
             free(names);
         }
     }
-    for (size_t i = 0; !rc && i < nt; i++) {
+    for (size_t i = 0; !rc && !quiet && i < nt; i++) {
         char buf[96];
         printf("output \"");
         print_str(ts[i].name);
@@ -649,10 +660,17 @@ static int t_run(int argc, char **argv)
     char *inputs[MAX_INPUT_ARGS];
     int ninputs = 0;
     uint64_t repeat = 0, threads = 1;
-    static const struct option opts[] = {
-        {"output", required_argument, NULL, 'o'},  {"input", required_argument, NULL, 'i'},
-        {"dump", required_argument, NULL, 'd'},    {"repeat", required_argument, NULL, 'r'},
-        {"threads", required_argument, NULL, 't'}, {0, 0, 0, 0}};
+    run_ctx r;
+    memset(&r, 0, sizeof r);
+    r.picture = -1;
+    cli_views_init(&r.views, "tflite run");
+    static const struct option opts[] = {{"output", required_argument, NULL, 'o'},
+                                         {"input", required_argument, NULL, 'i'},
+                                         {"dump", required_argument, NULL, 'd'},
+                                         {"repeat", required_argument, NULL, 'r'},
+                                         {"threads", required_argument, NULL, 't'},
+                                         CLI_VIEW_OPTIONS,
+                                         {0, 0, 0, 0}};
     int c;
     cli_getopt_reset();
     while ((c = getopt_long(argc, argv, "o:i:", opts, NULL)) != -1) {
@@ -671,16 +689,27 @@ static int t_run(int argc, char **argv)
             if (!cli_parse_u64(optarg, &threads) || threads < 1 || threads > 64)
                 return cli_usage("tflite run", "--threads must be 1 .. 64");
             break;
-        default: return cli_bad_option("tflite run", argv);
+        default: {
+            const int v = cli_views_option(&r.views, c, optarg);
+            if (v < 0) return cli_bad_option("tflite run", argv);
+            if (v) return v;
+        }
         }
     }
-    if (optind + 1 != argc || !out)
-        return cli_usage("tflite run", "expected MODEL --input X.npy -o OUT");
-    run_ctx r;
-    memset(&r, 0, sizeof r);
-    npk_error err = {0};
-    int rc = load(argv[optind], &r.l);
+    if (optind + 1 != argc || (!out && r.views.task == CLI_TASK_NONE))
+        return cli_usage("tflite run",
+                         "expected MODEL (--input X.npy | --image PICTURE) and -o OUT or a task "
+                         "view");
+    int rc = cli_views_check(&r.views);
     if (rc) return rc;
+    const bool json = r.views.json;
+    npk_error err = {0};
+    npk_tfl_view pic_view;
+    double *ms = NULL;
+#ifdef NPK_HAVE_CJSON
+    cJSON *j = NULL;
+#endif
+    if ((rc = load(argv[optind], &r.l))) return rc;
     npk_tfl_interp_opts io = {.threads = (int)threads, .keep_all = dump != NULL};
     if (npk_tfl_interp_new(&r.l.m, &io, &r.it, &err)) {
         rc = cli_error(r.l.path, &err);
@@ -693,11 +722,26 @@ static int t_run(int argc, char **argv)
         rc = cli_fail("out of memory");
         goto done;
     }
+    if ((rc = cli_views_load(&r.views))) goto done;
+    if (r.views.image) { /* the picture into its input */
+        const uint32_t n = npk_tfl_interp_ninputs(r.it);
+        npk_tfl_view *vs = calloc(n + 1, sizeof *vs);
+        if (!vs) rc = cli_fail("out of memory");
+        for (uint32_t i = 0; i < n && !rc; i++)
+            if (npk_tfl_interp_input(r.it, i, &vs[i], &err)) rc = cli_error(r.l.path, &err);
+        if (!rc && (r.picture = cli_views_picture_input(&r.views, vs, n, r.l.path)) < 0)
+            rc = CLI_FAIL;
+        if (!rc) {
+            pic_view = vs[r.picture];
+            rc = cli_views_fill(&r.views, &pic_view, r.l.path);
+        }
+        free(vs);
+        if (rc) goto done;
+    }
     if ((rc = assign_inputs(&r, inputs, ninputs))) goto done;
     if (dump) npk_tfl_interp_set_observer(r.it, record, &r);
     const uint64_t runs = repeat ? repeat : 1;
-    double *ms = calloc(runs, sizeof *ms);
-    if (!ms) {
+    if (!(ms = calloc(runs, sizeof *ms))) {
         rc = cli_fail("out of memory");
         goto done;
     }
@@ -714,7 +758,14 @@ static int t_run(int argc, char **argv)
         if (!rc) cli_progress_update(&pr, "run", k + 1, runs);
     }
     if (!rc) cli_progress_end(&pr, true);
-    if (!rc && repeat) {
+#ifdef NPK_HAVE_CJSON
+    if (json && !rc) {
+        j = cJSON_CreateObject();
+        cJSON *a = cJSON_AddArrayToObject(j, "runs_ms");
+        for (uint64_t k = 0; k < runs; k++) cJSON_AddItemToArray(a, cJSON_CreateNumber(ms[k]));
+    }
+#endif
+    if (!rc && repeat && !json) {
         qsort(ms, runs, sizeof *ms, cmp_double);
         const size_t arena = npk_tfl_interp_arena_bytes(r.it),
                      peak = npk_tfl_interp_peak_live_bytes(r.it);
@@ -723,14 +774,34 @@ static int t_run(int argc, char **argv)
                runs, threads, threads > 1 ? "s" : "", ms[0], ms[runs / 2], arena, peak,
                peak ? (double)arena / (double)peak : 0.0);
     }
-    free(ms);
-    if (!rc) rc = write_outputs(&r, out);
+    if (!rc && out) rc = write_outputs(&r, out, json);
     if (!rc && dump) rc = write_dump(&r, dump);
+    if (!rc && r.views.task != CLI_TASK_NONE) {
+        const uint32_t n = npk_tfl_interp_noutputs(r.it);
+        npk_tfl_view *ov = calloc(n + 1, sizeof *ov);
+        if (!ov) rc = cli_fail("out of memory");
+        for (uint32_t i = 0; i < n && !rc; i++)
+            if (npk_tfl_interp_output(r.it, i, &ov[i], &err)) rc = cli_error(r.l.path, &err);
+        if (!rc) rc = cli_views_show(&r.views, ov, n, r.picture >= 0 ? &pic_view : NULL);
+        free(ov);
+    }
+#ifdef NPK_HAVE_CJSON
+    if (j && !rc) {
+        cli_views_json(&r.views, j);
+        cli_print_json(j, false);
+        j = NULL;
+    }
+#endif
 done:
+#ifdef NPK_HAVE_CJSON
+    cJSON_Delete(j);
+#endif
+    free(ms);
     for (uint32_t i = 0; i < r.nin; i++) npk_tensor_free(&r.in[i]);
     free(r.in);
     free(r.order);
     npk_tfl_interp_free(r.it);
+    cli_views_free(&r.views);
     unload(&r.l);
     return rc;
 }

@@ -15,7 +15,8 @@
  *
  * It answers with outputs computed by the reference executor
  * (npk_etpu_dense_run_device) from the parameters it actually received, for
- * Dense templates, and with npk_etpu_emu_fill() bytes for other models,
+ * Dense templates; with the interpreter's values on a CPU model
+ * (npk_etpu_emu_set_cpu_model); and with npk_etpu_emu_fill() bytes otherwise,
  * delivered in chunks of chunk_size bytes (32 KiB) whose boundaries do not
  * follow the output steps. */
 #ifndef NPUKIT_EDGETPU_EMU_H
@@ -64,6 +65,17 @@ void npk_etpu_emu_free(npk_etpu_emu *e);
 /* Models whose executables the emulator recognises by their instruction
  * bitstreams (up to 8; they must outlive it). */
 npk_status npk_etpu_emu_add_model(npk_etpu_emu *e, const npk_etpu_model *m, npk_error *err);
+/* Real values for a model that has no reference executor: every Edge TPU
+ * op of m (added before) is answered with the interpreter's result for the
+ * part of `cpu` (the uncompiled model m was compiled from) between the op's
+ * input and output tensors, matched by name (each must exist once, with the
+ * same type, shape and quantisation, and every executable of the op must
+ * have a layer of that name and size). The device's inputs are read and its
+ * outputs written in the device's byte order and tiling, and an execution
+ * whose held parameters are not the model's is a violation. cpu must
+ * outlive the emulator; threads: the interpreter's worker threads. */
+npk_status npk_etpu_emu_set_cpu_model(npk_etpu_emu *e, const npk_etpu_model *m,
+                                      const npk_tfl_model *cpu, int threads, npk_error *err);
 /* The transport (owned by the emulator; closing it does nothing). */
 npk_etpu_transport *npk_etpu_emu_transport(npk_etpu_emu *e);
 const npk_etpu_emu_stats *npk_etpu_emu_get_stats(const npk_etpu_emu *e);

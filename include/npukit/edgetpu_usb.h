@@ -123,19 +123,26 @@ unsigned npk_etpu_device_efuse_revision(const npk_etpu_device *d);
 
 typedef struct npk_etpu_plan {
     const npk_etpu_model *model;
+    uint32_t op;                   /* index into model->ops */
+    uint32_t package;              /* the op's package that runs (chip "beagle") */
     const npk_etpu_executable *pc; /* PARAMETER_CACHING executable, NULL when there is none */
     const npk_etpu_executable *eo; /* the executable that runs (EO or stand-alone) */
     uint64_t param_hash;           /* of pc->parameters: the cache key together with the token */
+    uint64_t pc_code_hash;         /* of pc's instructions: which parameter region it loads */
     uint32_t ninputs, noutputs;    /* eo's layers */
     size_t *input_span; /* per input layer: bytes its DMAs read (size_bytes or more: zero-padded) */
     uint32_t
         *output_steps; /* per output layer: output DMA steps that fill it (0: not transferred) */
 } npk_etpu_plan;
 
-/* Select the Edge TPU op's executables (one op, one package: EO + PC or
- * stand-alone) and check everything the runtime relies on: hint kinds and
- * directions, sizes, layers named by the hints, instruction chunks,
- * parameters. A malformed plan is rejected here, before any transfer. */
+/* Select the executables of Edge TPU op `op` (its first package for the
+ * chip "beagle": EO + PC, or stand-alone) and check everything the runtime
+ * relies on: hint kinds and directions, sizes, layers named by the hints,
+ * instruction chunks, parameters. A malformed plan is rejected here, before
+ * any transfer. */
+npk_status npk_etpu_plan_init_op(const npk_etpu_model *m, uint32_t op, npk_etpu_plan *p,
+                                 npk_error *err);
+/* The same for a model with exactly one Edge TPU op. */
 npk_status npk_etpu_plan_init(const npk_etpu_model *m, npk_etpu_plan *p, npk_error *err);
 void npk_etpu_plan_free(npk_etpu_plan *p);
 /* Index of the input/output layer of that name, or -1. */
@@ -150,8 +157,8 @@ typedef struct npk_etpu_run_info {
     uint64_t bytes_out, bytes_in;
 } npk_etpu_run_info;
 
-/* Run the plan: the PC executable unless the device holds this token AND
- * these parameter bytes (by hash), then the EO executable, following each
+/* Run the plan: the PC executable unless the device holds these parameters,
+ * then the EO executable, following each
  * executable's DMA hints in order. inputs[i] holds eo->inputs[i].size_bytes
  * device bytes (input DMAs read from their own layer's buffer, zero-padded
  * past its end); outputs[i] receives eo->outputs[i].size_bytes device
@@ -159,7 +166,15 @@ typedef struct npk_etpu_run_info {
  * transfer failure the device must be reopened. */
 npk_status npk_etpu_run(npk_etpu_device *d, const npk_etpu_plan *p, const uint8_t *const *inputs,
                         uint8_t *const *outputs, npk_etpu_run_info *info, npk_error *err);
-/* Forget the cached parameters (the next run uploads them). */
+/* Parameter caching follows libedgetpu: the device holds the parameters of
+ * one caching token at a time, for every PC executable of that token that
+ * ran since (co-compiled models share a token and keep each other's
+ * parameters); a plan with another token (or token 0) drops them all. A
+ * plan's parameters count as held only when the last upload by the same PC
+ * instructions (the same parameter region) carried the same bytes (by
+ * hash): set-weights keeps the token and the instructions while the bytes
+ * change.
+ * Forget the cached parameters (the next run uploads them). */
 void npk_etpu_forget_parameters(npk_etpu_device *d);
 
 /* ---- tensors <-> device bytes of a layer ---- */
@@ -180,8 +195,11 @@ npk_status npk_etpu_layer_from_tensor(const npk_etpu_layer *l, const npk_tensor 
 npk_status npk_etpu_layer_to_tensor(const npk_etpu_layer *l, const uint8_t *dev, size_t dev_size,
                                     bool raw, const int64_t *shape, int ndim, npk_tensor *t,
                                     npk_error *err);
-/* The TFLite tensor of the model's Edge TPU op named like a layer (NULL if none). */
+/* The TFLite tensor of the model's first Edge TPU op named like a layer (NULL if none). */
 const npk_tfl_tensor *npk_etpu_layer_tensor(const npk_etpu_model *m, const npk_etpu_layer *l);
+/* The same for Edge TPU op `op`. */
+const npk_tfl_tensor *npk_etpu_op_layer_tensor(const npk_etpu_model *m, uint32_t op,
+                                               const npk_etpu_layer *l);
 
 #ifdef __cplusplus
 }

@@ -58,6 +58,11 @@ npk_status npk_image_load(const char *path, npk_image *img, npk_error *err);
 npk_status npk_image_alloc(npk_image *img, uint32_t width, uint32_t height, npk_error *err);
 void npk_image_free(npk_image *img);
 
+/* Encode as an 8-bit RGB PNG (libspng; NPK_E_UNSUPPORTED without it) into
+ * a malloc'd buffer, or write it atomically to path. */
+npk_status npk_image_encode_png(const npk_image *img, uint8_t **out, size_t *len, npk_error *err);
+npk_status npk_image_save_png(const char *path, const npk_image *img, npk_error *err);
+
 /* Bilinear resize of src into a new width x height picture. The definition
  * is TFLite's integer RESIZE_BILINEAR (reference_ops::ResizeBilinearInteger)
  * with half_pixel_centers = true and align_corners = false, applied to

@@ -90,8 +90,9 @@ def test_emu_run_several_inputs_equals_cli(cli, tmp_path):
     # Input layer sizes from the CLI's own error when an input is missing.
     for i, n in enumerate(names):
         line = cli.error_line("edgetpu", "run", path, *args, "-o", tmp_path / "o", "--device", "emu")
-        dims = line.split("(")[1].split(" ")
-        shape = (int(dims[0]), int(dims[2]), int(dims[4]))
+        # ... (UINT8 [1, 8, 8, 3]): the layer is the last three dimensions.
+        dims = line.split("[")[-1].split("]")[0].split(", ")
+        shape = tuple(int(d) for d in dims[-3:])
         xs[n] = rng.standard_normal(shape).astype(np.float32)
         np.save(tmp_path / ("x%d.npy" % i), xs[n])
         args += ["--input", "%s=%s" % (n, tmp_path / ("x%d.npy" % i))]

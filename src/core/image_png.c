@@ -5,6 +5,7 @@
 #include <string.h>
 
 #include "image_internal.h"
+#include "npukit/file.h"
 
 #ifdef NPK_HAVE_SPNG
 #include <spng.h>
@@ -81,7 +82,42 @@ done:
     return st;
 }
 
+npk_status npk_image_encode_png(const npk_image *img, uint8_t **out, size_t *len, npk_error *err)
+{
+    *out = NULL;
+    *len = 0;
+    if (!img || !img->rgb || !img->width || !img->height)
+        return npk_fail(err, NPK_E_ARG, "PNG output: an empty picture");
+    spng_ctx *ctx = spng_ctx_new(SPNG_CTX_ENCODER);
+    if (!ctx) return npk_fail(err, NPK_E_NOMEM, "out of memory");
+    struct spng_ihdr ihdr = {0};
+    ihdr.width = img->width;
+    ihdr.height = img->height;
+    ihdr.bit_depth = 8;
+    ihdr.color_type = SPNG_COLOR_TYPE_TRUECOLOR;
+    int rc;
+    npk_status st = NPK_OK;
+    const size_t size = (size_t)img->width * img->height * 3;
+    if ((rc = spng_set_option(ctx, SPNG_ENCODE_TO_BUFFER, 1)) || (rc = spng_set_ihdr(ctx, &ihdr)) ||
+        (rc = spng_encode_image(ctx, img->rgb, size, SPNG_FMT_PNG, SPNG_ENCODE_FINALIZE))) {
+        st = npk_fail(err, NPK_E_IO, "PNG encoding failed: %s", spng_strerror(rc));
+    } else if (!(*out = spng_get_png_buffer(ctx, len, &rc))) {
+        st = npk_fail(err, NPK_E_NOMEM, "PNG encoding failed: %s", spng_strerror(rc));
+    }
+    spng_ctx_free(ctx);
+    return st;
+}
+
 #else /* !NPK_HAVE_SPNG */
+
+npk_status npk_image_encode_png(const npk_image *img, uint8_t **out, size_t *len, npk_error *err)
+{
+    (void)img;
+    *out = NULL;
+    *len = 0;
+    return npk_fail(err, NPK_E_UNSUPPORTED,
+                    "PNG output needs libspng, which this build lacks (Debian libspng-dev)");
+}
 
 bool npk_image_png_available(void)
 {
@@ -98,3 +134,13 @@ npk_status npk_image_png_decode(const uint8_t *buf, size_t len, npk_image *img, 
 }
 
 #endif
+
+npk_status npk_image_save_png(const char *path, const npk_image *img, npk_error *err)
+{
+    uint8_t *buf;
+    size_t len;
+    npk_status st = npk_image_encode_png(img, &buf, &len, err);
+    if (!st) st = npk_write_file(path, buf, len, err);
+    free(buf);
+    return st;
+}

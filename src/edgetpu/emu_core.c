@@ -144,8 +144,12 @@ void npk_etpu_emu_free(npk_etpu_emu *e)
 {
     if (!e) return;
     emu_exec_free(e);
-    for (unsigned i = 0; i < e->nmodels; i++)
+    for (unsigned i = 0; i < e->nmodels; i++) {
         if (e->models[i].dense) npk_etpu_dense_free(&e->models[i].d);
+        for (uint32_t k = 0; e->models[i].cpu && k < e->models[i].m->nops; k++)
+            emu_cpu_free(e->models[i].cpu[k]);
+        free(e->models[i].cpu);
+    }
     free(e->fw);
     free(e);
 }

@@ -125,7 +125,7 @@ static npk_status csr_write(npk_etpu_emu *e, npk_etpu_csr_id id, uint64_t v, npk
             e->stats.initialised = false;
             for (size_t i = 0; i < NPK_ETPU_CSR_COUNT; i++)
                 if (npk_etpu_csrs[i].kind != 'S') e->regs[i] = npk_etpu_csrs[i].reset;
-            e->cache_valid = false;
+            emu_forget_parameters(e);
             e->pwr_target = 2;
             e->pwr_delay = POWER_DELAY;
         } else if (fs == 2 && old != 2) {

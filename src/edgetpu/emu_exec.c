@@ -8,7 +8,9 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "etpu_boundary.h"
 #include "etpu_emu.h"
+#include "etpu_usb.h"
 #include "npukit/bytes.h"
 
 #define MAX_FRAME ((size_t)256 << 20)
@@ -32,6 +34,43 @@ static void free_execution(npk_etpu_emu *e)
     e->last_exe = NULL;
 }
 
+void emu_forget_parameters(npk_etpu_emu *e)
+{
+    for (unsigned i = 0; i < e->ncache; i++) free(e->cache[i].bytes);
+    e->ncache = 0;
+}
+
+/* The region loaded by PC instructions with this hash, or NULL. */
+static emu_params *find_region(npk_etpu_emu *e, uint64_t code)
+{
+    for (unsigned i = 0; i < e->ncache; i++)
+        if (e->cache[i].code == code) return &e->cache[i];
+    return NULL;
+}
+
+static void drop_region(npk_etpu_emu *e, uint64_t code)
+{
+    emu_params *r = find_region(e, code);
+    if (!r) return;
+    free(r->bytes);
+    *r = e->cache[--e->ncache];
+}
+
+bool emu_locate(const emu_model *em, const npk_etpu_executable *x, uint32_t *op, uint32_t *pkg)
+{
+    const npk_etpu_model *m = em->m;
+    for (uint32_t o = 0; o < m->nops; o++)
+        for (uint32_t p = 0; p < m->ops[o].npackages; p++) {
+            const npk_etpu_package *pk = &m->ops[o].packages[p];
+            if (x >= pk->executables && x < pk->executables + pk->nexecutables) {
+                *op = o;
+                *pkg = p;
+                return true;
+            }
+        }
+    return false;
+}
+
 void emu_exec_reset(npk_etpu_emu *e)
 {
     e->hdr_got = 0;
@@ -43,15 +82,13 @@ void emu_exec_reset(npk_etpu_emu *e)
     free(e->stream);
     e->stream = NULL;
     e->stream_len = e->stream_pos = 0;
-    e->cache_valid = false;
+    emu_forget_parameters(e);
 }
 
 void emu_exec_free(npk_etpu_emu *e)
 {
     emu_exec_reset(e);
     free_execution(e);
-    free(e->cache);
-    e->cache = NULL;
 }
 
 static const char *step_name(const npk_etpu_dma_hint *h)
@@ -110,44 +147,25 @@ static npk_status begin_execution(npk_etpu_emu *e, emu_model *em, const npk_etpu
         if (!(e->in[i] = calloc(e->in_len[i] ? e->in_len[i] : 1, 1)) ||
             !(e->seen[i] = calloc(e->in_len[i] ? e->in_len[i] : 1, 1)))
             return npk_fail(err, NPK_E_NOMEM, "out of memory");
-    if (x->type == NPK_ETPU_PARAMETER_CACHING) e->cache_valid = false; /* being overwritten */
-    return NPK_OK;
-}
-
-/* Device-order bytes of an output layer from its values in Y, X, Z order
- * (the inverse of npk_etpu_relayout). */
-static void scatter(const npk_etpu_layer *l, const uint8_t *yxz, uint8_t *dev, size_t dev_size)
-{
-    size_t es = npk_etpu_data_type_size(l->data_type);
-    size_t row = (size_t)l->z_dim * es;
-    if (!l->has_layout) {
-        size_t n = (size_t)l->y_dim * (size_t)l->x_dim * row;
-        memcpy(dev, yxz, n < dev_size ? n : dev_size);
-        return;
+    if (x->type == NPK_ETPU_PARAMETER_CACHING) {
+        /* Another token's parameters are gone; this region is being overwritten. */
+        if (x->parameter_caching_token == 0 || x->parameter_caching_token != e->cache_token)
+            emu_forget_parameters(e);
+        drop_region(e, etpu_code_hash(x));
+        e->cache_token = x->parameter_caching_token;
     }
-    const npk_etpu_output_layout *t = &l->layout;
-    for (int32_t y = 0; y < l->y_dim && (uint32_t)y < t->ny_tile && (uint32_t)y < t->ny_local; y++)
-        for (int32_t x = 0; x < l->x_dim && (uint32_t)x < t->nx_tile &&
-                            (uint32_t)x < t->nx_local_byte && (uint32_t)x < t->nx_row_size;
-             x++) {
-            int64_t tile = (int64_t)t->y_tile[y] + t->x_tile[x];
-            if (tile < 0 || tile >= (int64_t)t->ntile_byte_offset) continue;
-            int64_t base = (int64_t)t->tile_byte_offset[tile] +
-                           (int64_t)t->y_local[y] * t->x_row_size[x] + t->x_local_byte[x];
-            if (base < 0 || (uint64_t)base + row > dev_size) continue;
-            memcpy(dev + base, yxz + ((size_t)y * (size_t)l->x_dim + (size_t)x) * row, row);
-        }
+    return NPK_OK;
 }
 
 /* A Dense template's output from the parameters the device holds (not the
  * file's): weights and multipliers decoded from the received blob. */
-static npk_status dense_output(npk_etpu_emu *e)
+static npk_status dense_output(npk_etpu_emu *e, const emu_params *held)
 {
     const npk_etpu_dense *d = &e->em->d;
     const npk_etpu_executable *x = e->exe;
     const size_t n = d->n;
     if (x->ninputs < 1 || x->noutputs < 1 || (size_t)x->inputs[0].size_bytes < n ||
-        (size_t)x->outputs[0].size_bytes < n || e->cache_size != d->blob_size)
+        (size_t)x->outputs[0].size_bytes < n || held->size != d->blob_size)
         return NPK_E_UNSUPPORTED;
     int8_t *w = malloc(n * n);
     uint8_t *oh = malloc(n / NPK_ETPU_GROUP_ROWS * NPK_ETPU_GROUP_OVERHEAD);
@@ -155,7 +173,7 @@ static npk_status dense_output(npk_etpu_emu *e)
     uint8_t *xin = malloc(n), *y = malloc(n);
     npk_status st = NPK_E_NOMEM;
     if (w && oh && mult && xin && y &&
-        !npk_etpu_blob_decode(e->cache, e->cache_size, n, n, w, oh, NULL)) {
+        !npk_etpu_blob_decode(held->bytes, held->size, n, n, w, oh, NULL)) {
         npk_etpu_overhead_multipliers(oh, n, mult);
         npk_etpu_dense dd = *d;
         dd.multiplier = mult;
@@ -163,7 +181,7 @@ static npk_status dense_output(npk_etpu_emu *e)
         for (size_t i = 0; i < n; i++)
             xin[i] = d->in_type == NPK_TFL_INT8 ? (uint8_t)(e->in[0][i] ^ 0x80) : e->in[0][i];
         st = npk_etpu_dense_run_device(&dd, w, xin, 1, y, NULL);
-        if (!st) scatter(&x->outputs[0], y, e->out[0], (size_t)x->outputs[0].size_bytes);
+        if (!st) etpu_scatter(&x->outputs[0], y, e->out[0], (size_t)x->outputs[0].size_bytes);
     } else if (w && oh && mult && xin && y) {
         st = NPK_E_FORMAT;
     }
@@ -175,30 +193,76 @@ static npk_status dense_output(npk_etpu_emu *e)
     return st;
 }
 
+/* The parameters an EO executable runs with: those its package's PC
+ * executable loaded, under its token. NULL (after a violation) when the
+ * device does not hold them. */
+static const emu_params *held_parameters(npk_etpu_emu *e, const npk_etpu_executable *x,
+                                         const npk_etpu_executable **pc, npk_error *err)
+{
+    uint32_t op = 0, pkg = 0;
+    *pc = NULL;
+    if (emu_locate(e->em, x, &op, &pkg)) {
+        const npk_etpu_package *pk = &e->em->m->ops[op].packages[pkg];
+        for (uint32_t i = 0; i < pk->nexecutables && !*pc; i++)
+            if (pk->executables[i].type == NPK_ETPU_PARAMETER_CACHING) *pc = &pk->executables[i];
+    }
+    if (e->ncache == 0) {
+        emu_violation(e, err,
+                      "the EXECUTION_ONLY executable runs but the device holds no parameters "
+                      "(token 0x%016llx was never loaded)",
+                      (unsigned long long)x->parameter_caching_token);
+        return NULL;
+    }
+    if (e->cache_token != x->parameter_caching_token) {
+        emu_violation(e, err,
+                      "the EXECUTION_ONLY executable needs the parameters of token 0x%016llx; "
+                      "the device holds those of 0x%016llx",
+                      (unsigned long long)x->parameter_caching_token,
+                      (unsigned long long)e->cache_token);
+        return NULL;
+    }
+    const emu_params *r = *pc ? find_region(e, etpu_code_hash(*pc)) : NULL;
+    if (!r)
+        emu_violation(e, err,
+                      "the EXECUTION_ONLY executable runs but the parameters of its package's "
+                      "PARAMETER_CACHING executable were not loaded (the device holds %u other "
+                      "region%s of token 0x%016llx)",
+                      e->ncache, e->ncache == 1 ? "" : "s", (unsigned long long)e->cache_token);
+    return r;
+}
+
 /* The outputs of an EO / stand-alone execution, once its inputs are in. */
 static npk_status compute(npk_etpu_emu *e, npk_error *err)
 {
-    const npk_etpu_executable *x = e->exe;
+    const npk_etpu_executable *x = e->exe, *pc = NULL;
+    const emu_params *held = NULL;
     if (e->computed) return NPK_OK;
     e->computed = true;
-    if (x->type == NPK_ETPU_EXECUTION_ONLY) {
-        if (!e->cache_valid)
-            return emu_violation(e, err,
-                                 "the EXECUTION_ONLY executable runs but the device holds no "
-                                 "parameters (token 0x%016llx was never loaded)",
-                                 (unsigned long long)x->parameter_caching_token);
-        if (e->cache_token != x->parameter_caching_token)
-            return emu_violation(e, err,
-                                 "the EXECUTION_ONLY executable needs the parameters of token "
-                                 "0x%016llx; the device holds those of 0x%016llx",
-                                 (unsigned long long)x->parameter_caching_token,
-                                 (unsigned long long)e->cache_token);
-    }
+    if (x->type == NPK_ETPU_EXECUTION_ONLY && !(held = held_parameters(e, x, &pc, err)))
+        return NPK_E_DEVICE;
     for (uint32_t k = 0; k < x->noutputs; k++)
         if (!(e->out[k] = calloc((size_t)x->outputs[k].size_bytes + 1, 1)))
             return npk_fail(err, NPK_E_NOMEM, "out of memory");
+    uint32_t op = 0, pkg = 0;
+    if (e->em->cpu && emu_locate(e->em, x, &op, &pkg) && e->em->cpu[op]) {
+        /* Real values: the part of the CPU model this op replaced, run on
+         * what the device received, with the parameters the model holds
+         * (a stale or skipped upload is a violation, not a silent answer). */
+        if (held && pc &&
+            (held->size != pc->parameters_size ||
+             (held->size && memcmp(held->bytes, pc->parameters, held->size))))
+            return emu_violation(e, err,
+                                 "the device holds other parameters than the model's for token "
+                                 "0x%016llx (a stale upload)",
+                                 (unsigned long long)x->parameter_caching_token);
+        npk_error ce = {0};
+        npk_status st = emu_cpu_answer(e->em->cpu[op], x, e->in, e->out, &ce);
+        if (st == NPK_E_NOMEM) return npk_fail(err, st, "out of memory");
+        if (st) return emu_violation(e, err, "the CPU model failed: %s", ce.msg);
+        return NPK_OK;
+    }
     if (e->em->dense && x == e->em->d.eo && x->type == NPK_ETPU_EXECUTION_ONLY) {
-        npk_status st = dense_output(e);
+        npk_status st = dense_output(e, held);
         if (st == NPK_OK) return NPK_OK;
         if (st == NPK_E_NOMEM) return npk_fail(err, st, "out of memory");
         return emu_violation(e, err,
@@ -216,14 +280,13 @@ static void finish(npk_etpu_emu *e)
 {
     const npk_etpu_executable *x = e->exe;
     if (x->type == NPK_ETPU_PARAMETER_CACHING) {
-        uint8_t *c = realloc(e->cache, x->parameters_size ? x->parameters_size : 1);
-        if (c) {
-            e->cache = c;
-            memcpy(c, e->params, x->parameters_size);
-            e->cache_size = x->parameters_size;
-            e->cache_token = x->parameter_caching_token;
-            e->cache_valid = true;
-        }
+        /* The region now holds what was received (params is handed over). */
+        if (e->ncache == EMU_MAX_REGIONS) emu_forget_parameters(e);
+        e->cache[e->ncache].code = etpu_code_hash(x);
+        e->cache[e->ncache].bytes = e->params;
+        e->cache[e->ncache].size = x->parameters_size;
+        e->ncache++;
+        e->params = NULL;
         e->stats.parameter_loads++;
     } else {
         e->executions++;

@@ -9,13 +9,24 @@
 
 #include "npukit/edgetpu_emu.h"
 
-#define EMU_MAX_MODELS 8
+#define EMU_MAX_MODELS  8
+#define EMU_MAX_REGIONS 64 /* parameter regions held under one caching token */
+
+typedef struct emu_cpu emu_cpu; /* CPU answers of one Edge TPU op (emu_cpu.c) */
 
 typedef struct emu_model {
     const npk_etpu_model *m;
     bool dense; /* a Dense template: outputs from the reference executor */
     npk_etpu_dense d;
+    emu_cpu **cpu; /* per Edge TPU op, NULL without a CPU model */
 } emu_model;
+
+/* Parameters the device holds for one region (the PC instructions that loaded them). */
+typedef struct emu_params {
+    uint64_t code; /* etpu_code_hash of the PC executable */
+    uint8_t *bytes;
+    size_t size;
+} emu_params;
 
 /* Init-sequence effects observed in the order the protocol requires. */
 enum {
@@ -67,11 +78,10 @@ struct npk_etpu_emu {
     uint8_t **out;   /* device bytes of the output layers */
     bool computed;
     uint64_t executions;
-    /* parameters the device holds */
-    uint8_t *cache;
-    size_t cache_size;
+    /* parameters the device holds: one token, several regions (co-compiled models) */
     uint64_t cache_token;
-    bool cache_valid;
+    emu_params cache[EMU_MAX_REGIONS];
+    unsigned ncache;
     /* output stream on 0x81 */
     uint8_t *stream;
     size_t stream_len, stream_pos, next_boundary;
@@ -97,5 +107,14 @@ npk_status emu_bulk_in(npk_etpu_emu *e, uint8_t ep, uint8_t *buf, size_t cap, si
                        npk_error *err);
 void emu_exec_reset(npk_etpu_emu *e); /* chip reset: stream, execution, cache */
 void emu_exec_free(npk_etpu_emu *e);
+void emu_forget_parameters(npk_etpu_emu *e); /* every region */
+
+/* The Edge TPU op and package of model em that holds executable x (false if none). */
+bool emu_locate(const emu_model *em, const npk_etpu_executable *x, uint32_t *op, uint32_t *pkg);
+/* CPU answers (emu_cpu.c): outputs of executable x of op `op` from the
+ * input layers' device bytes in[], into out[] (device bytes, tiled). */
+npk_status emu_cpu_answer(emu_cpu *c, const npk_etpu_executable *x, uint8_t *const *in,
+                          uint8_t *const *out, npk_error *err);
+void emu_cpu_free(emu_cpu *c);
 
 #endif

@@ -19,7 +19,7 @@ void npk_etpu_transport_close(npk_etpu_transport *t)
 npk_status etpu_transfer_fail(npk_etpu_device *d, npk_status st, npk_error *err)
 {
     d->broken = true;
-    d->cached = false;
+    d->ncached = 0;
     return st ? st : npk_fail(err, NPK_E_DEVICE, "transfer failed");
 }
 
@@ -325,5 +325,6 @@ unsigned npk_etpu_device_efuse_revision(const npk_etpu_device *d)
 
 void npk_etpu_forget_parameters(npk_etpu_device *d)
 {
-    d->cached = false;
+    d->ncached = 0;
+    d->cached_token = 0;
 }

@@ -24,6 +24,14 @@ uint64_t etpu_hash64(const uint8_t *p, size_t n)
     return h ^ (h >> 29);
 }
 
+uint64_t etpu_code_hash(const npk_etpu_executable *e)
+{
+    uint64_t h = 0;
+    for (uint32_t i = 0; i < e->nbitstreams; i++)
+        h = h * 0x100000001B3ull ^ etpu_hash64(e->bitstreams[i].data, e->bitstreams[i].size);
+    return h;
+}
+
 static const char *exe_label(const npk_etpu_executable *e)
 {
     return npk_etpu_exec_type_name(e->type);
@@ -131,19 +139,53 @@ static npk_status check_layers(const npk_etpu_layer *ls, uint32_t n, const char 
     return NPK_OK;
 }
 
+/* The USB Accelerator is a "beagle" chip: the first package whose
+ * executables are for it (or name no chip) runs. Multi-chip packages are
+ * for pipelines across several devices. */
+static bool package_for_usb(const npk_etpu_package *pk)
+{
+    if (pk->nmulti_chip || pk->nexecutables == 0) return false;
+    for (uint32_t i = 0; i < pk->nexecutables; i++) {
+        const char *chip = pk->executables[i].chip;
+        if (chip && strcmp(chip, "beagle") && strcmp(chip, "beagle_fpga")) return false;
+    }
+    return true;
+}
+
 npk_status npk_etpu_plan_init(const npk_etpu_model *m, npk_etpu_plan *p, npk_error *err)
 {
     memset(p, 0, sizeof *p);
-    p->model = m;
     if (m->nops != 1)
         return npk_fail(err, NPK_E_UNSUPPORTED,
-                        "the model has %u Edge TPU ops; the runtime runs models with one", m->nops);
-    const npk_etpu_op *op = &m->ops[0];
-    if (op->npackages != 1 || op->packages[0].nmulti_chip)
+                        "the model has %u Edge TPU ops; plan each with npk_etpu_plan_init_op (or "
+                        "run the whole graph: edgetpu_graph.h)",
+                        m->nops);
+    return npk_etpu_plan_init_op(m, 0, p, err);
+}
+
+npk_status npk_etpu_plan_init_op(const npk_etpu_model *m, uint32_t op_index, npk_etpu_plan *p,
+                                 npk_error *err)
+{
+    memset(p, 0, sizeof *p);
+    p->model = m;
+    p->op = op_index;
+    if (op_index >= m->nops)
+        return npk_fail(err, NPK_E_ARG, "Edge TPU op %u: the model has %u", op_index, m->nops);
+    const npk_etpu_op *op = &m->ops[op_index];
+    uint32_t k = 0;
+    while (k < op->npackages && !package_for_usb(&op->packages[k])) k++;
+    if (k == op->npackages) {
+        const char *chip = op->npackages && op->packages[0].nexecutables
+                               ? op->packages[0].executables[0].chip
+                               : NULL;
         return npk_fail(err, NPK_E_UNSUPPORTED,
-                        "the Edge TPU op has %u packages (multi-chip): not supported",
-                        op->npackages);
-    const npk_etpu_package *pk = &op->packages[0];
+                        "Edge TPU op %u: none of its %u packages is for the USB Accelerator's "
+                        "chip \"beagle\" (first: %s%s)",
+                        op_index, op->npackages, op->npackages ? "chip " : "no package",
+                        op->npackages ? (chip ? chip : "multi-chip") : "");
+    }
+    p->package = k;
+    const npk_etpu_package *pk = &op->packages[k];
     const npk_etpu_executable *sa = NULL;
     for (uint32_t i = 0; i < pk->nexecutables; i++) {
         const npk_etpu_executable *e = &pk->executables[i];
@@ -197,6 +239,7 @@ npk_status npk_etpu_plan_init(const npk_etpu_model *m, npk_etpu_plan *p, npk_err
         }
     }
     p->param_hash = p->pc ? etpu_hash64(p->pc->parameters, p->pc->parameters_size) : 0;
+    p->pc_code_hash = p->pc ? etpu_code_hash(p->pc) : 0;
     return NPK_OK;
 }
 

@@ -165,17 +165,23 @@ npk_status npk_etpu_run(npk_etpu_device *d, const npk_etpu_plan *p, const uint8_
             memcpy(in[k], inputs[k], (size_t)eo->inputs[k].size_bytes);
     }
     if (!st && pc) {
-        const bool hit = d->cached && pc->parameter_caching_token != 0 &&
-                         d->cached_token == pc->parameter_caching_token &&
-                         d->cached_hash == p->param_hash && d->cached_size == pc->parameters_size;
+        const uint64_t token = pc->parameter_caching_token;
+        if (token == 0 || token != d->cached_token) d->ncached = 0;
+        uint32_t slot = 0;
+        while (slot < d->ncached && d->cached[slot].code != p->pc_code_hash) slot++;
+        const bool hit = slot < d->ncached && d->cached[slot].hash == p->param_hash &&
+                         d->cached[slot].size == pc->parameters_size;
         if (!hit) {
-            d->cached = false;
+            /* The region is being overwritten: not held until the upload completes. */
+            if (slot < d->ncached) d->cached[slot] = d->cached[--d->ncached];
             st = run_executable(d, pc, NULL, NULL, info, err);
             if (!st) {
-                d->cached = true;
-                d->cached_token = pc->parameter_caching_token;
-                d->cached_hash = p->param_hash;
-                d->cached_size = pc->parameters_size;
+                if (d->ncached == ETPU_MAX_CACHED) d->ncached = 0; /* forget, re-upload later */
+                d->cached_token = token;
+                d->cached[d->ncached].code = p->pc_code_hash;
+                d->cached[d->ncached].hash = p->param_hash;
+                d->cached[d->ncached].size = pc->parameters_size;
+                d->ncached++;
                 info->parameters_uploaded = true;
             }
         }

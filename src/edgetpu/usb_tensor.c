@@ -156,10 +156,11 @@ npk_status npk_etpu_layer_to_tensor(const npk_etpu_layer *l, const uint8_t *dev,
     return NPK_OK;
 }
 
-const npk_tfl_tensor *npk_etpu_layer_tensor(const npk_etpu_model *m, const npk_etpu_layer *l)
+const npk_tfl_tensor *npk_etpu_op_layer_tensor(const npk_etpu_model *m, uint32_t op_index,
+                                               const npk_etpu_layer *l)
 {
-    if (m->nops < 1) return NULL;
-    const npk_etpu_op *op = &m->ops[0];
+    if (op_index >= m->nops || !l->name) return NULL;
+    const npk_etpu_op *op = &m->ops[op_index];
     const npk_tfl_subgraph *sg = &m->tfl.subgraphs[op->subgraph];
     const npk_tfl_operator *o = &sg->operators[op->op];
     for (int pass = 0; pass < 2; pass++) {
@@ -169,4 +170,9 @@ const npk_tfl_tensor *npk_etpu_layer_tensor(const npk_etpu_model *m, const npk_e
             if (ix[i] >= 0 && !strcmp(sg->tensors[ix[i]].name, l->name)) return &sg->tensors[ix[i]];
     }
     return NULL;
+}
+
+const npk_tfl_tensor *npk_etpu_layer_tensor(const npk_etpu_model *m, const npk_etpu_layer *l)
+{
+    return npk_etpu_op_layer_tensor(m, 0, l);
 }

@@ -96,6 +96,31 @@ static npk_status arg_max_eval(npk_tfl_exec *x, const npk_tfl_node *n)
     const arg_max *m = n->params;
     const uint8_t *in = n->in[0]->data;
     uint8_t *out = n->out[0]->data;
+    if (m->inner == 1 && (m->in_type == NPK_TFL_UINT8 || m->in_type == NPK_TFL_INT8)) {
+        /* The usual case (class scores last, 8-bit): one contiguous scan per
+         * position, as bytes (int8 compared with the sign bit flipped). */
+        const uint8_t flip = m->in_type == NPK_TFL_INT8 ? 0x80 : 0;
+        for (size_t o = 0; o < m->outer; o++) {
+            const uint8_t *v = in + o * m->axis;
+            /* The largest value (a branch-free loop the compiler
+             * vectorises), then the first index holding it. */
+            uint8_t bv = 0;
+            for (size_t i = 0; i < m->axis; i++) {
+                const uint8_t u = (uint8_t)(v[i] ^ flip);
+                bv = u > bv ? u : bv;
+            }
+            size_t best = 0;
+            while ((uint8_t)(v[best] ^ flip) != bv) best++;
+            if (m->out_type == NPK_TFL_INT32) {
+                const int32_t r = (int32_t)best;
+                memcpy(out + 4 * o, &r, 4);
+            } else {
+                const int64_t r = (int64_t)best;
+                memcpy(out + 8 * o, &r, 8);
+            }
+        }
+        return NPK_OK;
+    }
     for (size_t o = 0; o < m->outer; o++)
         for (size_t k = 0; k < m->inner; k++) {
             const size_t base = o * m->axis * m->inner + k;

@@ -35,8 +35,8 @@ typedef struct det {
     float box_s, anc_s, cls_s;
     int32_t box_z, anc_z, cls_z;
     /* scratch layout (byte offsets) */
-    size_t boxes, scores, active, keep_s, keep_i, sorted, tmp, sel, max_s, cidx, cls_s_buf, bi, sa,
-        s2, sv;
+    size_t boxes, scores, active, keep_s, keep_i, sorted, kbox, tmp, sel, max_s, cidx, cls_s_buf,
+        bi, sa, s2, sv;
 } det;
 
 /* ---- prepare ---- */
@@ -168,7 +168,8 @@ static npk_status det_prepare(npk_tfl_plan *p, npk_tfl_node *n)
               reserve(&total, d->cls_u8 ? ncs : 0, 4, &d->scores) &&
               reserve(&total, nb, 1, &d->active) && reserve(&total, nb, 4, &d->keep_s) &&
               reserve(&total, nb, 4, &d->keep_i) && reserve(&total, nb, 4, &d->sorted) &&
-              reserve(&total, nb + md, 4, &d->tmp) && reserve(&total, nb, 4, &d->sel);
+              reserve(&total, nb * 5, 4, &d->kbox) && reserve(&total, nb + md, 4, &d->tmp) &&
+              reserve(&total, nb, 4, &d->sel);
     if (ok && !d->regular)
         ok =
             reserve(&total, nb, 4, &d->max_s) && reserve(&total, nb * (size_t)d->ncat, 4, &d->cidx);
@@ -200,16 +201,23 @@ static float fmin_std(float a, float b) /* std::min<float>(a, b) */
     return b < a ? b : a;
 }
 
-/* ComputeIntersectionOverUnion of decoded boxes i and j. */
-static float iou(const float *bi, const float *bj)
+/* Whether ComputeIntersectionOverUnion of boxes i and j (ymin, xmin, ymax,
+ * xmax, area: the area as TFLite computes it, (ymax - ymin) * (xmax -
+ * xmin)) exceeds thr > 0. Boxes that do not overlap (most pairs) are
+ * answered before the division: there TFLite's intersection is 0 (or NaN
+ * with NaN coordinates), and so is the IoU, never above thr. */
+static bool iou_above(const float *bi, const float *bj, float thr)
 {
-    const float area_i = (bi[2] - bi[0]) * (bi[3] - bi[1]);
-    const float area_j = (bj[2] - bj[0]) * (bj[3] - bj[1]);
-    if (area_i <= 0 || area_j <= 0) return 0.0f;
-    const float ymin = fmax_std(bi[0], bj[0]), xmin = fmax_std(bi[1], bj[1]);
-    const float ymax = fmin_std(bi[2], bj[2]), xmax = fmin_std(bi[3], bj[3]);
-    const float inter = fmax_std(ymax - ymin, 0.0f) * fmax_std(xmax - xmin, 0.0f);
-    return inter / (area_i + area_j - inter);
+    const float area_i = bi[4], area_j = bj[4];
+    if (area_i <= 0 || area_j <= 0) return false;
+    const float ymin = fmax_std(bi[0], bj[0]), ymax = fmin_std(bi[2], bj[2]);
+    const float dy = ymax - ymin;
+    if (!(dy > 0)) return false;
+    const float xmin = fmax_std(bi[1], bj[1]), xmax = fmin_std(bi[3], bj[3]);
+    const float dx = xmax - xmin;
+    if (!(dx > 0)) return false;
+    const float inter = dy * dx;
+    return inter / (area_i + area_j - inter) > thr;
 }
 
 /* Box decoding (DecodeCenterSizeBoxes, in double as current TFLite). */
@@ -259,18 +267,27 @@ static int32_t nms(const run *r, const float *scores, int32_t max_out, int32_t *
         }
     npk_tfl_argsort_desc(keep_s, sorted, SCR(r, int32_t, tmp), (size_t)kept);
     const int32_t out_size = kept < max_out ? kept : max_out;
+    if (out_size == 0) return 0;
+    /* The candidates' boxes in score order, each with its area: the inner
+     * loop reads them in sequence. */
+    float *kb = SCR(r, float, kbox);
+    for (int32_t j = 0; j < kept; j++) {
+        const float *b = r->boxes + 4 * (size_t)keep_i[sorted[j]];
+        float *o = kb + 5 * (size_t)j;
+        memcpy(o, b, 4 * sizeof(float));
+        o[4] = (b[2] - b[0]) * (b[3] - b[1]);
+    }
     int32_t nsel = 0, nactive = kept;
     memset(active, 1, (size_t)kept);
     for (int32_t i = 0; i < kept; i++) {
         if (nactive == 0 || nsel >= out_size) break;
         if (!active[i]) continue;
-        const int32_t bi = keep_i[sorted[i]];
-        selected[nsel++] = bi;
+        selected[nsel++] = keep_i[sorted[i]];
         active[i] = 0;
         nactive--;
-        const float *box_i = r->boxes + 4 * (size_t)bi;
+        const float *box_i = kb + 5 * (size_t)i;
         for (int32_t j = i + 1; j < kept; j++)
-            if (active[j] && iou(box_i, r->boxes + 4 * (size_t)keep_i[sorted[j]]) > d->iou_thr) {
+            if (active[j] && iou_above(box_i, kb + 5 * (size_t)j, d->iou_thr)) {
                 active[j] = 0;
                 nactive--;
             }
@@ -311,8 +328,11 @@ static void fast_nms(const run *r, const float *scores, float *ob, float *oc, fl
             /* Only boxes at or above the threshold take part: their class
              * is the first with the largest score (ArgMaxVector). */
             const float m = row_max(bs, nc);
-            ci[0] = m >= d->score_thr ? (int32_t)npk_tfl_argmax_first(bs, nc) : 0;
-            max_s[row] = m >= d->score_thr ? bs[ci[0]] : m;
+            int32_t c = 0;
+            if (m >= d->score_thr) /* m is no NaN: ArgMaxVector's index is the first equal to it */
+                while (!(bs[c] == m)) c++;
+            ci[0] = c;
+            max_s[row] = m >= d->score_thr ? bs[c] : m;
         } else {
             npk_tfl_topk_desc(bs, nc, ci, k);
             max_s[row] = bs[ci[0]];

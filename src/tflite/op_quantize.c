@@ -66,12 +66,17 @@ static npk_status quantize_eval(npk_tfl_exec *x, const npk_tfl_node *n)
         }
         return NPK_OK;
     }
+    /* 8-bit to 8-bit: each of the 256 possible inputs requantised once
+     * (the same arithmetic), then looked up. */
     const bool sg = q->in_type == NPK_TFL_INT8;
-    for (size_t i = 0; i < count; i++) {
+    uint8_t table[256];
+    for (size_t b = 0; b < 256; b++) {
+        const uint8_t byte = (uint8_t)b;
         const int32_t v =
-            npk_tfl_mbqm(npk_tfl_ld8(in, i, sg) - q->in_zero, q->mult, q->shift) + q->out_zero;
-        out[i] = (uint8_t)npk_tfl_clamp(v, lo, hi);
+            npk_tfl_mbqm(npk_tfl_ld8(&byte, 0, sg) - q->in_zero, q->mult, q->shift) + q->out_zero;
+        table[b] = (uint8_t)npk_tfl_clamp(v, lo, hi);
     }
+    for (size_t i = 0; i < count; i++) out[i] = table[in[i]];
     return NPK_OK;
 }
 
@@ -108,10 +113,16 @@ static npk_status dequantize_eval(npk_tfl_exec *x, const npk_tfl_node *n)
         }
         return NPK_OK;
     }
+    /* 256 possible inputs: each value's result computed once (the same
+     * expression), then looked up. */
     const bool sg = q->in_type == NPK_TFL_INT8;
     const double scale = q->in_scale;
-    for (size_t i = 0; i < count; i++)
-        out[i] = (float)(scale * (double)(npk_tfl_ld8(in, i, sg) - q->in_zero));
+    float table[256];
+    for (size_t b = 0; b < 256; b++) {
+        const uint8_t byte = (uint8_t)b;
+        table[b] = (float)(scale * (double)(npk_tfl_ld8(&byte, 0, sg) - q->in_zero));
+    }
+    for (size_t i = 0; i < count; i++) out[i] = table[in[i]];
     return NPK_OK;
 }
 

@@ -24,6 +24,7 @@
 #include <math.h>
 #include <string.h>
 
+#include "npukit/checked.h"
 #include "tflite/kernel.h"
 
 typedef struct resize {
@@ -34,6 +35,8 @@ typedef struct resize {
     int32_t *y0, *y1, *x0, *x1;
     int32_t *wy, *wx; /* integer: f in 1/1024 */
     float *fy, *fx;   /* float: source position minus the lower neighbour */
+    bool separable;   /* 8-bit: rows blended first into scratch (see bilinear_rows) */
+    bool nonneg;      /* uint8 with weights >= 0: every sum >= 0, rounding is a shift */
 } resize;
 
 static npk_status resize_common(npk_tfl_plan *p, npk_tfl_node *n, resize **rp, bool *align,
@@ -150,6 +153,17 @@ static npk_status bilinear_prepare(npk_tfl_plan *p, npk_tfl_node *n)
         if ((st = integer_axis(p, n, r->ih, r->oh, align, half, r->y0, r->y1, r->wy)) ||
             (st = integer_axis(p, n, r->iw, r->ow, align, half, r->x0, r->x1, r->wx)))
             return st;
+        if (type != NPK_TFL_INT16) {
+            /* Two input rows blended horizontally (int32). */
+            r->separable = true;
+            const size_t elems[] = {2, (size_t)r->ow, (size_t)r->depth, sizeof(int32_t)};
+            if (!npk_prod_sz(elems, 4, &n->scratch_bytes))
+                return npk_tfl_k_fail(p, n, "output row too large");
+            bool nonneg = type == NPK_TFL_UINT8;
+            for (int32_t v = 0; v < r->oh && nonneg; v++) nonneg = r->wy[v] >= 0;
+            for (int32_t v = 0; v < r->ow && nonneg; v++) nonneg = r->wx[v] >= 0;
+            r->nonneg = nonneg;
+        }
         return NPK_OK;
     }
     r->fy = npk_tfl_k_alloc(p, n, (size_t)r->oh * sizeof(float));
@@ -198,6 +212,64 @@ BILINEAR_INTEGER(bilinear_u8, uint8_t, int32_t)
 BILINEAR_INTEGER(bilinear_i8, int8_t, int32_t)
 BILINEAR_INTEGER(bilinear_i16, int16_t, int64_t)
 
+/* The same sums for 8-bit values, separated: each input row blended
+ * horizontally once, h[x] = (1024 - fx) * r[x0] + fx * r[x1] for every
+ * output column and channel (int32), then every output row from the two
+ * blended rows it needs, (1024 - fy) * h0 + fy * h1: the reference's
+ * four-product sum exactly (integer arithmetic, no rounding in between;
+ * |h| <= 2048 * 255 and the sum stays below 2^31 as there). Two
+ * multiplications per output, in one contiguous loop per output row that
+ * the compiler vectorises; an input row is blended again only when an
+ * output row needs one that the two slots do not hold (downscaling). */
+#define BILINEAR_ROWS(NAME, T)                                                                     \
+    static void NAME##_blend(const resize *r, const T *row, int32_t *h)                            \
+    {                                                                                              \
+        const size_t d = (size_t)r->depth;                                                         \
+        for (int32_t x = 0; x < r->ow; x++) {                                                      \
+            const int32_t fx = r->wx[x], gx = (1 << 10) - fx;                                      \
+            const T *a = row + (size_t)r->x0[x] * d, *b = row + (size_t)r->x1[x] * d;              \
+            for (size_t c = 0; c < d; c++) h[c] = gx * a[c] + fx * b[c];                           \
+            h += d;                                                                                \
+        }                                                                                          \
+    }                                                                                              \
+    static void NAME(const resize *r, const uint8_t *in_bytes, uint8_t *out_bytes, int32_t *t)     \
+    {                                                                                              \
+        const T *in = (const T *)(const void *)in_bytes;                                           \
+        T *out = (T *)(void *)out_bytes;                                                           \
+        const size_t d = (size_t)r->depth, row = (size_t)r->iw * d, orow = (size_t)r->ow * d;      \
+        int32_t *slot[2] = {t, t + orow};                                                          \
+        for (int32_t b = 0; b < r->batch; b++) {                                                   \
+            const T *img = in + (size_t)b * (size_t)r->ih * row;                                   \
+            int32_t held[2] = {-1, -1}; /* input row in each slot */                               \
+            for (int32_t y = 0; y < r->oh; y++) {                                                  \
+                const int32_t need[2] = {r->y0[y], r->y1[y]};                                      \
+                int s[2];                                                                          \
+                for (int k = 0; k < 2; k++) {                                                      \
+                    s[k] = held[0] == need[k] ? 0 : held[1] == need[k] ? 1 : -1;                   \
+                    if (s[k] < 0) { /* into the slot the other row does not use */                 \
+                        s[k] = k == 1 ? 1 - s[0] : held[0] == need[1] ? 1 : 0;                     \
+                        NAME##_blend(r, img + (size_t)need[k] * row, slot[s[k]]);                  \
+                        held[s[k]] = need[k];                                                      \
+                    }                                                                              \
+                }                                                                                  \
+                const int32_t fy = r->wy[y], gy = (1 << 10) - fy;                                  \
+                const int32_t *h0 = slot[s[0]], *h1 = slot[s[1]];                                  \
+                if (r->nonneg)                                                                     \
+                    for (size_t i = 0; i < orow; i++)                                              \
+                        out[i] = (T)((gy * h0[i] + fy * h1[i] + (1 << 19)) >> 20);                 \
+                else                                                                               \
+                    for (size_t i = 0; i < orow; i++) {                                            \
+                        const int32_t v = gy * h0[i] + fy * h1[i];                                 \
+                        out[i] = (T)((v + (v > 0 ? (1 << 19) : -(1 << 19))) / (1 << 20));          \
+                    }                                                                              \
+                out += orow;                                                                       \
+            }                                                                                      \
+        }                                                                                          \
+    }
+
+BILINEAR_ROWS(bilinear_rows_u8, uint8_t)
+BILINEAR_ROWS(bilinear_rows_i8, int8_t)
+
 static void bilinear_float(const resize *r, const uint8_t *in, uint8_t *out)
 {
     const size_t row = (size_t)r->iw * (size_t)r->depth;
@@ -243,9 +315,20 @@ static npk_status bilinear_eval(npk_tfl_exec *x, const npk_tfl_node *n)
     const resize *r = n->params;
     const uint8_t *in = n->in[0]->data;
     uint8_t *out = n->out[0]->data;
+    int32_t *t = (int32_t *)(void *)n->scratch; /* arena: 64-byte aligned */
     switch (r->integer ? n->in[0]->type : NPK_TFL_FLOAT32) {
-    case NPK_TFL_UINT8: bilinear_u8(r, in, out); break;
-    case NPK_TFL_INT8: bilinear_i8(r, in, out); break;
+    case NPK_TFL_UINT8:
+        if (r->separable)
+            bilinear_rows_u8(r, in, out, t);
+        else
+            bilinear_u8(r, in, out);
+        break;
+    case NPK_TFL_INT8:
+        if (r->separable)
+            bilinear_rows_i8(r, in, out, t);
+        else
+            bilinear_i8(r, in, out);
+        break;
     case NPK_TFL_INT16: bilinear_i16(r, in, out); break;
     default: bilinear_float(r, in, out);
     }

@@ -284,6 +284,92 @@ static void test_resize_bilinear(void **state)
     tt_model_free(&tm);
 }
 
+/* TFLite's ResizeBilinearInteger written out directly (four products in
+ * 64 bits per element): the oracle for the interpreter's 8-bit kernels, which
+ * blend rows first. Weights may be negative (half-pixel centres at the
+ * border) and values span the whole type. */
+static void oracle_axis(int32_t in, int32_t out, int align, int half, int32_t *lo, int32_t *hi,
+                        int32_t *f)
+{
+    int32_t s = (int32_t)((((int64_t)in << 10) + out / 2) / out);
+    if (align && out > 1) s = (int32_t)((((int64_t)(in - 1) << 10) + (out - 1) / 2) / (out - 1));
+    for (int32_t v = 0; v < out; v++) {
+        const int32_t pos = half ? v * s + s / 2 - 512 : v * s;
+        int32_t l = pos / 1024, u = (pos + 1023) / 1024;
+        l = l < 0 ? 0 : l > in - 1 ? in - 1 : l;
+        u = u < 0 ? 0 : u > in - 1 ? in - 1 : u;
+        lo[v] = l;
+        hi[v] = u;
+        f[v] = pos - 1024 * l;
+    }
+}
+
+/* Element (y, x, c) of the image at base: uint8 (signed 0) or int8. */
+static int64_t at(const uint8_t *in, int is_signed, size_t base, const int32_t *sh, int32_t y,
+                  int32_t x, int32_t c)
+{
+    const uint8_t b = in[base + (size_t)((y * sh[1] + x) * sh[2] + c)];
+    return is_signed ? (int64_t)(int8_t)b : (int64_t)b;
+}
+
+static void test_resize_bilinear_oracle(void **state)
+{
+    (void)state;
+    static const int32_t shapes[][5] = {
+        /* ih, iw, depth, oh, ow */
+        {5, 7, 3, 11, 4},  {1, 1, 2, 3, 5},     {4, 4, 21, 17, 17}, {9, 2, 1, 2, 9},
+        {3, 6, 8, 24, 48}, {33, 33, 5, 65, 65}, {2, 3, 16, 7, 1},
+    };
+    uint32_t seed = 12345;
+    for (size_t k = 0; k < sizeof shapes / sizeof shapes[0]; k++)
+        for (int type = 0; type < 2; type++)
+            for (int mode = 0; mode < 3; mode++) {
+                const int32_t *sh = shapes[k];
+                const int32_t is[] = {2, sh[0], sh[1], sh[2]}, os[] = {2, sh[3], sh[4], sh[2]};
+                const int align = mode == 1, half = mode == 2;
+                const int8_t t = type ? NPK_TFL_INT8 : NPK_TFL_UINT8;
+                const size_t nin = 2u * (size_t)(sh[0] * sh[1] * sh[2]);
+                const size_t nout = 2u * (size_t)(sh[3] * sh[4] * sh[2]);
+                uint8_t *in = malloc(nin), *want = malloc(nout);
+                for (size_t i = 0; i < nin; i++) {
+                    seed = seed * 1103515245u + 12345u;
+                    /* Extremes often: the sums' range is what matters. */
+                    const uint32_t r = seed >> 16;
+                    in[i] = (uint8_t)(r % 4 == 0   ? 0
+                                      : r % 4 == 1 ? 255
+                                      : r % 4 == 2 ? 127
+                                                   : r >> 4);
+                }
+                int32_t y0[65], y1[65], fy[65], x0[65], x1[65], fx[65];
+                oracle_axis(sh[0], sh[3], align, half, y0, y1, fy);
+                oracle_axis(sh[1], sh[4], align, half, x0, x1, fx);
+                size_t o = 0;
+                for (int32_t b = 0; b < 2; b++)
+                    for (int32_t y = 0; y < sh[3]; y++)
+                        for (int32_t x = 0; x < sh[4]; x++)
+                            for (int32_t c = 0; c < sh[2]; c++) {
+                                const size_t base = (size_t)b * (size_t)(sh[0] * sh[1] * sh[2]);
+                                const int64_t v =
+                                    at(in, type, base, sh, y0[y], x0[x], c) * (1024 - fy[y]) *
+                                        (1024 - fx[x]) +
+                                    at(in, type, base, sh, y1[y], x0[x], c) * fy[y] *
+                                        (1024 - fx[x]) +
+                                    at(in, type, base, sh, y0[y], x1[x], c) * (1024 - fy[y]) *
+                                        fx[x] +
+                                    at(in, type, base, sh, y1[y], x1[x], c) * fy[y] * fx[x];
+                                const int64_t q = (v + (v > 0 ? 1 << 19 : -(1 << 19))) / (1 << 20);
+                                want[o++] = (uint8_t)q;
+                            }
+                tt_model tm = resize_model(NPK_TFL_OP_RESIZE_BILINEAR, t, is, os, align, half);
+                npk_tfl_interp *it = tt_run(&tm, (const void *[]){in}, 1);
+                tt_expect(it, 0, want, nout);
+                npk_tfl_interp_free(it);
+                tt_model_free(&tm);
+                free(in);
+                free(want);
+            }
+}
+
 static void test_resize_nearest(void **state)
 {
     (void)state;
@@ -310,7 +396,8 @@ static void test_arg_max(void **state)
     (void)state;
     /* uint8 [2,3]: along axis 1 (int32 axis) into int32, ties give the first
      * index: [[1 5 5] [7 2 7]] -> [1 0]; along axis -2 (int64 axis) into
-     * int64: [1 0 1]. int8 and float32 along their last axis. */
+     * int64: [1 0 1]. int8 (signed order: 5 above -3 and -128) and float32
+     * along their last axis. */
     npk_tflb *b = npk_tflb_new();
     static const int32_t s23[] = {2, 3}, s2[] = {2}, s3[] = {3}, s13[] = {1, 3}, s1[] = {1};
     static const int32_t ax1[] = {1};
@@ -334,10 +421,11 @@ static void test_arg_max(void **state)
     npk_tflb_io(b, (int32_t[]){x, xi, xf}, 3, (int32_t[]){y1, y2, yi, yf}, 4);
     tt_model tm;
     tt_finish(b, &tm);
-    npk_tfl_interp *it = tt_run(&tm,
-                                (const void *[]){(uint8_t[]){1, 5, 5, 7, 2, 7},
-                                                 (int8_t[]){-3, -1, -2}, (float[]){0.5f, -1, 2.5f}},
-                                1);
+    npk_tfl_interp *it =
+        tt_run(&tm,
+               (const void *[]){(uint8_t[]){1, 5, 5, 7, 2, 7}, (int8_t[]){-3, 5, -128},
+                                (float[]){0.5f, -1, 2.5f}},
+               1);
     tt_expect(it, 0, (int32_t[]){1, 0}, 8);
     tt_expect(it, 1, (int64_t[]){1, 0, 1}, 24);
     tt_expect(it, 2, (int32_t[]){1}, 4);
@@ -365,6 +453,7 @@ int main(void)
         cmocka_unit_test(test_pack_unpack_split),
         cmocka_unit_test(test_gather_nd),
         cmocka_unit_test(test_resize_bilinear),
+        cmocka_unit_test(test_resize_bilinear_oracle),
         cmocka_unit_test(test_resize_nearest),
         cmocka_unit_test(test_arg_max),
     };
