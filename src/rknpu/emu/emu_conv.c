@@ -20,22 +20,39 @@ static int16_t pad_lane_int8(uint32_t pad, uint32_t ch)
     return (int8_t)(uint8_t)(pad >> (8 * byte));
 }
 
-/* The task's input cube as pixel-major int16 (P_in x C), and the pad lanes. */
-static int16_t *load_int(npk_rk_emu *e, const emu_task *t, int16_t **padv)
+/* The task's input cube as pixel-major int16 (P_in x C), and the pad lanes;
+ * with psum, also each input pixel's sum over its channels (the pad lanes'
+ * at psum[P_in]) for the window sums of CPEND, wrapping like the sums of
+ * the convolution loops. */
+static int16_t *load_int(npk_rk_emu *e, const emu_task *t, int16_t **padv, uint32_t **psum)
 {
     size_t pix = (size_t)t->w * t->h, C = t->c;
-    int16_t *x = emu_scratch_get(&e->a, (pix * C + C) * sizeof(int16_t));
+    /* (pix + 1) * C int16 is a multiple of 32 bytes (C % 16 == 0): the
+     * sums follow, aligned. */
+    int16_t *x = emu_scratch_get(&e->a, (pix * C + C) * sizeof(int16_t) + (pix + 1) * 4);
     if (!x) return NULL;
+    uint32_t *ps = psum ? (uint32_t *)(void *)(x + pix * C + C) : NULL;
+    if (ps) memset(ps, 0, (pix + 1) * sizeof *ps);
     for (uint32_t cp = 0; cp < C / 16; cp++)
         for (uint32_t y = 0; y < t->h; y++) {
             const uint8_t *row = t->in + (uint64_t)cp * t->surf_pitch + (uint64_t)y * t->line_pitch;
             for (uint32_t xx = 0; xx < t->w; xx++) {
                 int16_t *d = x + ((size_t)y * t->w + xx) * C + cp * 16;
-                for (int j = 0; j < 16; j++) d[j] = (int8_t)row[xx * 16 + j];
+                int8_t v[16]; /* a local copy: the int16 stores cannot alias it */
+                memcpy(v, row + (size_t)xx * 16, 16);
+                uint32_t sum = 0;
+                for (int j = 0; j < 16; j++) {
+                    d[j] = v[j];
+                    sum += (uint32_t)(int32_t)v[j];
+                }
+                if (ps) ps[(size_t)y * t->w + xx] += sum;
             }
         }
     *padv = x + pix * C;
     for (uint32_t ch = 0; ch < C; ch++) (*padv)[ch] = pad_lane_int8(t->pad_value, ch);
+    if (ps)
+        for (uint32_t ch = 0; ch < C; ch++) ps[pix] += (uint32_t)(int32_t)(*padv)[ch];
+    if (psum) *psum = ps;
     return x;
 }
 
@@ -114,11 +131,41 @@ __attribute__((target("avx2"))) static void block_avx2(const int16_t *const *row
     _mm256_storeu_si256((__m256i *)(void *)out[3], a30);
     _mm256_storeu_si256((__m256i *)(void *)(out[3] + 8), a31);
 }
+
+/* One depthwise output pixel: for every 16 channels, the products of the
+ * taps' inputs and weights (int8 x int8, exact in 16 bits) widened and
+ * summed in 32-bit lanes that wrap like the portable loop's, and the window
+ * sums of the inputs (CPEND) when ws is given. */
+__attribute__((target("avx2"))) static void dw_pixel_avx2(const int16_t *const *xs, size_t taps,
+                                                          const int16_t *wq, size_t C, uint32_t *ap,
+                                                          uint32_t *ws)
+{
+    for (size_t ch = 0; ch < C; ch += 16) {
+        __m256i a0 = _mm256_setzero_si256(), a1 = a0, s0 = a0, s1 = a0;
+        for (size_t tap = 0; tap < taps; tap++) {
+            __m256i xv = _mm256_loadu_si256((const __m256i *)(const void *)(xs[tap] + ch));
+            __m256i wv = _mm256_loadu_si256((const __m256i *)(const void *)(wq + tap * C + ch));
+            __m256i pr = _mm256_mullo_epi16(xv, wv);
+            a0 = _mm256_add_epi32(a0, _mm256_cvtepi16_epi32(_mm256_castsi256_si128(pr)));
+            a1 = _mm256_add_epi32(a1, _mm256_cvtepi16_epi32(_mm256_extracti128_si256(pr, 1)));
+            if (ws) {
+                s0 = _mm256_add_epi32(s0, _mm256_cvtepi16_epi32(_mm256_castsi256_si128(xv)));
+                s1 = _mm256_add_epi32(s1, _mm256_cvtepi16_epi32(_mm256_extracti128_si256(xv, 1)));
+            }
+        }
+        _mm256_storeu_si256((__m256i *)(void *)(ap + ch), a0);
+        _mm256_storeu_si256((__m256i *)(void *)(ap + ch + 8), a1);
+        if (ws) {
+            _mm256_storeu_si256((__m256i *)(void *)(ws + ch), s0);
+            _mm256_storeu_si256((__m256i *)(void *)(ws + ch + 8), s1);
+        }
+    }
+}
 #endif
 
 static npk_status conv_direct_int(npk_rk_emu *e, const emu_task *t, const int16_t *x,
-                                  const int16_t *padv, int32_t *acc, int32_t *s, const emu_where *w,
-                                  npk_error *err)
+                                  const int16_t *padv, const uint32_t *psum, int32_t *acc,
+                                  int32_t *s, const emu_where *w, npk_error *err)
 {
     size_t C = t->c, N = t->n, taps = (size_t)t->kw * t->kh, G = t->group;
     size_t P = (size_t)t->ow * t->oh;
@@ -157,10 +204,9 @@ static npk_status conv_direct_int(npk_rk_emu *e, const emu_task *t, const int16_
                 for (uint32_t kx = 0; kx < t->kw; kx++) {
                     int64_t ix = (int64_t)ox * t->sx - t->pl + (int64_t)kx * t->dx;
                     bool in = iy >= 0 && iy < t->h && ix >= 0 && ix < t->w;
-                    const int16_t *xv = in ? x + ((size_t)iy * t->w + (size_t)ix) * C : padv;
-                    rows[((size_t)ky * t->kw + kx) * PB + q] = xv;
-                    if (s && p0 + q < P)
-                        for (size_t ch = 0; ch < C; ch++) sum += (uint32_t)(int32_t)xv[ch];
+                    size_t ip = in ? (size_t)iy * t->w + (size_t)ix : (size_t)t->w * t->h;
+                    rows[((size_t)ky * t->kw + kx) * PB + q] = in ? x + ip * C : padv;
+                    if (s) sum += psum[ip];
                 }
             }
             if (s && p0 + q < P) ((uint32_t *)s)[p] = sum;
@@ -187,9 +233,38 @@ npk_status emu_conv_int(npk_rk_emu *e, const emu_task *t, int32_t *acc, int32_t 
     size_t C = t->c, N = t->n, taps = (size_t)t->kw * t->kh;
     size_t G = t->group;
     int16_t *padv = NULL;
-    int16_t *x = load_int(e, t, &padv);
+    uint32_t *psum = NULL;
+    int16_t *x = load_int(e, t, &padv, !t->dw && s ? &psum : NULL);
     if (!x) return emu_fail(w, err, NPK_E_NOMEM, "out of memory for the task");
-    if (!t->dw) return conv_direct_int(e, t, x, padv, acc, s, w, err);
+    if (!t->dw) return conv_direct_int(e, t, x, padv, psum, acc, s, w, err);
+#ifdef HAVE_AVX2_CONV
+    if (e->simd) {
+        /* Depthwise: [C/G][kh][kw][G] -> [tap][channel] int16, and the
+         * taps' input rows (the pad lanes outside) of each pixel. */
+        int16_t *wh = emu_scratch_get(&e->b, taps * C * sizeof(int16_t));
+        const int16_t **xs = emu_scratch_get(&e->t, taps * sizeof *xs);
+        if (!wh || !xs) return emu_fail(w, err, NPK_E_NOMEM, "out of memory for the task");
+        for (size_t ch = 0; ch < C; ch++)
+            for (size_t tap = 0; tap < taps; tap++)
+                wh[tap * C + ch] = (int8_t)t->wt[(ch / G) * taps * G + tap * G + ch % G];
+        for (uint32_t oy = 0; oy < t->oh; oy++)
+            for (uint32_t ox = 0; ox < t->ow; ox++) {
+                size_t p = (size_t)oy * t->ow + ox;
+                for (uint32_t ky = 0; ky < t->kh; ky++) {
+                    int64_t iy = (int64_t)oy * t->sy - t->pt + (int64_t)ky * t->dy;
+                    for (uint32_t kx = 0; kx < t->kw; kx++) {
+                        int64_t ix = (int64_t)ox * t->sx - t->pl + (int64_t)kx * t->dx;
+                        bool in = iy >= 0 && iy < t->h && ix >= 0 && ix < t->w;
+                        xs[(size_t)ky * t->kw + kx] =
+                            in ? x + ((size_t)iy * t->w + (size_t)ix) * C : padv;
+                    }
+                }
+                dw_pixel_avx2(xs, taps, wh, C, (uint32_t *)acc + p * N,
+                              s ? (uint32_t *)s + p * N : NULL);
+            }
+        return NPK_OK;
+    }
+#endif
     /* Depthwise: [C/G][kh][kw][G] -> [tap][channel], 32-bit so that the
      * per-channel loops vectorise at -O2. */
     uint32_t *wq = emu_scratch_get(&e->b, taps * C * sizeof(uint32_t));

@@ -120,18 +120,21 @@ static float stage_fp(const emu_stage *s, bool ew, float x, size_t ch, size_t p)
     return x;
 }
 
-static int64_t sat32(int64_t v)
+static inline int64_t sat32(int64_t v)
 {
     return v > INT32_MAX ? INT32_MAX : v < INT32_MIN ? INT32_MIN : v;
 }
 
 /* Arithmetic shift right (floor division by 2^s) without relying on how
  * the compiler shifts negative numbers. */
-static int64_t sar(int64_t v, unsigned s)
+static inline int64_t sar(int64_t v, unsigned s)
 {
-    if (!s) return v;
     if (s > 62) return v < 0 ? -1 : 0;
-    return v >= 0 ? v >> s : -((-(v + 1)) >> s) - 1;
+    /* For v < 0, ~v = -v - 1 >= 0 and floor(v / 2^s) = -((-v - 1) >> s) - 1;
+     * computed without branches on the sign (a conditional move). */
+    uint64_t m = v < 0 ? ~(uint64_t)0 : 0;
+    int64_t q = (int64_t)(((uint64_t)v ^ m) >> s);
+    return v < 0 ? -q - 1 : q;
 }
 
 /* The element-wise operand of pixel p, channel ch from ERDMA, through the
@@ -150,35 +153,143 @@ static int64_t ew_operand(const emu_stage *s, size_t p, size_t ch)
 static void stage_operands(const emu_stage *s, bool ew, size_t n, int32_t *add, int32_t *mul)
 {
     for (size_t ch = 0; ch < n; ch++) {
-        add[ch] = s->add ? (int32_t)alu_operand(s, ch) : 0;
-        mul[ch] = !s->mul ? 1 : ew ? (int32_t)s->mul_op : (int16_t)mul_operand(s, ch);
+        add[ch] = s->on && s->add ? (int32_t)alu_operand(s, ch) : 0;
+        mul[ch] = !s->on || !s->mul ? 1 : ew ? (int32_t)s->mul_op : (int16_t)mul_operand(s, ch);
     }
 }
 
-/* stage_int with the channel's operands at hand (the same arithmetic). */
-static inline int64_t stage_pre(const emu_stage *s, int64_t x, int32_t add, int32_t mul, size_t ch,
-                                size_t p)
+/* One stage on the n channels of pixel p (x[ch]), with the channels'
+ * operands at hand: each sub-step as its own loop over the channels, in the
+ * order the hardware applies them (operand add, multiply and shift, ReLU,
+ * ReLU-X), so the per-element arithmetic is the same and the flags are
+ * tested once per pixel, not once per element. */
+static void stage_row(const emu_stage *s, int64_t *x, size_t n, const int32_t *add,
+                      const int32_t *mul, size_t p)
 {
     if (s->op_mem)
-        x = sat32(x + ew_operand(s, p, ch));
+        for (size_t ch = 0; ch < n; ch++) x[ch] = sat32(x[ch] + ew_operand(s, p, ch));
     else if (s->add)
-        x = sat32(x + add);
-    if (s->mul) x = sat32(sar(x * mul, s->shift));
-    if (s->relu && x < 0) x = 0;
-    if (s->relux && x > (int32_t)s->relux_cmp) x = (int32_t)s->relux_cmp;
-    return x;
+        for (size_t ch = 0; ch < n; ch++) x[ch] = sat32(x[ch] + add[ch]);
+    if (s->mul) {
+        unsigned sh = s->shift;
+        for (size_t ch = 0; ch < n; ch++) x[ch] = sat32(sar(x[ch] * mul[ch], sh));
+    }
+    if (s->relu)
+        for (size_t ch = 0; ch < n; ch++) x[ch] = x[ch] < 0 ? 0 : x[ch];
+    if (s->relux) {
+        int64_t cap = (int32_t)s->relux_cmp;
+        for (size_t ch = 0; ch < n; ch++) x[ch] = x[ch] > cap ? cap : x[ch];
+    }
 }
 
 /* OUT_CVT on the integer path: round(x * scale / 2^shift) + offset (ties
  * up, docs/rknpu.md), saturated to the output type. */
-static int64_t out_cvt(const emu_task *t, int64_t x)
+typedef struct out_conv {
+    uint32_t scale, shift;
+    int32_t offset;
+    bool out_int8;
+} out_conv;
+
+static inline int64_t out_cvt(const out_conv *t, int64_t x)
 {
-    int64_t v = x * (int64_t)t->cvt_scale;
-    if (t->cvt_shift) v = sar(v + ((int64_t)1 << (t->cvt_shift - 1)), t->cvt_shift);
-    v += t->cvt_offset;
+    int64_t v = x * (int64_t)t->scale;
+    if (t->shift) v = sar(v + ((int64_t)1 << (t->shift - 1)), t->shift);
+    v += t->offset;
     if (t->out_int8) return v > 127 ? 127 : v < -128 ? -128 : v;
     return sat32(v);
 }
+
+/* ---- the integer DPU on AVX2: the same steps on four int64 lanes ----
+ *
+ * Every value between steps is an int32 held in an int64 lane, so the
+ * signed 32 x 32 -> 64 multiply (vpmuldq, the low half of each lane) gives
+ * the exact product; floor shifts as in sar(); saturation as compares. */
+#if (defined(__x86_64__) || defined(__i386__)) && defined(__GNUC__)
+#include <immintrin.h>
+#define HAVE_AVX2_DPU 1
+
+#define AVX2 __attribute__((target("avx2")))
+
+static AVX2 inline __m256i clamp64(__m256i v, __m256i lo, __m256i hi)
+{
+    v = _mm256_blendv_epi8(v, lo, _mm256_cmpgt_epi64(lo, v));
+    return _mm256_blendv_epi8(v, hi, _mm256_cmpgt_epi64(v, hi));
+}
+
+/* floor(v / 2^s) for s <= 62, as sar(). */
+static AVX2 inline __m256i sar64(__m256i v, __m128i s)
+{
+    __m256i m = _mm256_cmpgt_epi64(_mm256_setzero_si256(), v);
+    return _mm256_xor_si256(_mm256_srl_epi64(_mm256_xor_si256(v, m), s), m);
+}
+
+static AVX2 inline __m256i ld32x4(const int32_t *p)
+{
+    return _mm256_cvtepi32_epi64(_mm_loadu_si128((const __m128i *)(const void *)p));
+}
+
+static AVX2 inline __m256i ld64(const int64_t *p)
+{
+    return _mm256_loadu_si256((const __m256i *)(const void *)p);
+}
+
+static AVX2 inline void st64(int64_t *p, __m256i v)
+{
+    _mm256_storeu_si256((__m256i *)(void *)p, v);
+}
+
+/* x = the sums, then + OW_OP x the window sums (sums: one per channel for
+ * depthwise, else s0 for every channel), saturated. */
+static AVX2 void row_start_avx2(int64_t *x, const uint32_t *c, size_t n, bool cpend, int64_t ow,
+                                const int32_t *sums, bool per_channel)
+{
+    const __m256i lo = _mm256_set1_epi64x(INT32_MIN), hi = _mm256_set1_epi64x(INT32_MAX);
+    const __m256i owv = _mm256_set1_epi64x(ow);
+    __m256i s0 = _mm256_set1_epi64x(cpend && !per_channel ? ow * sums[0] : 0);
+    for (size_t ch = 0; ch < n; ch += 4) {
+        __m256i v = ld32x4((const int32_t *)(const void *)(c + ch));
+        if (cpend) {
+            __m256i a = per_channel ? _mm256_mul_epi32(owv, ld32x4(sums + ch)) : s0;
+            v = clamp64(_mm256_add_epi64(v, a), lo, hi);
+        }
+        st64(x + ch, v);
+    }
+}
+
+/* stage_row with no element-wise operand and shift <= 62. */
+static AVX2 void stage_row_avx2(const emu_stage *s, int64_t *x, size_t n, const int32_t *add,
+                                const int32_t *mul)
+{
+    const __m256i lo = _mm256_set1_epi64x(INT32_MIN), hi = _mm256_set1_epi64x(INT32_MAX);
+    const __m256i rlo = s->relu ? _mm256_setzero_si256() : lo;
+    const __m256i rhi = s->relux ? _mm256_set1_epi64x((int32_t)s->relux_cmp) : hi;
+    const __m128i sh = _mm_cvtsi32_si128((int)s->shift);
+    bool relu = s->relu || s->relux;
+    for (size_t ch = 0; ch < n; ch += 4) {
+        __m256i v = ld64(x + ch);
+        if (s->add) v = clamp64(_mm256_add_epi64(v, ld32x4(add + ch)), lo, hi);
+        if (s->mul) v = clamp64(sar64(_mm256_mul_epi32(v, ld32x4(mul + ch)), sh), lo, hi);
+        if (relu) v = clamp64(v, rlo, rhi);
+        st64(x + ch, v);
+    }
+}
+
+/* out_cvt for scale <= INT32_MAX and shift <= 62. */
+static AVX2 void row_out_avx2(const out_conv *q, int64_t *x, size_t n)
+{
+    const __m256i scale = _mm256_set1_epi64x(q->scale);
+    const __m256i round = _mm256_set1_epi64x(q->shift ? (int64_t)1 << (q->shift - 1) : 0);
+    const __m256i off = _mm256_set1_epi64x(q->offset);
+    const __m256i lo = _mm256_set1_epi64x(q->out_int8 ? -128 : INT32_MIN);
+    const __m256i hi = _mm256_set1_epi64x(q->out_int8 ? 127 : INT32_MAX);
+    const __m128i sh = _mm_cvtsi32_si128((int)q->shift);
+    for (size_t ch = 0; ch < n; ch += 4) {
+        __m256i v = _mm256_mul_epi32(ld64(x + ch), scale);
+        if (q->shift) v = sar64(_mm256_add_epi64(v, round), sh);
+        st64(x + ch, clamp64(_mm256_add_epi64(v, off), lo, hi));
+    }
+}
+#endif
 
 /* Byte offset in the output of channel n of pixel p. */
 static uint64_t out_offset(const emu_task *t, size_t p, size_t n)
@@ -249,30 +360,83 @@ npk_status emu_execute(npk_rk_emu *e, const emu_task *t, const emu_where *w, npk
             }
     } else {
         uint32_t *c = cbuf;
-        int32_t *ops = emu_scratch_get(&e->ops, 6 * N * sizeof(int32_t));
+        int32_t *ops = emu_scratch_get(&e->ops, 6 * N * sizeof(int32_t) + N * sizeof(int64_t));
         if (!ops) return emu_fail(w, err, NPK_E_NOMEM, "out of memory for the task");
+        int64_t *x = (int64_t *)(void *)(ops + 6 * N + (N & 1)); /* 8-byte aligned */
         stage_operands(&t->bs, false, N, ops, ops + N);
         stage_operands(&t->bn, false, N, ops + 2 * N, ops + 3 * N);
         stage_operands(&t->ew, true, N, ops + 4 * N, ops + 5 * N);
-        for (size_t p = 0; p < P; p++)
-            for (size_t n = 0; n < N; n += c2o) {
-                uint8_t *d = t->out + out_offset(t, p, n);
-                for (unsigned j = 0; j < c2o; j++) {
-                    size_t ch = n + j;
-                    int64_t x = (int32_t)c[p * N + ch];
-                    /* CPEND: OW_OP x the window sum of the CNA's input, added
-                     * to the convolution's sum before the BS stage. */
-                    if (t->cpend) x = sat32(x + (int64_t)t->ow_op * sums[t->dw ? p * N + ch : p]);
-                    if (t->bs.on) x = stage_pre(&t->bs, x, ops[ch], ops[N + ch], ch, p);
-                    if (t->bn.on) x = stage_pre(&t->bn, x, ops[2 * N + ch], ops[3 * N + ch], ch, p);
-                    if (t->ew.on) x = stage_pre(&t->ew, x, ops[4 * N + ch], ops[5 * N + ch], ch, p);
-                    x = out_cvt(t, x);
-                    if (t->out_int8)
-                        d[j] = (uint8_t)(int8_t)x;
-                    else
-                        npk_st32le(d + 4 * j, (uint32_t)(int32_t)x);
+        out_conv q = {t->cvt_scale, t->cvt_shift, t->cvt_offset, t->out_int8};
+        bool simd = false;
+#ifdef HAVE_AVX2_DPU
+        simd = e->simd;
+#endif
+        const emu_stage *stg[3] = {&t->bs, &t->bn, &t->ew};
+        bool vec_stage[3];
+        for (int k = 0; k < 3; k++)
+            vec_stage[k] = simd && !stg[k]->op_mem && (!stg[k]->mul || stg[k]->shift <= 62);
+        bool vec_out = simd && q.scale <= INT32_MAX && q.shift <= 62;
+        bool out_int8 = t->out_int8;
+        /* An atom is 16 bytes: 16 int8 or 4 int32 channels. */
+        if (c2o * t->out_size != 16 || t->group % c2o)
+            return emu_fail(w, err, NPK_E_UNSUPPORTED,
+                            "output atoms of %u x %u bytes: not modelled", c2o, t->out_size);
+        for (size_t p = 0; p < P; p++) {
+            const uint32_t *cp = c + p * N;
+            /* CPEND: OW_OP x the window sum of the CNA's input, added to
+             * the convolution's sum before the BS stage. */
+#ifdef HAVE_AVX2_DPU
+            if (simd)
+                row_start_avx2(x, cp, N, t->cpend, t->ow_op,
+                               sums ? sums + (t->dw ? p * N : p) : NULL, t->dw);
+            else
+#endif
+            {
+                for (size_t ch = 0; ch < N; ch++) x[ch] = (int32_t)cp[ch];
+                if (t->cpend) {
+                    int64_t ow = t->ow_op;
+                    if (t->dw)
+                        for (size_t ch = 0; ch < N; ch++)
+                            x[ch] = sat32(x[ch] + ow * sums[p * N + ch]);
+                    else {
+                        int64_t sp = ow * sums[p];
+                        for (size_t ch = 0; ch < N; ch++) x[ch] = sat32(x[ch] + sp);
+                    }
                 }
             }
+            for (int k = 0; k < 3; k++) {
+                if (!stg[k]->on) continue;
+                const int32_t *add = ops + 2 * k * N, *mul = ops + (2 * k + 1) * N;
+#ifdef HAVE_AVX2_DPU
+                if (vec_stage[k]) {
+                    stage_row_avx2(stg[k], x, N, add, mul);
+                    continue;
+                }
+#endif
+                stage_row(stg[k], x, N, add, mul, p);
+            }
+#ifdef HAVE_AVX2_DPU
+            if (vec_out)
+                row_out_avx2(&q, x, N);
+            else
+#endif
+                for (size_t ch = 0; ch < N; ch++) x[ch] = out_cvt(&q, x[ch]);
+            /* 16 bytes per atom, assembled in a local block (byte stores
+             * to the output could alias x) and written at once; the atom
+             * offsets by counting groups and atoms instead of dividing. */
+            for (size_t g0 = 0, gi = 0; g0 < N; g0 += t->group, gi++)
+                for (size_t sub = 0, ai = 0; sub < t->group && g0 + sub < N; sub += c2o, ai++) {
+                    const int64_t *xv = x + g0 + sub;
+                    uint8_t blk[16];
+                    if (out_int8)
+                        for (unsigned j = 0; j < 16; j++) blk[j] = (uint8_t)(int8_t)xv[j];
+                    else
+                        for (unsigned j = 0; j < c2o; j++)
+                            npk_st32le(blk + 4 * j, (uint32_t)(int32_t)xv[j]);
+                    memcpy(t->out + gi * t->surf_add + ai * t->dst_surf + p * 16, blk, 16);
+                }
+        }
+        (void)vec_stage, (void)vec_out;
     }
     return NPK_OK;
 }

@@ -120,8 +120,12 @@ static npk_status build_blob(const npk_rk_layer *l, npk_rk_lplan *p, const geo *
     uint32_t G = p->group;
     if (p->depthwise) {
         for (size_t t = 0; t < taps; t++)
-            for (uint32_t c = 0; c < l->in_c; c++)
-                w[(size_t)(c / G) * taps * G + t * G + c % G] = src[t * l->in_c + c] ^ flip;
+            for (uint32_t c0 = 0; c0 < l->in_c; c0 += G) { /* one G-channel group at a time */
+                uint32_t m = l->in_c - c0 < G ? l->in_c - c0 : G;
+                uint8_t *d = w + (size_t)(c0 / G) * taps * G + t * G;
+                const uint8_t *sp = src + t * l->in_c + c0;
+                for (uint32_t j = 0; j < m; j++) d[j] = sp[j] ^ flip;
+            }
     } else {
         for (uint32_t n = 0; n < l->out_c; n++) {
             uint8_t *dn = w + (size_t)(n / G) * G * p->cin * taps + (size_t)(n % G) * 32;

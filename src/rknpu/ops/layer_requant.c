@@ -291,6 +291,13 @@ static npk_status requant_exact(const npk_rk_layer *l, rk_qparams *qp, npk_rk_re
      * at its largest b[c]. */
     int S = 40;
     for (uint32_t c = 0; c < n; c++) {
+        if (c && qp->m[c] == qp->m[c - 1]) { /* per tensor: the same multiplier again */
+            mq[c] = mq[c - 1];
+            delta[c] = delta[c - 1];
+            xmax[c] = xmax[c - 1];
+            qp->b[c] = qp->b[c - 1];
+            continue;
+        }
         int32_t q;
         int sh;
         npk_q_quantize_multiplier(qp->m[c], &q, &sh);
@@ -332,6 +339,7 @@ static npk_status requant_exact(const npk_rk_layer *l, rk_qparams *qp, npk_rk_re
     double worst_rel = 0, worst_abs = 0;
     /* Per tensor, one search serves every channel: it can afford more pairs. */
     int32_t window = rq->per_channel ? EXACT_SEARCH : 8 * EXACT_SEARCH, bh_prev = 0;
+    const double two_s = ldexp(1.0, S); /* exact: the same value at every use */
     for (uint32_t c = 0; c < n; c++) {
         double T = ldexp(mq[c], S);
         int32_t bb = qp->b[c], ba = 0;
@@ -369,11 +377,11 @@ static npk_status requant_exact(const npk_rk_layer *l, rk_qparams *qp, npk_rk_re
         if (open && delta[c] > rq->tie_open_max) rq->tie_open_max = delta[c];
         /* k rounded up: the DPU's value is never below TFLite's, so exact
          * half-way cases (power-of-two multipliers) round as TFLite's do. */
-        double k = ceil(sigma * delta[c] * ldexp(1.0, S) / ba);
+        double k = ceil(sigma * delta[c] * two_s / ba);
         qp->k[c] = (int32_t)k;
         double rel = fabs((double)ba * bb - T) / T;
         if (rel > worst_rel) worst_rel = rel;
-        double ab = xmax[c] * fabs((double)ba * bb - T) / ldexp(1.0, S) + ba / ldexp(1.0, S);
+        double ab = xmax[c] * fabs((double)ba * bb - T) / two_s + ba / two_s;
         if (ab > worst_abs) worst_abs = ab;
         if (delta[c] > rq->tie_offset_max) rq->tie_offset_max = delta[c];
     }
@@ -455,6 +463,7 @@ npk_status rk_requant_make(const npk_rk_layer *l, npk_rk_rq_mode mode, rk_qparam
     /* TFLite's second rounding moves values by up to 2^(-r-1) steps, which
      * the single rounding here does not follow (either sign). */
     for (uint32_t c = 0; c < n; c++) {
+        if (c && qp->m[c] == qp->m[c - 1]) continue; /* the same d again */
         int32_t q;
         int sh;
         npk_q_quantize_multiplier(qp->m[c], &q, &sh);
