@@ -508,8 +508,7 @@ static int assign_inputs(npk_rk_net_exec *x, char **args, int nargs, cli_views *
             if (k < 0) *eq = '=';
         }
         if (k >= 0) {
-            if (k == picture)
-                return cli_fail("input \"%s\" takes the picture (--image)", args[a]);
+            if (k == picture) return cli_fail("input \"%s\" takes the picture (--image)", args[a]);
             if (path[k]) return cli_fail("input \"%s\" is given twice", args[a]);
             path[k] = eq + 1;
             continue;
