@@ -9,6 +9,7 @@
 #include <math.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/stat.h>
 #include <time.h>
 
 #include "cli.h"
@@ -798,6 +799,11 @@ int rknpu_net_run(int argc, char **argv)
     int rc = cli_views_check(&views);
     if (rc) return rc;
     if (views.json && do_check) return cli_usage(cmd, "--check prints text: not with --json");
+    struct stat sb;
+    if (!stat(argv[optind], &sb) && S_ISDIR(sb.st_mode))
+        return cli_fail("%s: a directory: rknpu run takes MODEL.tflite (what `rknpu compile` "
+                        "writes holds the NPU side only, not the CPU operators)",
+                        argv[optind]);
     if (kind == NPK_RK_DEV_ROCKET) no.form = NPK_RK_FORM_ROCKET;
     if ((rc = cli_views_load(&views))) {
         cli_views_free(&views);
