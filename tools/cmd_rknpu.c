@@ -6,6 +6,7 @@
 #include <string.h>
 
 #include "cli.h"
+#include "cli_views.h"
 #include "commands.h"
 #include "npukit/rknpu_layout.h"
 #include "npukit/rknpu_matmul.h"
@@ -69,13 +70,17 @@ static const cli_subcommand subs[] = {
      "      DEPTHWISE_CONV_2D, FULLY_CONNECTED, ADD, AVERAGE_POOL_2D, MAX_POOL_2D)",
      rknpu_cmd_compile},
     {"run",
-     "MODEL.tflite --input [NAME=]X.npy ... | --image PICTURE -o OUT [--check] [--cores N]\n"
+     "MODEL.tflite (--input [NAME=]X.npy ... | --image PICTURE) [-o OUT] [--check] [--cores N]\n"
      "      [--repeat N] [--threads N] [--device emu|rknpu|rocket] [--device-path NODE]\n"
-     "      [--emu-cores 1|3]  |  MODEL.tflite --op INDEX --input X.npy [--input X2.npy] -o Y.npy",
+     "      [--emu-cores 1|3] " CLI_VIEW_USAGE "\n"
+     "      |  MODEL.tflite --op INDEX --input X.npy [--input X2.npy] -o Y.npy",
      "run the whole model on the emulator (default) or an NPU, the CPU operators on the\n"
      "      interpreter; outputs as `tflite run` writes them; --check runs the interpreter on the\n"
      "      same input: exact / off-by-one / worse per output and top-1 (exit 1 if a top-1\n"
-     "      differs). With --op: one operator (--check: exit 1 if off by more than one)",
+     "      differs). --image: a picture resized into the picture input as `tflite run` does;\n"
+     "      task views as `tflite run`: --classify LABELS, --detect LABELS, --pose, --segment,\n"
+     "      --draw OUT.png, --json. With --op: one operator (--check: exit 1 if off by more\n"
+     "      than one)",
      rknpu_cmd_run},
     {"devices", "[--json]",
      "list the NPU device nodes (rknpu, rocket) that can be opened, with driver versions",

@@ -9,9 +9,11 @@
 #include <math.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/stat.h>
 #include <time.h>
 
 #include "cli.h"
+#include "cli_views.h"
 #include "npukit/image.h"
 #include "npukit/rknpu_net.h"
 #include "npukit/rknpu_stream.h"
@@ -25,7 +27,6 @@ enum {
     OPT_REQUANT,
     OPT_TASKS,
     OPT_INPUT,
-    OPT_IMAGE,
     OPT_DEVICE,
     OPT_PATH,
     OPT_EMU_CORES,
@@ -478,45 +479,25 @@ static void want_str(const npk_tfl_view *v, char *want, size_t len)
     if (k < len) snprintf(want + k, len - k, "]");
 }
 
-/* --input [NAME=]X.npy ... or --image PICTURE (the first input). */
-static int assign_inputs(npk_rk_net_exec *x, char **args, int nargs, const char *image)
+/* --image PICTURE into the input that takes a picture (cli_views, as `tflite
+ * run` fills it), then --input [NAME=]X.npy ... into the others. */
+static int assign_inputs(npk_rk_net_exec *x, char **args, int nargs, cli_views *pv,
+                         npk_tfl_view *pic_view, const char *model)
 {
     npk_error err = {0};
     uint32_t n = npk_rk_net_ninputs(x);
     const char *path[MAX_INPUTS] = {0};
     npk_tfl_view views[MAX_INPUTS];
+    int picture = -1;
     if (n > MAX_INPUTS) return cli_fail("the model has %u inputs (at most %d)", n, MAX_INPUTS);
     for (uint32_t i = 0; i < n; i++)
         if (npk_rk_net_input(x, i, &views[i], &err)) return cli_error(NULL, &err);
-    if (image) {
-        if (nargs) return cli_usage("rknpu run", "--image and --input do not mix");
-        if (n > 1) return cli_fail("the model has %u inputs: --image fills only the first", n);
-        npk_image img;
-        npk_tensor t;
-        const npk_tfl_view *v = &views[0];
-        npk_image_input in = {0};
-        in.dtype = dtype_of(v->type);
-        in.ndim = (int)v->ndim;
-        for (uint32_t d = 0; d < v->ndim && d < 4; d++) in.shape[d] = v->dims[d];
-        in.has_quant = v->scale > 0;
-        in.scale = v->scale;
-        in.zero_point = v->zero_point;
-        if (npk_protect_path(image, &err) || npk_image_load(image, &img, &err))
-            return cli_error(image, &err);
-        npk_status st = npk_image_to_tensor(&img, &in, v->name, &t, &err);
-        npk_image_free(&img);
-        if (st) {
-            char want[128];
-            want_str(v, want, sizeof want);
-            return cli_fail("%s: input \"%s\" (%s): %s", image, v->name, want, err.msg);
-        }
-        if (t.nbytes != v->bytes) {
-            npk_tensor_free(&t);
-            return cli_fail("%s: input \"%s\" is not a picture", image, v->name);
-        }
-        memcpy(v->data, t.data, v->bytes);
-        npk_tensor_free(&t);
-        return CLI_OK;
+    if (pv->image) {
+        if ((picture = cli_views_picture_input(pv, views, n, model)) < 0) return CLI_FAIL;
+        *pic_view = views[picture];
+        int rc = cli_views_fill(pv, pic_view, model);
+        if (rc) return rc;
+        path[picture] = pv->image;
     }
     for (int a = 0; a < nargs; a++) {
         char *eq = strchr(args[a], '=');
@@ -528,6 +509,7 @@ static int assign_inputs(npk_rk_net_exec *x, char **args, int nargs, const char 
             if (k < 0) *eq = '=';
         }
         if (k >= 0) {
+            if (k == picture) return cli_fail("input \"%s\" takes the picture (--image)", args[a]);
             if (path[k]) return cli_fail("input \"%s\" is given twice", args[a]);
             path[k] = eq + 1;
             continue;
@@ -540,6 +522,7 @@ static int assign_inputs(npk_rk_net_exec *x, char **args, int nargs, const char 
     for (uint32_t i = 0; i < n; i++) {
         const npk_tfl_view *v = &views[i];
         char want[128], got[160];
+        if ((int)i == picture) continue;
         want_str(v, want, sizeof want);
         if (!path[i]) return cli_fail("no --input for \"%s\" (%s)", v->name, want);
         npk_tensor t;
@@ -601,7 +584,7 @@ static void file_name(const char *name, char *out, size_t n)
 
 /* One output: OUT.npy; several: OUT.safetensors or a directory of .npy
  * named after the tensors (as `tflite run`). All or nothing. */
-static int write_outputs(npk_rk_net_exec *x, const char *out)
+static int write_outputs(npk_rk_net_exec *x, const char *out, bool quiet)
 {
     npk_error err = {0};
     uint32_t n = npk_rk_net_noutputs(x);
@@ -639,7 +622,7 @@ static int write_outputs(npk_rk_net_exec *x, const char *out)
             if (!rc) rc = write_dir(out, f, nt);
         }
     }
-    for (uint32_t i = 0; !rc && i < nt; i++) {
+    for (uint32_t i = 0; !rc && !quiet && i < nt; i++) {
         char buf[96];
         printf("output \"%s\" %s %s%s%s\n", ts[i].name ? ts[i].name : "",
                npk_shape_str(&ts[i], buf, sizeof buf), npk_dtype_name(ts[i].dtype),
@@ -730,9 +713,24 @@ static int cmp_double(const void *a, const void *b)
     return x < y ? -1 : x > y;
 }
 
+/* The task view of the outputs (cli_views: the same text as `tflite run`). */
+static int show_views(npk_rk_net_exec *x, cli_views *pv, const npk_tfl_view *pic_view,
+                      const char *model)
+{
+    npk_error err = {0};
+    const uint32_t n = npk_rk_net_noutputs(x);
+    npk_tfl_view *ov = calloc(n + 1, sizeof *ov);
+    int rc = ov ? CLI_OK : cli_fail("out of memory");
+    for (uint32_t i = 0; i < n && !rc; i++)
+        if (npk_rk_net_output(x, i, &ov[i], &err)) rc = cli_error(model, &err);
+    if (!rc) rc = cli_views_show(pv, ov, n, pv->image ? pic_view : NULL);
+    free(ov);
+    return rc;
+}
+
 int rknpu_net_run(int argc, char **argv)
 {
-    const char *cmd = "rknpu run", *out = NULL, *image = NULL, *devpath = NULL;
+    const char *cmd = "rknpu run", *out = NULL, *devpath = NULL;
     char *inputs[MAX_INPUTS];
     int nin = 0, emu_cores = 3;
     uint64_t repeat = 1, v;
@@ -740,7 +738,6 @@ int rknpu_net_run(int argc, char **argv)
     npk_rk_devkind kind = NPK_RK_DEV_EMU;
     npk_rk_net_opts no = {1, NPK_RK_FORM_VENDOR, NPK_RK_RQ_EXACT, 0, 0, 0, 1, false, false};
     static const struct option opts[] = {{"input", required_argument, NULL, OPT_INPUT},
-                                         {"image", required_argument, NULL, OPT_IMAGE},
                                          {"output", required_argument, NULL, 'o'},
                                          {"check", no_argument, NULL, OPT_CHECK},
                                          {"cores", required_argument, NULL, OPT_CORES},
@@ -749,8 +746,11 @@ int rknpu_net_run(int argc, char **argv)
                                          {"device", required_argument, NULL, OPT_DEVICE},
                                          {"device-path", required_argument, NULL, OPT_PATH},
                                          {"emu-cores", required_argument, NULL, OPT_EMU_CORES},
+                                         CLI_VIEW_OPTIONS,
                                          {0, 0, 0, 0}};
     int c;
+    cli_views views;
+    cli_views_init(&views, cmd);
     cli_getopt_reset();
     while ((c = getopt_long(argc, argv, "o:", opts, NULL)) != -1) {
         switch (c) {
@@ -759,7 +759,6 @@ int rknpu_net_run(int argc, char **argv)
             if (nin == MAX_INPUTS) return cli_usage(cmd, "too many --input");
             inputs[nin++] = optarg;
             break;
-        case OPT_IMAGE: image = optarg; break;
         case OPT_CHECK: do_check = true; break;
         case OPT_CORES:
             if (!cli_parse_u64(optarg, &v) || v < 1 || v > 3)
@@ -786,20 +785,44 @@ int rknpu_net_run(int argc, char **argv)
                 return cli_usage(cmd, "unknown --device '%s' (emu, rknpu, rocket)", optarg);
             break;
         case OPT_PATH: devpath = optarg; break;
-        default: return cli_bad_option(cmd, argv);
+        default: {
+            const int r = cli_views_option(&views, c, optarg);
+            if (r < 0) return cli_bad_option(cmd, argv);
+            if (r) return r;
+        }
         }
     }
     if (argc - optind != 1) return cli_usage(cmd, "expected one MODEL.tflite");
-    if ((!nin && !image) || !out)
-        return cli_usage(cmd, "need --input [NAME=]X.npy (or --image PICTURE) and -o OUT");
-    if (kind == NPK_RK_DEV_ROCKET) no.form = NPK_RK_FORM_ROCKET;
-    loaded l;
-    int rc = load_compile(argv[optind], &no, &l);
+    if ((!nin && !views.image) || (!out && views.task == CLI_TASK_NONE))
+        return cli_usage(cmd, "need --input [NAME=]X.npy (or --image PICTURE) and -o OUT or a "
+                              "task view");
+    int rc = cli_views_check(&views);
     if (rc) return rc;
+    if (views.json && do_check) return cli_usage(cmd, "--check prints text: not with --json");
+    struct stat sb;
+    if (!stat(argv[optind], &sb) && S_ISDIR(sb.st_mode))
+        return cli_fail("%s: a directory: rknpu run takes MODEL.tflite (what `rknpu compile` "
+                        "writes holds the NPU side only, not the CPU operators)",
+                        argv[optind]);
+    if (kind == NPK_RK_DEV_ROCKET) no.form = NPK_RK_FORM_ROCKET;
+    if ((rc = cli_views_load(&views))) {
+        cli_views_free(&views);
+        return rc;
+    }
+    loaded l;
+    if ((rc = load_compile(argv[optind], &no, &l))) {
+        cli_views_free(&views);
+        return rc;
+    }
     npk_error err = {0};
     npk_rk_device *d = NULL;
     npk_rk_net_exec *x = NULL;
+    npk_tfl_view pic_view;
+    memset(&pic_view, 0, sizeof pic_view);
     double *ms = NULL;
+#ifdef NPK_HAVE_CJSON
+    cJSON *j = NULL;
+#endif
     npk_rk_open_opts oo = {NULL, devpath, NULL, emu_cores};
     if (npk_rk_device_open(kind, &oo, &d, &err)) {
         rc = cli_error(NULL, &err);
@@ -809,7 +832,7 @@ int rknpu_net_run(int argc, char **argv)
         rc = cli_error(l.path, &err);
         goto done;
     }
-    if ((rc = assign_inputs(x, inputs, nin, image))) goto done;
+    if ((rc = assign_inputs(x, inputs, nin, &views, &pic_view, l.path))) goto done;
     ms = calloc(repeat, sizeof *ms);
     if (!ms) {
         rc = cli_fail("out of memory");
@@ -826,17 +849,43 @@ int rknpu_net_run(int argc, char **argv)
         clock_gettime(CLOCK_MONOTONIC, &t1);
         ms[r] = (double)(t1.tv_sec - t0.tv_sec) * 1e3 + (double)(t1.tv_nsec - t0.tv_nsec) / 1e6;
     }
-    if ((rc = write_outputs(x, out))) goto done;
+    if (out && (rc = write_outputs(x, out, views.json))) goto done;
+#ifdef NPK_HAVE_CJSON
+    if (views.json) {
+        j = cJSON_CreateObject();
+        cli_json_str(j, "model", l.path);
+        cli_json_str(j, "device", npk_rk_device_name(d));
+        cJSON *a = cJSON_AddArrayToObject(j, "runs_ms");
+        for (uint64_t r = 0; r < repeat; r++) cJSON_AddItemToArray(a, cJSON_CreateNumber(ms[r]));
+        cJSON_AddNumberToObject(j, "npu_ms", tm.npu_ms);
+        cJSON_AddNumberToObject(j, "cpu_ms", tm.cpu_ms);
+        cJSON_AddNumberToObject(j, "layout_ms", tm.convert_ms);
+    }
+#endif
     qsort(ms, repeat, sizeof *ms, cmp_double);
-    printf("%s on %s: %u ops on the NPU (%zu submits, %zu tasks), %u on the CPU; %s%.2f ms "
-           "(NPU %.2f, CPU %.2f, layout %.2f)\n",
-           l.path, npk_rk_device_name(d), l.net.npu_ops, tm.submits, l.net.ntasks, l.net.cpu_ops,
-           repeat > 1 ? "median " : "", ms[repeat / 2], tm.npu_ms, tm.cpu_ms, tm.convert_ms);
+    if (!views.json)
+        printf("%s on %s: %u ops on the NPU (%zu submits, %zu tasks), %u on the CPU; %s%.2f ms "
+               "(NPU %.2f, CPU %.2f, layout %.2f)\n",
+               l.path, npk_rk_device_name(d), l.net.npu_ops, tm.submits, l.net.ntasks,
+               l.net.cpu_ops, repeat > 1 ? "median " : "", ms[repeat / 2], tm.npu_ms, tm.cpu_ms,
+               tm.convert_ms);
+    if (views.task != CLI_TASK_NONE && (rc = show_views(x, &views, &pic_view, l.path))) goto done;
+#ifdef NPK_HAVE_CJSON
+    if (j) {
+        cli_views_json(&views, j);
+        cli_print_json(j, false);
+        j = NULL;
+    }
+#endif
     if (do_check) rc = check(x, &l, no.threads);
 done:
+#ifdef NPK_HAVE_CJSON
+    cJSON_Delete(j);
+#endif
     free(ms);
     npk_rk_net_exec_free(x);
     npk_rk_device_close(d);
     unload(&l);
+    cli_views_free(&views);
     return rc;
 }

@@ -104,7 +104,7 @@ static void compare(const npk_tfl_view *got, const npk_tfl_view *want, kind k, s
     assert_int_equal(got->type, want->type);
     size_t n = count_of(want);
     for (size_t i = 0; i < n; i++) {
-        double a, b;
+        double a = 0, b = 0;
         int is_int = elem_int(got, i, &a);
         elem_int(want, i, &b);
         double d = fabs(a - b);
