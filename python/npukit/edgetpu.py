@@ -4,7 +4,8 @@
     w = m.weights                   # int8 [out, in] of a Dense template
     m.set_weights(w * 0.5 * m.scales[:, None])   # float: quantised per output channel
     y = m.run(x)                    # CPU reference of the template (device="cpu")
-    y = m.run(x, device="emu")      # the Edge TPU op on the emulated accelerator
+    y = m.run(x, device="emu")      # the whole model: Edge TPU op emulated, CPU ops interpreted
+    y = npukit.edgetpu.Model("m_edgetpu.tflite").run(x, device="emu", cpu_model="m.tflite")
     m.save("new_edgetpu.tflite")    # only the parameter bytes differ
 """
 import ctypes
@@ -25,7 +26,8 @@ class Model:
 
     Dense templates (one Edge TPU op computing y = W.x, as libredgetpu's
     dense_N templates) have .weights, .scales, .set_weights() and a CPU
-    reference run; any model's Edge TPU op runs on a device ("emu", "usb")."""
+    reference run; any model runs whole on a device ("emu", "usb"), its
+    Edge TPU op alone with run_op()."""
 
     def __init__(self, source):
         src = _lib.Source(source)
