@@ -25,6 +25,12 @@ void npk_bench_report_bytes(npk_bench *b, const char *name, size_t bytes, double
  * to the rate when peer_seconds <= 0, else to the ratio. */
 void npk_bench_report_rate(npk_bench *b, const char *name, double items, const char *unit,
                            double seconds, const char *peer, double peer_seconds, double goal);
+/* Report a figure given as text (e.g. a memory ratio) with its goal; ok says
+ * whether the goal is met. */
+void npk_bench_report_value(npk_bench *b, const char *name, const char *value, const char *vs,
+                            const char *goal, bool ok);
+/* --quick was given (groups with their own repetition counts use fewer). */
+bool npk_bench_quick(const npk_bench *b);
 /* A note line in the report (e.g. which code path was used). */
 void npk_bench_note(npk_bench *b, const char *fmt, ...) __attribute__((format(printf, 2, 3)));
 
@@ -42,5 +48,6 @@ void bench_rknpu(npk_bench *b);
 void bench_edgetpu(npk_bench *b);
 void bench_edgetpu_tails(npk_bench *b);
 void bench_rknpu_net(npk_bench *b);
+void bench_tflite(npk_bench *b);
 
 #endif

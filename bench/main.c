@@ -12,7 +12,7 @@
 static const npk_bench_entry groups[] = {
     {"half", bench_half},       {"cnn2", bench_cnn2},       {"mgk", bench_mgk},
     {"rknpu", bench_rknpu},     {"edgetpu", bench_edgetpu}, {"edgetpu-tails", bench_edgetpu_tails},
-    {"rknet", bench_rknpu_net},
+    {"rknet", bench_rknpu_net}, {"tflite", bench_tflite},
 };
 
 struct npk_bench {
@@ -140,6 +140,17 @@ void npk_bench_report_rate(npk_bench *b, const char *name, double items, const c
         ok = rate >= goal;
     }
     line(b, name, value, vs, g, ok);
+}
+
+void npk_bench_report_value(npk_bench *b, const char *name, const char *value, const char *vs,
+                            const char *goal, bool ok)
+{
+    line(b, name, value, vs, goal, goal && *goal ? ok : -1);
+}
+
+bool npk_bench_quick(const npk_bench *b)
+{
+    return b->reps < 5;
 }
 
 void npk_bench_note(npk_bench *b, const char *fmt, ...)

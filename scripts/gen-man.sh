@@ -31,6 +31,11 @@ roff() {
 Progress of long work (\fBtflite run\fR, \fBedgetpu run\fR, \fBcnn2 render\fR, \fBrknpu compile\fR) is shown on
 standard error when it is a terminal; \fBalways\fR shows it on any standard error,
 \fBnever\fR (like \fB\-\-quiet\fR) turns it off.
+.TP
+.B NPUKIT_TFL_KERNELS
+The 8-bit inner loops of the TFLite interpreter (\fBtflite run\fR and the CPU part of other runs): \fBportable\fR runs the portable C
+definition, \fBv128\fR at most the 128-bit vector kernels (SSE2, NEON), \fBbest\fR (the default) the
+best the CPU has (AVX2 on x86). Every choice gives the same bytes.
 [EXIT STATUS]
 0 success; 1 the operation ran but found problems (e.g. a validation failure);
 2 usage error or unreadable, unrecognised or malformed input. Errors are one line

@@ -35,7 +35,9 @@ static const cli_subcommand subs[] = {
      "      times and prints the latency (min, median); --threads N splits conv, depthwise\n"
      "      and fully-connected work (same results). --image: a picture resized into the\n"
      "      picture input; task views: --classify LABELS (--top K), --detect LABELS, --pose,\n"
-     "      --segment (--draw OUT.png draws them on the picture), --json",
+     "      --segment (--draw OUT.png draws them on the picture), --json.\n"
+     "      NPUKIT_TFL_KERNELS=portable in the environment runs the portable 8-bit loops\n"
+     "      instead of the vector ones (same results)",
      t_run},
     {"cut", "MODEL --outputs NAME[,NAME] [--inputs NAME[,NAME]] -o OUT.tflite",
      "write a model whose subgraph computes the given tensors (by name or index) from the\n"
@@ -758,9 +760,9 @@ static int t_run(int argc, char **argv)
         const size_t arena = npk_tfl_interp_arena_bytes(r.it),
                      peak = npk_tfl_interp_peak_live_bytes(r.it);
         printf("%" PRIu64 " runs, %" PRIu64 " thread%s: min %.3f ms, median %.3f ms; arena %zu "
-               "bytes, largest live set %zu bytes (%.3fx)\n",
+               "bytes, largest live set %zu bytes (%.3fx); %s kernels\n",
                runs, threads, threads > 1 ? "s" : "", ms[0], ms[runs / 2], arena, peak,
-               peak ? (double)arena / (double)peak : 0.0);
+               peak ? (double)arena / (double)peak : 0.0, npk_tfl_interp_kernels(r.it));
     }
     if (!rc && out) rc = write_outputs(&r, out, json);
     if (!rc && dump) rc = write_dump(&r, dump);

@@ -116,6 +116,15 @@ npk_status npk_tfl_interp_invoke(npk_tfl_interp *it, npk_error *err);
  * activation bytes alive at once (the lower bound any plan must reach). */
 size_t npk_tfl_interp_arena_bytes(const npk_tfl_interp *it);
 size_t npk_tfl_interp_peak_live_bytes(const npk_tfl_interp *it);
+/* Memory the plan holds besides the arena for the operators' precomputed
+ * parameters: multipliers, folded biases and the weights rearranged for the
+ * vector kernels (the model's constants themselves are used in place). */
+size_t npk_tfl_interp_param_bytes(const npk_tfl_interp *it);
+/* Name of the 8-bit inner loops the plan uses: "avx2", "sse2", "neon" or
+ * "portable" (the definition; docs/tflite.md). The best the CPU runs unless
+ * the environment variable NPUKIT_TFL_KERNELS caps the choice when the
+ * interpreter is made: "portable", "v128" (SSE2 or NEON at most) or "best". */
+const char *npk_tfl_interp_kernels(const npk_tfl_interp *it);
 
 /* Whether the interpreter has a kernel for this operator (by code, custom
  * name and tensor types; not a full check of its shapes); when not, why

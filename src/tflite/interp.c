@@ -36,8 +36,10 @@ struct npk_tfl_interp {
     void *arena_mem;
     uint8_t *arena;
     size_t arena_bytes, peak_live;
+    size_t param_bytes; /* npk_tfl_k_alloc: operators' parameters, packed weights */
     block *blocks;
     npk_tfl_pool *pool;
+    const npk_tfl_qkern *qkern; /* the 8-bit kernels of this plan (chosen once) */
     npk_tfl_observer obs;
     void *obs_user;
 };
@@ -63,6 +65,7 @@ static void *plan_alloc(npk_tfl_interp *it, size_t bytes)
 void *npk_tfl_k_alloc(npk_tfl_plan *p, const npk_tfl_node *n, size_t bytes)
 {
     void *q = plan_alloc(p->it, bytes);
+    if (q) p->it->param_bytes += bytes;
     if (!q) {
         if (n)
             npk_tfl_k_fail(p, n, "out of memory (%zu bytes)", bytes);
@@ -98,6 +101,11 @@ npk_status npk_tfl_k_unsupported(npk_tfl_plan *p, const npk_tfl_node *n, const c
     npk_status st = kfail(p, n, NPK_E_UNSUPPORTED, fmt, ap);
     va_end(ap);
     return st;
+}
+
+const npk_tfl_qkern *npk_tfl_k_qkern(const npk_tfl_plan *p)
+{
+    return p->it->qkern;
 }
 
 int npk_tfl_k_threads(const npk_tfl_plan *p)
@@ -650,6 +658,7 @@ npk_status npk_tfl_interp_new(const npk_tfl_model *m, const npk_tfl_interp_opts 
     it->sg = &m->subgraphs[o->subgraph];
     it->keep_all = o->keep_all;
     it->ntensors = it->sg->ntensors;
+    it->qkern = npk_tfl_qkern_get();
     npk_tfl_plan plan = {it, err};
     npk_tfl_plan *p = &plan;
     npk_status st = NPK_OK;
@@ -777,6 +786,16 @@ size_t npk_tfl_interp_arena_bytes(const npk_tfl_interp *it)
 size_t npk_tfl_interp_peak_live_bytes(const npk_tfl_interp *it)
 {
     return it->peak_live;
+}
+
+const char *npk_tfl_interp_kernels(const npk_tfl_interp *it)
+{
+    return it->qkern->name;
+}
+
+size_t npk_tfl_interp_param_bytes(const npk_tfl_interp *it)
+{
+    return it->param_bytes;
 }
 
 bool npk_tfl_op_supported(const npk_tfl_model *m, uint32_t subgraph, uint32_t op_index, char *why,

@@ -43,6 +43,7 @@
 #include "npukit/tflite_interp.h"
 #include "npukit/tflite_quant.h"
 #include "tflite/pool.h"
+#include "tflite/qkern.h"
 
 #define NPK_TFL_MAXD NPK_TFL_VIEW_MAX_DIMS
 
@@ -119,6 +120,8 @@ npk_status npk_tfl_k_unsupported(npk_tfl_plan *p, const npk_tfl_node *n, const c
     NPK_PRINTF(3, 4);
 /* Zeroed memory owned by the interpreter (freed with it); NULL sets NPK_E_NOMEM. */
 void *npk_tfl_k_alloc(npk_tfl_plan *p, const npk_tfl_node *n, size_t bytes);
+/* The 8-bit kernels of the plan (qkern.h), chosen once per interpreter. */
+const npk_tfl_qkern *npk_tfl_k_qkern(const npk_tfl_plan *p);
 /* Worker threads of the plan (>= 1), for sizing per-thread scratch. */
 int npk_tfl_k_threads(const npk_tfl_plan *p);
 /* Input/output counts in [min, max]; inputs 0..required-1 must be present. */

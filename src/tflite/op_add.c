@@ -12,6 +12,7 @@
 #include "tflite/broadcast.h"
 #include "tflite/conv_util.h"
 #include "tflite/kernel.h"
+#include "tflite/qkern.h"
 #include "tflite/qmath.h"
 
 #define LEFT_SHIFT 20
@@ -24,6 +25,7 @@ typedef struct add {
     int32_t m1, s1, m2, s2, mo, so;
     int32_t act_min, act_max;
     float fmin, fmax;
+    const npk_tfl_qkern *kern;
     /* eval */
     const uint8_t *a, *b;
     uint8_t *out;
@@ -46,6 +48,7 @@ static npk_status add_sub_prepare(npk_tfl_plan *p, npk_tfl_node *n, bool sub)
     n->params = q;
     q->type = type;
     q->sub = sub;
+    q->kern = npk_tfl_k_qkern(p);
     if ((st = npk_tfl_bcast_init(p, n, a, b, &q->bc)) ||
         (st = npk_tfl_k_output_shape(p, n, 0, q->bc.ndim, q->bc.dims)))
         return st;
@@ -146,10 +149,12 @@ static npk_status add_eval(npk_tfl_exec *x, const npk_tfl_node *n)
     q->b = n->in[1]->data;
     q->out = n->out[0]->data;
     const size_t count = n->out[0]->count;
-    if (q->bc.same && q->type == NPK_TFL_UINT8) {
-        for (size_t i = 0; i < count; i++) q->out[i] = add_q(q, q->a[i], q->b[i]);
-    } else if (q->bc.same && q->type == NPK_TFL_INT8) {
-        for (size_t i = 0; i < count; i++) q->out[i] = add_q(q, (int8_t)q->a[i], (int8_t)q->b[i]);
+    if (q->bc.same && (q->type == NPK_TFL_UINT8 || q->type == NPK_TFL_INT8)) {
+        /* the same arithmetic as add_q, vectorised (qkern.h) */
+        const npk_tfl_qadd qa = {q->off1,     q->off2,    q->m1,      q->s1,
+                                 q->m2,       q->s2,      q->mo,      q->so,
+                                 q->out_zero, q->act_min, q->act_max, q->type == NPK_TFL_INT8};
+        q->kern->add(&qa, q->a, q->b, q->out, count);
     } else if (q->bc.same) {
         for (size_t i = 0; i < count; i++) add_one(q, i, i, i);
     } else {

@@ -19,6 +19,9 @@ typedef struct conv {
     int32_t in_zero, w_zero, out_zero, act_min, act_max;
     int32_t *bias, *mult, *shift; /* folded bias (conv) or bias (depthwise) */
     const npk_tfl_qkern *kern;
+    const uint8_t *packed; /* the kernel's packed weights (B or depthwise), or NULL */
+    size_t im2col_bytes;   /* per worker: im2col rows, then the gemm's work space */
+    size_t direct_rows;    /* rows per task of the direct (1x1) case */
     /* float */
     float fmin, fmax;
     const float *fbias;
@@ -106,7 +109,7 @@ static npk_status prepare_common(npk_tfl_plan *p, npk_tfl_node *n, conv *c, bool
         return st;
     for (int32_t o = 0; o < g->oc; o++) c->bias[o] = b ? ((const int32_t *)b->data)[o] : 0;
     npk_tfl_k_act_range(out, act, &c->act_min, &c->act_max);
-    c->kern = npk_tfl_qkern_get();
+    c->kern = npk_tfl_k_qkern(p);
     return NPK_OK;
 }
 
@@ -134,26 +137,41 @@ static npk_status conv_prepare(npk_tfl_plan *p, npk_tfl_node *n)
         c->bias[o] = (int32_t)((uint32_t)c->bias[o] - (uint32_t)c->in_zero * wsum +
                                (uint32_t)c->k * (uint32_t)c->in_zero * (uint32_t)c->w_zero);
     }
-    if (!c->direct) {
-        c->scratch_per_worker = (size_t)g->ow * c->k;
-        size_t total;
-        if (!npk_mul_sz(c->scratch_per_worker, (size_t)npk_tfl_k_threads(p), &total))
-            return npk_tfl_k_fail(p, n, "im2col buffer too large");
-        n->scratch_bytes = total;
+    /* Direct case: tasks of 12 to 96 rows (a multiple of every kernel's
+     * tile height), at least 4 per thread when there are rows enough. */
+    const size_t rows = (size_t)g->n * g->oh * g->ow, per = 4 * (size_t)npk_tfl_k_threads(p);
+    c->direct_rows = (rows + per - 1) / per;
+    c->direct_rows = c->direct_rows < 12   ? 12
+                     : c->direct_rows > 96 ? 96
+                                           : (c->direct_rows + 11) / 12 * 12;
+    size_t work = 0;
+    if (c->kern->packed_b) {
+        size_t bytes;
+        if (!npk_tfl_qpack_bytes((size_t)g->oc, c->k, &bytes))
+            return npk_tfl_k_fail(p, n, "filter too large");
+        uint8_t *packed = npk_tfl_k_alloc(p, n, bytes);
+        if (!packed) return NPK_E_NOMEM;
+        npk_tfl_qpack_b(w, (size_t)g->oc, c->k, c->k, c->bias, c->mult, c->shift, packed);
+        c->packed = packed;
+        work = c->kern->gemm_work(c->k);
     }
+    /* per worker: im2col rows, then the gemm's work space, each 64-byte aligned */
+    size_t total = 0;
+    if (!npk_mul_sz(c->direct ? 0 : (size_t)g->ow, c->k, &c->im2col_bytes) ||
+        !npk_align_sz(c->im2col_bytes, 64, &c->im2col_bytes) || !npk_align_sz(work, 64, &work) ||
+        !npk_add_sz(c->im2col_bytes, work, &c->scratch_per_worker) ||
+        !npk_mul_sz(c->scratch_per_worker, (size_t)npk_tfl_k_threads(p), &total))
+        return npk_tfl_k_fail(p, n, "im2col and work buffers too large");
+    n->scratch_bytes = total;
     return NPK_OK;
 }
 
-/* Rows of the direct (1x1) case per task. */
-#define DIRECT_ROWS 16
-
 static void conv_direct_task(void *ctx, size_t task, int worker)
 {
-    (void)worker;
     const conv *c = ctx;
     const size_t rows = (size_t)c->g.n * c->g.oh * c->g.ow;
-    const size_t r0 = task * DIRECT_ROWS;
-    const size_t m = rows - r0 < DIRECT_ROWS ? rows - r0 : DIRECT_ROWS;
+    const size_t r0 = task * c->direct_rows;
+    const size_t m = rows - r0 < c->direct_rows ? rows - r0 : c->direct_rows;
     npk_tfl_qgemm q = {m,
                        (size_t)c->g.oc,
                        c->k,
@@ -170,7 +188,9 @@ static void conv_direct_task(void *ctx, size_t task, int worker)
                        c->act_max,
                        c->out + r0 * (size_t)c->g.oc,
                        (size_t)c->g.oc,
-                       c->is_signed};
+                       c->is_signed,
+                       c->packed,
+                       c->scratch ? c->scratch + (size_t)worker * c->scratch_per_worker : NULL};
     c->kern->gemm(&q);
 }
 
@@ -185,8 +205,16 @@ static void conv_row_task(void *ctx, size_t task, int worker)
     const uint8_t pad = (uint8_t)c->in_zero;
     for (int32_t ox = 0; ox < g->ow; ox++) {
         uint8_t *dst = col + (size_t)ox * c->k;
+        const int32_t x0 = ox * g->sw - g->pw;
         for (int32_t ky = 0; ky < g->kh; ky++) {
             const int32_t y = oy * g->sh - g->ph + ky * g->dh;
+            /* a window row inside the input is one run of bytes (few channels: the stem) */
+            if (g->dw == 1 && y >= 0 && y < g->ih && x0 >= 0 && x0 + g->kw <= g->iw) {
+                const size_t run = (size_t)g->kw * g->ic;
+                memcpy(dst, img + ((size_t)y * g->iw + x0) * g->ic, run);
+                dst += run;
+                continue;
+            }
             for (int32_t kx = 0; kx < g->kw; kx++, dst += g->ic) {
                 const int32_t x = ox * g->sw - g->pw + kx * g->dw;
                 if (y < 0 || y >= g->ih || x < 0 || x >= g->iw)
@@ -196,13 +224,25 @@ static void conv_row_task(void *ctx, size_t task, int worker)
             }
         }
     }
-    npk_tfl_qgemm q = {
-        (size_t)g->ow, (size_t)g->oc, c->k,
-        col,           c->k,          c->w,
-        c->k,          c->bias,       c->mult,
-        c->shift,      c->w_zero,     c->out_zero,
-        c->act_min,    c->act_max,    c->out + ((size_t)b * g->oh + oy) * g->ow * g->oc,
-        (size_t)g->oc, c->is_signed};
+    npk_tfl_qgemm q = {(size_t)g->ow,
+                       (size_t)g->oc,
+                       c->k,
+                       col,
+                       c->k,
+                       c->w,
+                       c->k,
+                       c->bias,
+                       c->mult,
+                       c->shift,
+                       c->w_zero,
+                       c->out_zero,
+                       c->act_min,
+                       c->act_max,
+                       c->out + ((size_t)b * g->oh + oy) * g->ow * g->oc,
+                       (size_t)g->oc,
+                       c->is_signed,
+                       c->packed,
+                       col + c->im2col_bytes};
     c->kern->gemm(&q);
 }
 
@@ -248,7 +288,7 @@ static npk_status conv_eval(npk_tfl_exec *x, const npk_tfl_node *n)
     if (c->is_float)
         npk_tfl_pool_run(x->pool, rows, conv_float_task, c);
     else if (c->direct)
-        npk_tfl_pool_run(x->pool, (rows * c->g.ow + DIRECT_ROWS - 1) / DIRECT_ROWS,
+        npk_tfl_pool_run(x->pool, (rows * c->g.ow + c->direct_rows - 1) / c->direct_rows,
                          conv_direct_task, c);
     else
         npk_tfl_pool_run(x->pool, rows, conv_row_task, c);
@@ -262,6 +302,17 @@ const npk_tfl_kernel npk_tfl_k_conv_2d = {NPK_TFL_OP_CONV_2D, NULL,
 
 /* ---- DEPTHWISE_CONV_2D ---- */
 
+static npk_tfl_qdw dw_params(const conv *c)
+{
+    const npk_tfl_geom *g = &c->g;
+    const npk_tfl_qdw d = {g->ih,       g->iw,      g->ic,      g->ow,        g->oc,
+                           g->dm,       g->kh,      g->kw,      g->sh,        g->sw,
+                           g->dh,       g->dw,      g->ph,      g->pw,        c->w,
+                           c->bias,     c->mult,    c->shift,   c->in_zero,   c->w_zero,
+                           c->out_zero, c->act_min, c->act_max, c->is_signed, c->packed};
+    return d;
+}
+
 static npk_status dw_prepare(npk_tfl_plan *p, npk_tfl_node *n)
 {
     conv *c = npk_tfl_k_alloc(p, n, sizeof *c);
@@ -272,6 +323,15 @@ static npk_status dw_prepare(npk_tfl_plan *p, npk_tfl_node *n)
     if (!c->is_float) {
         c->scratch_per_worker = (size_t)c->g.oc * sizeof(int32_t);
         n->scratch_bytes = c->scratch_per_worker * (size_t)npk_tfl_k_threads(p);
+        c->w = n->in[1]->data;
+        const npk_tfl_qdw d = dw_params(c);
+        const size_t bytes = c->kern->dw_pack_bytes ? c->kern->dw_pack_bytes(&d) : 0;
+        if (bytes) {
+            uint8_t *packed = npk_tfl_k_alloc(p, n, bytes);
+            if (!packed) return NPK_E_NOMEM;
+            c->kern->dw_pack(&d, packed);
+            c->packed = packed;
+        }
     }
     return NPK_OK;
 }
@@ -281,11 +341,7 @@ static void dw_task(void *ctx, size_t task, int worker)
     const conv *c = ctx;
     const npk_tfl_geom *g = &c->g;
     const int32_t b = (int32_t)(task / (size_t)g->oh), oy = (int32_t)(task % (size_t)g->oh);
-    const npk_tfl_qdw d = {g->ih,       g->iw,      g->ic,      g->ow,       g->oc,
-                           g->dm,       g->kh,      g->kw,      g->sh,       g->sw,
-                           g->dh,       g->dw,      g->ph,      g->pw,       c->w,
-                           c->bias,     c->mult,    c->shift,   c->in_zero,  c->w_zero,
-                           c->out_zero, c->act_min, c->act_max, c->is_signed};
+    const npk_tfl_qdw d = dw_params(c);
     int32_t *acc = (int32_t *)(c->scratch + (size_t)worker * c->scratch_per_worker);
     c->kern->dw_row(&d, c->in + (size_t)b * g->ih * g->iw * g->ic, oy,
                     c->out + ((size_t)b * g->oh + oy) * g->ow * g->oc, acc);

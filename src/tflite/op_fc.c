@@ -2,6 +2,7 @@
  * float32; keep_num_dims. Definition: TFLite's reference_ops::FullyConnected
  * and reference_integer_ops::FullyConnected (fully_connected.h), multipliers
  * as fully_connected.cc (per tensor: GetQuantizedConvolutionMultipler). */
+#include "npukit/checked.h"
 #include "tflite/conv_util.h"
 #include "tflite/kernel.h"
 #include "tflite/qkern.h"
@@ -12,6 +13,9 @@ typedef struct fc {
     int32_t in_zero, w_zero, out_zero, act_min, act_max;
     int32_t *bias, *mult, *shift;
     const npk_tfl_qkern *kern;
+    const uint8_t *packed; /* weights packed for the kernel, or NULL */
+    size_t work;           /* the gemm's work space per worker */
+    uint8_t *scratch;
     float fmin, fmax;
     const float *fbias;
     const uint8_t *in, *w;
@@ -101,7 +105,21 @@ static npk_status fc_prepare(npk_tfl_plan *p, npk_tfl_node *n)
         f->bias[o] = (int32_t)(bias - (uint32_t)f->in_zero * wsum +
                                (uint32_t)f->depth * (uint32_t)f->in_zero * (uint32_t)f->w_zero);
     }
-    f->kern = npk_tfl_qkern_get();
+    f->kern = npk_tfl_k_qkern(p);
+    if (f->kern->packed_b) {
+        size_t bytes;
+        if (!npk_tfl_qpack_bytes(f->units, f->depth, &bytes))
+            return npk_tfl_k_fail(p, n, "weights too large");
+        uint8_t *packed = npk_tfl_k_alloc(p, n, bytes);
+        if (!packed) return NPK_E_NOMEM;
+        npk_tfl_qpack_b(wd, f->units, f->depth, f->depth, f->bias, f->mult, f->shift, packed);
+        f->packed = packed;
+        size_t total;
+        if (!npk_align_sz(f->kern->gemm_work(f->depth), 64, &f->work) ||
+            !npk_mul_sz(f->work, (size_t)npk_tfl_k_threads(p), &total))
+            return npk_tfl_k_fail(p, n, "weights too large");
+        n->scratch_bytes = total;
+    }
     return NPK_OK;
 }
 
@@ -110,7 +128,6 @@ static npk_status fc_prepare(npk_tfl_plan *p, npk_tfl_node *n)
 
 static void fc_task(void *ctx, size_t task, int worker)
 {
-    (void)worker;
     const fc *f = ctx;
     const size_t j0 = task * UNITS, nj = f->units - j0 < UNITS ? f->units - j0 : UNITS;
     if (f->is_float) {
@@ -128,10 +145,25 @@ static void fc_task(void *ctx, size_t task, int worker)
             }
         return;
     }
-    npk_tfl_qgemm q = {
-        f->batch,   nj,           f->depth,     f->in,         f->depth,    f->w + j0 * f->depth,
-        f->depth,   f->bias + j0, f->mult + j0, f->shift + j0, f->w_zero,   f->out_zero,
-        f->act_min, f->act_max,   f->out + j0,  f->units,      f->is_signed};
+    npk_tfl_qgemm q = {f->batch,
+                       nj,
+                       f->depth,
+                       f->in,
+                       f->depth,
+                       f->w + j0 * f->depth,
+                       f->depth,
+                       f->bias + j0,
+                       f->mult + j0,
+                       f->shift + j0,
+                       f->w_zero,
+                       f->out_zero,
+                       f->act_min,
+                       f->act_max,
+                       f->out + j0,
+                       f->units,
+                       f->is_signed,
+                       f->packed ? npk_tfl_qpack_at(f->packed, j0, f->depth) : NULL,
+                       f->scratch ? f->scratch + (size_t)worker * f->work : NULL};
     f->kern->gemm(&q);
 }
 
@@ -141,6 +173,7 @@ static npk_status fc_eval(npk_tfl_exec *x, const npk_tfl_node *n)
     f->in = n->in[0]->data;
     f->w = n->in[1]->data;
     f->out = n->out[0]->data;
+    f->scratch = n->scratch;
     if (f->batch) npk_tfl_pool_run(x->pool, (f->units + UNITS - 1) / UNITS, fc_task, f);
     return NPK_OK;
 }

@@ -1,14 +1,23 @@
 /* The portable 8-bit inner loops (qkern.h): plain C that compilers can
  * vectorise, and the definition any SIMD replacement must match. */
+#include "tflite/kernel.h"
 #include "tflite/qkern.h"
 #include "tflite/qmath.h"
 
 static inline uint8_t requant(uint32_t acc, int32_t mult, int32_t shift, int32_t zero, int32_t lo,
                               int32_t hi)
 {
-    int32_t v = npk_tfl_mbqm((int32_t)acc, mult, (int)shift) + zero;
+    /* + zero wraps, like TFLite's int32 addition (reachable only with a
+     * result near INT32_MAX, i.e. a multiplier above one) */
+    int32_t v = (int32_t)((uint32_t)npk_tfl_mbqm((int32_t)acc, mult, (int)shift) + (uint32_t)zero);
     v = v < lo ? lo : v > hi ? hi : v;
     return (uint8_t)v;
+}
+
+uint8_t npk_tfl_qrequant(uint32_t acc, int32_t mult, int32_t shift, int32_t zero, int32_t lo,
+                         int32_t hi)
+{
+    return requant(acc, mult, shift, zero, lo, hi);
 }
 
 static void gemm_u8(const npk_tfl_qgemm *g)
@@ -138,9 +147,46 @@ static void dw_row(const npk_tfl_qdw *d, const uint8_t *in, int32_t oy, uint8_t 
     }
 }
 
-const npk_tfl_qkern npk_tfl_qkern_portable = {"portable", gemm, dw_row};
-
-const npk_tfl_qkern *npk_tfl_qkern_get(void)
+void npk_tfl_qdw_pixel_ref(const npk_tfl_qdw *d, const uint8_t *in, int32_t oy, int32_t ox,
+                           int32_t o0, uint8_t *out_px)
 {
-    return &npk_tfl_qkern_portable;
+    const int32_t y0 = oy * d->sh - d->pad_h, x0 = ox * d->sw - d->pad_w;
+    for (int32_t o = o0; o < d->out_c; o++) {
+        uint32_t acc = (uint32_t)d->bias[o];
+        const int32_t c = o / d->dm;
+        for (int32_t ky = 0; ky < d->kh; ky++) {
+            const int32_t y = y0 + ky * d->dh;
+            if (y < 0 || y >= d->in_h) continue;
+            for (int32_t kx = 0; kx < d->kw; kx++) {
+                const int32_t x = x0 + kx * d->dw;
+                if (x < 0 || x >= d->in_w) continue;
+                const size_t pi = ((size_t)y * d->in_w + x) * d->in_c + c,
+                             wi = ((size_t)ky * d->kw + kx) * d->out_c + o;
+                acc += (uint32_t)((npk_tfl_ld8(in, pi, d->is_signed) - d->in_zero) *
+                                  (npk_tfl_ld8(d->w, wi, d->is_signed) - d->w_zero));
+            }
+        }
+        out_px[o] = requant(acc, d->mult[o], d->shift[o], d->out_zero, d->act_min, d->act_max);
+    }
 }
+
+/* MultiplyByQuantizedMultiplierSmallerThanOneExp (shift <= 0). */
+static inline int32_t mul_small(int32_t x, int32_t m, int32_t s)
+{
+    return npk_tfl_rdbpot(npk_tfl_srdhm(x, m), -s);
+}
+
+static void add(const npk_tfl_qadd *q, const uint8_t *a, const uint8_t *b, uint8_t *out,
+                size_t count)
+{
+    for (size_t i = 0; i < count; i++) {
+        const int32_t x1 = npk_tfl_ld8(a, i, q->is_signed), x2 = npk_tfl_ld8(b, i, q->is_signed);
+        const int32_t s1 = mul_small((x1 + q->off1) * (1 << NPK_TFL_QADD_LEFT), q->m1, q->s1);
+        const int32_t s2 = mul_small((x2 + q->off2) * (1 << NPK_TFL_QADD_LEFT), q->m2, q->s2);
+        const int32_t r = mul_small(s1 + s2, q->mo, q->so) + q->out_zero;
+        out[i] = (uint8_t)npk_tfl_clamp(r, q->act_min, q->act_max);
+    }
+}
+
+const npk_tfl_qkern npk_tfl_qkern_portable = {"portable", false, NULL,   gemm,
+                                              NULL,       NULL,  dw_row, add};

@@ -245,14 +245,21 @@ static const run_case RUNS[] = {
      "64e37fc87b777a8a11630fd08812e147b696b27c223a4dbcdd1d483dfae7c7b3"},
 };
 
-static void run_one(const run_case *rc, int threads, char hex[65], size_t *arena, size_t *peak)
+/* kernels: NULL, or the value of NPUKIT_TFL_KERNELS while the interpreter
+ * is made (the 8-bit loops it then uses). */
+static void run_one(const run_case *rc, int threads, const char *kernels, char hex[65],
+                    size_t *arena, size_t *peak)
 {
     loaded l;
     load(rc->model, &l);
     npk_tfl_interp *it = NULL;
     npk_error err = {0};
     npk_tfl_interp_opts o = {.threads = threads};
-    if (npk_tfl_interp_new(&l.m, &o, &it, &err)) fail_msg("%s: %s", rc->model, err.msg);
+    if (kernels) setenv("NPUKIT_TFL_KERNELS", kernels, 1);
+    const npk_status st = npk_tfl_interp_new(&l.m, &o, &it, &err);
+    unsetenv("NPUKIT_TFL_KERNELS");
+    if (st) fail_msg("%s: %s", rc->model, err.msg);
+    if (kernels) assert_string_equal(npk_tfl_interp_kernels(it), kernels);
     for (uint32_t i = 0; i < npk_tfl_interp_ninputs(it); i++) {
         npk_tfl_view v;
         assert_int_equal(npk_tfl_interp_input(it, i, &v, &err), NPK_OK);
@@ -289,7 +296,7 @@ static void test_models_run(void **state)
         if (npk_test_light() && k > 0 && !strstr(RUNS[k].model, "edgetpu/")) continue;
         char one[65], three[65];
         size_t arena, peak, a3, p3;
-        run_one(&RUNS[k], 1, one, &arena, &peak);
+        run_one(&RUNS[k], 1, NULL, one, &arena, &peak);
         if (getenv("TFL_PRINT_HASHES"))
             printf("%s %s\n", RUNS[k].model, one);
         else if (RUNS[k].sha256 && strcmp(one, RUNS[k].sha256))
@@ -298,8 +305,14 @@ static void test_models_run(void **state)
         assert_true(peak > 0);
         assert_true(arena * 10 <= peak * 12);
         /* Threads give the same bits. */
-        run_one(&RUNS[k], 3, three, &a3, &p3);
+        run_one(&RUNS[k], 3, NULL, three, &a3, &p3);
         assert_string_equal(one, three);
+        /* So does the portable definition of the 8-bit loops (the reference
+         * the vector kernels are tested against, tests/tflite/test_qkern.c). */
+        run_one(&RUNS[k], 1, "portable", three, &a3, &p3);
+        if (strcmp(one, three))
+            fail_msg("%s: portable kernels give sha256 %s, the vector kernels %s", RUNS[k].model,
+                     three, one);
     }
 }
 

@@ -138,6 +138,41 @@ static void test_run_outputs(void **state)
     read_npy(p, x, 4);
 }
 
+/* NPUKIT_TFL_KERNELS=portable runs the portable 8-bit loops (named by
+ * --repeat), with the bytes of the default (vector) kernels. */
+static void test_run_portable_kernels(void **state)
+{
+    (void)state;
+    const char *m = NPK_FIXTURE("models/mobilenet_v1_0.5_160_quant.tflite");
+    const int64_t shape[] = {1, 160, 160, 3};
+    uint8_t *x = malloc(160 * 160 * 3);
+    assert_non_null(x);
+    for (size_t k = 0; k < 160 * 160 * 3; k++) x[k] = (uint8_t)(k * 7);
+    const char *in = npk_tmp("img.npy");
+    write_npy(in, NPK_U8, 4, shape, x);
+    free(x);
+    const char *best = npk_tmp("best.npy"), *port = npk_tmp("portable.npy");
+    npk_run r = npk_cli("tflite run %s --input %s -o %s --repeat 1", m, in, best);
+    assert_int_equal(r.status, 0);
+    assert_non_null(strstr(r.out, " kernels\n"));
+    npk_run_free(&r);
+    setenv("NPUKIT_TFL_KERNELS", "portable", 1);
+    r = npk_cli("tflite run %s --input %s -o %s --repeat 1", m, in, port);
+    unsetenv("NPUKIT_TFL_KERNELS");
+    assert_int_equal(r.status, 0);
+    assert_non_null(strstr(r.out, "; portable kernels\n"));
+    npk_run_free(&r);
+    npk_tensor a, b;
+    npk_error err = {0};
+    assert_int_equal(npk_npy_load(best, &a, &err), NPK_OK);
+    assert_int_equal(npk_npy_load(port, &b, &err), NPK_OK);
+    assert_int_equal(a.nbytes, 1001);
+    assert_int_equal(a.nbytes, b.nbytes);
+    assert_memory_equal(a.data, b.data, a.nbytes);
+    npk_tensor_free(&a);
+    npk_tensor_free(&b);
+}
+
 static void test_run_errors(void **state)
 {
     (void)state;
@@ -227,7 +262,7 @@ int main(void)
     const struct CMUnitTest tests[] = {
         cmocka_unit_test(test_info),       cmocka_unit_test(test_run_outputs),
         cmocka_unit_test(test_run_errors), cmocka_unit_test(test_damaged_model),
-        cmocka_unit_test(test_cut),
+        cmocka_unit_test(test_cut),        cmocka_unit_test(test_run_portable_kernels),
     };
     return cmocka_run_group_tests(tests, NULL, NULL);
 }
