@@ -72,6 +72,7 @@ seeds_for() {
     cnn2_pack) ls $s/cnn2_pack/* $gen/ab.safetensors ;;
     png) ls $s/png/* ;;
     image) ls $s/png/* "$fx"/models/cat.bmp 2>/dev/null ;; # plus fuzz/regressions/image
+    labels) ls "$fx"/models/*labels*.txt 2>/dev/null ;;    # plus fuzz/regressions/labels
     *) ls "$fx"/*/* $gen/* 2>/dev/null ;;
     esac
 }

@@ -1,4 +1,5 @@
-/* npukit tflite: TFLite models: inspect, run on the CPU interpreter, cut.
+/* npukit tflite: TFLite models: inspect, run on the CPU interpreter,
+ * classify a picture (cmd_tflite_classify.c), cut.
  * A thin layer over tflite.h, tflite_interp.h and tflite_build.h. */
 #include <getopt.h>
 #include <inttypes.h>
@@ -18,6 +19,8 @@
 static int t_info(int argc, char **argv);
 static int t_run(int argc, char **argv);
 static int t_cut(int argc, char **argv);
+/* cmd_tflite_classify.c */
+int cmd_tflite_classify(int argc, char **argv);
 
 static const cli_subcommand subs[] = {
     {"info", "MODEL [--json]",
@@ -39,6 +42,15 @@ static const cli_subcommand subs[] = {
      "      NPUKIT_TFL_KERNELS=portable in the environment runs the portable 8-bit loops\n"
      "      instead of the vector ones (same results)",
      t_run},
+    {"classify",
+     "MODEL --image PICTURE [--labels FILE] [--top K] [--json] [--threads N] [--range R]",
+     "decode the picture (BMP, PNG, JPEG), resize it to the input (bilinear), convert it to\n"
+     "      the input's type, run, and print the K highest classes (default 5): score\n"
+     "      (dequantised: probabilities after a softmax), class index, label. Labels: one per\n"
+     "      line, or \"ID LABEL\" lines; a file one line short of the classes is taken to leave\n"
+     "      out class 0 (background). --range unit|signed|pixel: float inputs without\n"
+     "      quantisation get [0, 1] (default), [-1, 1] or [0, 255]",
+     cmd_tflite_classify},
     {"cut", "MODEL --outputs NAME[,NAME] [--inputs NAME[,NAME]] -o OUT.tflite",
      "write a model whose subgraph computes the given tensors (by name or index) from the\n"
      "      given inputs (default: the model's); operators, tensors and buffers nothing needs\n"

@@ -168,7 +168,10 @@ static npk_status read_stream(int fd, npk_mapped *m, uint64_t stop, npk_error *e
         }
         len += (size_t)r;
         m->size = len;
-        if ((uint64_t)len > NPK_MAX_INPUT_SIZE)
+        /* A 64-bit copy: on 32-bit targets size_t cannot exceed the limit,
+           and comparing it directly warns (-Wtype-limits). */
+        const uint64_t total = len;
+        if (total > NPK_MAX_INPUT_SIZE)
             return npk_fail(err, NPK_E_LIMIT,
                             "input stream longer than the 4 GiB input limit (%llu bytes read)",
                             (unsigned long long)len);

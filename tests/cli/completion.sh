@@ -21,11 +21,11 @@ expect() { # expect "WANTED REPLY" WORDS... (the last word is the one completed)
     fi
 }
 expect "tflite" tf
-expect "info run cut help" tflite ""
+expect "info run classify cut help" tflite ""
 expect "--repeat" tflite run model.tflite --re
 expect "--json --help --quiet" info --
 expect "--version" --ve
-expect "info run cut" help tflite ""
+expect "info run classify cut" help tflite ""
 expect "rknpu" help rk
 all=$(COMP_WORDS=("$NPK_CLI" ""); COMP_CWORD=1; COMPREPLY=(); _npukit; echo "${COMPREPLY[*]}")
 for c in info tensor cnn2 mgk rknpu edgetpu tflite help; do

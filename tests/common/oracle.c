@@ -9,6 +9,7 @@
 
 #include "npk_test.h"
 #include "npukit/flatbuf.h"
+#include "npukit/tflite_image.h"
 #include "oracle.h"
 
 #ifndef NPK_NODE
@@ -21,7 +22,8 @@
 enum { TFL_OP_DEQUANTIZE = 6 };
 /* TFLite schema slots used by npk_oracle_prepare. */
 enum { MODEL_SUBGRAPHS = 2, MODEL_SIGNATURE_DEFS = 7 };
-enum { SUBGRAPH_INPUTS = 1, SUBGRAPH_OUTPUTS = 2, SUBGRAPH_OPERATORS = 3 };
+enum { SUBGRAPH_TENSORS = 0, SUBGRAPH_INPUTS = 1, SUBGRAPH_OUTPUTS = 2, SUBGRAPH_OPERATORS = 3 };
+enum { TENSOR_BUFFER = 2 };
 
 const char *npk_oracle_name(npk_oracle_kind k)
 {
@@ -188,6 +190,24 @@ int npk_oracle_prepare(const uint8_t *model, size_t len, const int32_t *inputs, 
                 failf(why, why_len, "input tensor %d does not exist", in[i]);
                 goto done;
             }
+            /* A constant given as an input becomes a real one: its tensor
+             * table points at buffer 0 (empty), the data comes at run time. */
+            const npk_tfl_buffer *b = &m.buffers[g->tensors[in[i]].buffer];
+            if (ninputs && b->data && b->size > 0) {
+                npk_fb_vec tv;
+                npk_fb_table tt;
+                if (npk_fb_vector(&sg, SUBGRAPH_TENSORS, 4, &tv, &err) ||
+                    npk_fb_vec_table(&tv, (uint32_t)in[i], &tt, &err)) {
+                    failf(why, why_len, "tensor %d: %s", in[i], err.msg);
+                    goto done;
+                }
+                size_t f = npk_fb_field(&tt, TENSOR_BUFFER);
+                if (!f) {
+                    failf(why, why_len, "tensor %d: no buffer field", in[i]);
+                    goto done;
+                }
+                npk_st32le(buf + tt.pos + f, 0);
+            }
             avail[in[i]] = 1;
         }
         for (uint32_t o = 0; o < g->noperators; o++)
@@ -291,6 +311,9 @@ static void remove_dir(const char *dir)
     rmdir(dir);
 }
 
+static void load_outputs(const char *outdir, const char *const *out_names, size_t noutputs,
+                         npk_tensor *outs, npk_oracle_result *res);
+
 npk_oracle_status npk_oracle_run(npk_oracle_kind k, const char *model_path,
                                  const npk_tensor *inputs, size_t ninputs,
                                  const char *const *out_names, size_t noutputs, npk_tensor *outs,
@@ -345,7 +368,19 @@ npk_oracle_status npk_oracle_run(npk_oracle_kind k, const char *model_path,
     }
     npk_run_free(&r);
 
-    if (res->status == NPK_ORACLE_OK) {
+    if (res->status == NPK_ORACLE_OK) load_outputs(outdir, out_names, noutputs, outs, res);
+    remove_dir(outdir);
+    remove_dir(dir);
+    return res->status;
+}
+
+/* The outputs a runner wrote into outdir (its manifest says how long a run
+ * took); res->status becomes FAILED when one is missing or unreadable. */
+static void load_outputs(const char *outdir, const char *const *out_names, size_t noutputs,
+                         npk_tensor *outs, npk_oracle_result *res)
+{
+    npk_error err = {0};
+    {
         char path[1400];
         snprintf(path, sizeof path, "%s/manifest.json", outdir);
         size_t mlen;
@@ -378,9 +413,123 @@ npk_oracle_status npk_oracle_run(npk_oracle_kind k, const char *model_path,
         if (res->status != NPK_ORACLE_OK)
             for (size_t i = 0; i < noutputs; i++) npk_tensor_free(&outs[i]);
     }
-    remove_dir(outdir);
+}
+
+/* A JSON string of s (paths: quotes, backslashes and control bytes escaped). */
+static void json_str(FILE *f, const char *s)
+{
+    fputc('"', f);
+    for (; *s; s++) {
+        unsigned char c = (unsigned char)*s;
+        if (c == '"' || c == '\\')
+            fprintf(f, "\\%c", c);
+        else if (c < 0x20)
+            fprintf(f, "\\u%04x", c);
+        else
+            fputc(c, f);
+    }
+    fputc('"', f);
+}
+
+void npk_oracle_run_jobs(npk_oracle_kind k, npk_oracle_job *jobs, size_t njobs)
+{
+    static unsigned counter;
+    if (!njobs) return;
+    char dir[1024], name[64], list[1100];
+    snprintf(name, sizeof name, "oracle-jobs-%u", counter++);
+    snprintf(dir, sizeof dir, "%s", npk_tmp(name));
+    snprintf(list, sizeof list, "%s/jobs.txt", dir);
+    npk_error err = {0};
+    if (npk_make_dir(dir, &err)) fail_msg("%s", err.msg);
+    FILE *f = fopen(list, "w");
+    if (!f) fail_msg("%s: cannot write", list);
+    for (size_t j = 0; j < njobs; j++) {
+        npk_oracle_job *jb = &jobs[j];
+        memset(&jb->res, 0, sizeof jb->res);
+        memset(jb->outs, 0, sizeof *jb->outs * jb->noutputs);
+        char outdir[1200];
+        snprintf(outdir, sizeof outdir, "%s/j%zu", dir, j);
+        fputc('[', f);
+        json_str(f, jb->model_path);
+        for (size_t i = 0; i < jb->ninputs; i++) {
+            fputs(",\"--input\",", f);
+            json_str(f, jb->inputs[i]);
+        }
+        fputs(",\"--outdir\",", f);
+        json_str(f, outdir);
+        fputs("]\n", f);
+    }
+    if (fclose(f)) fail_msg("%s: cannot write", list);
+
+    char *argv[8];
+    int n = 0;
+    if (k == NPK_ORACLE_LITERT) {
+        argv[n++] = (char *)node_path();
+        argv[n++] = NPK_SOURCE_DIR "/tests/oracle/litert_run.mjs";
+    } else {
+        argv[n++] = (char *)NPK_PYTHON;
+        argv[n++] = NPK_SOURCE_DIR "/tests/oracle/armnn_run.py";
+    }
+    argv[n++] = "--jobs";
+    argv[n++] = list;
+    if (k == NPK_ORACLE_LITERT) {
+        argv[n++] = "--modules";
+        argv[n++] = (char *)modules_dir();
+    }
+    argv[n] = NULL;
+    double t0 = now_ms();
+    npk_run r = npk_run_argv(argv);
+    double wall = (now_ms() - t0) / (double)njobs;
+    char stopped[512] = "";
+    if (r.status != 0) {
+        last_line(*r.err ? r.err : r.out, stopped, sizeof stopped);
+        if (r.status == 4) { /* not installed: every job says so */
+            for (size_t j = 0; j < njobs; j++) {
+                jobs[j].res.status = NPK_ORACLE_MISSING;
+                snprintf(jobs[j].res.why, sizeof jobs[j].res.why, "%s", stopped);
+            }
+        }
+    }
+    npk_run_free(&r);
+
+    for (size_t j = 0; j < njobs; j++) {
+        npk_oracle_job *jb = &jobs[j];
+        char outdir[1200], path[1300];
+        snprintf(outdir, sizeof outdir, "%s/j%zu", dir, j);
+        jb->res.wall_ms = wall;
+        if (jb->res.status == NPK_ORACLE_MISSING) {
+            remove_dir(outdir);
+            continue;
+        }
+        snprintf(path, sizeof path, "%s/status.json", outdir);
+        size_t len;
+        char *st = (char *)npk_slurp(path, &len);
+        if (st) {
+            const char *c = strstr(st, "\"status\":");
+            int code = c ? atoi(c + 9) : 1;
+            jb->res.status = code == 3 ? NPK_ORACLE_CANNOT : NPK_ORACLE_FAILED;
+            const char *w = strstr(st, "\"why\": \"");
+            size_t skip = 8;
+            if (!w) w = strstr(st, "\"why\":\""), skip = 7;
+            snprintf(jb->res.why, sizeof jb->res.why, "%s", w ? w + skip : "?");
+            char *q = strrchr(jb->res.why, '"'); /* the closing quote */
+            if (q) *q = 0;
+            free(st);
+        } else {
+            snprintf(path, sizeof path, "%s/manifest.json", outdir);
+            if (access(path, R_OK) == 0) {
+                jb->res.status = NPK_ORACLE_OK;
+                load_outputs(outdir, jb->out_names, jb->noutputs, jb->outs, &jb->res);
+            } else {
+                jb->res.status = NPK_ORACLE_FAILED;
+                snprintf(jb->res.why, sizeof jb->res.why, "no result: the runner stopped (%.400s)",
+                         stopped[0] ? stopped : "no message");
+            }
+        }
+        remove_dir(outdir);
+    }
+    unlink(list);
     remove_dir(dir);
-    return res->status;
 }
 
 /* ---- inputs ---- */
@@ -474,22 +623,7 @@ void npk_oracle_fill_range(npk_tensor *t, uint64_t seed, double lo, double hi)
 
 bool npk_oracle_image_input(const npk_tfl_model *m, int32_t index, npk_image_input *in)
 {
-    const npk_tfl_tensor *x = &m->subgraphs[0].tensors[index];
-    memset(in, 0, sizeof *in);
-    in->dtype = npk_oracle_dtype(x->type);
-    if (in->dtype != NPK_U8 && in->dtype != NPK_I8 && in->dtype != NPK_F32) return false;
-    if (x->ndim != 3 && x->ndim != 4) return false;
-    if (x->ndim == 4 && x->shape[0] != 1) return false;
-    int32_t c = x->shape[x->ndim - 1];
-    if (c != 1 && c != 3) return false;
-    in->ndim = (int)x->ndim;
-    for (uint32_t i = 0; i < x->ndim; i++) in->shape[i] = x->shape[i];
-    if (x->has_quant && x->q.nscale >= 1 && x->q.scale[0] > 0) {
-        in->has_quant = true;
-        in->scale = x->q.scale[0];
-        in->zero_point = x->q.nzero >= 1 ? (int32_t)x->q.zero_point[0] : 0;
-    }
-    return true;
+    return npk_tfl_image_input(m, 0, index, in, NULL) == NPK_OK;
 }
 
 /* ---- comparison ---- */

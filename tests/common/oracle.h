@@ -41,7 +41,10 @@ void npk_oracle_require(npk_oracle_kind k);
  * tensors become the inputs and outputs, and only the operators needed to
  * compute the outputs from the inputs and the constants are kept, in stored
  * order. The file is patched in place (vector lengths, operator offsets) and
- * the new input/output vectors are appended; nothing else changes. Returns 0,
+ * the new input/output vectors are appended; nothing else changes. A
+ * constant tensor listed among the inputs becomes a real input (its table
+ * points at the empty buffer 0): the caller then gives its values, e.g. to
+ * make a runtime treat weights as dynamic. Returns 0,
  * or -1 with why filled (an output that cannot be computed, a malformed
  * model). */
 int npk_oracle_prepare(const uint8_t *model, size_t len, const int32_t *inputs, uint32_t ninputs,
@@ -71,6 +74,23 @@ npk_oracle_status npk_oracle_run(npk_oracle_kind k, const char *model_path,
                                  const npk_tensor *inputs, size_t ninputs,
                                  const char *const *out_names, size_t noutputs, npk_tensor *outs,
                                  npk_oracle_result *res);
+
+/* Many runs in one oracle process (the start-up of Node or Python and the
+ * loading of the runtime once, not per model): each job names a model and
+ * its inputs as .npy files already written (in the model's input order), and
+ * receives its outputs and result as npk_oracle_run gives them; res.wall_ms
+ * is the batch's wall time shared out evenly. A job the oracle cannot run
+ * does not stop the others. */
+typedef struct npk_oracle_job {
+    const char *model_path;
+    const char *const *inputs;
+    size_t ninputs;
+    const char *const *out_names;
+    size_t noutputs;
+    npk_tensor *outs; /* noutputs tensors, filled when res.status is OK */
+    npk_oracle_result res;
+} npk_oracle_job;
+void npk_oracle_run_jobs(npk_oracle_kind k, npk_oracle_job *jobs, size_t njobs);
 
 /* The file name an oracle runner gives an output: every byte outside
  * [A-Za-z0-9._-] becomes '_' ("" and dot names become "_"). */

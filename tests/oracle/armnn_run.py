@@ -5,6 +5,11 @@ libarmnntfliteparser22, libarmnn-cpuref-backend22). One thread.
 
   /usr/bin/python3 armnn_run.py MODEL [--input [NAME=]X.npy ...] --outdir DIR
                    [--outputs NAME,...] [--repeat N]
+  /usr/bin/python3 armnn_run.py --jobs FILE
+
+--jobs runs many models in one process: one job per line of FILE, a JSON
+array of the arguments above (with --outdir); a job Arm NN cannot run writes
+DIR/status.json with its exit status and reason instead of outputs.
 
 Writes DIR/<sanitized output name>.npy per output and DIR/manifest.json (the
 same interface as litert_run.mjs). Inputs are bound by tensor name (NAME=)
@@ -132,8 +137,41 @@ def write_atomic(path, data):
 
 
 def main(argv):
-    args = parse_args(argv)
+    if "--jobs" not in argv:
+        args = parse_args(argv)
+        np, ann = load_modules()
+        return run_job(np, ann, ann.IRuntime(ann.CreationOptions()), args)
+    j = argv.index("--jobs")
+    if j + 1 >= len(argv) or len(argv) != 2:
+        raise Fail(EXIT_USAGE, "usage: armnn_run.py --jobs FILE")
+    try:
+        with open(argv[j + 1], encoding="utf-8") as f:
+            jobs = [json.loads(line) for line in f if line.strip()]
+    except (OSError, ValueError) as e:
+        raise Fail(EXIT_USAGE, f"{argv[j + 1]}: {e}")
+    if any(not isinstance(a, list) or not all(isinstance(x, str) for x in a) for a in jobs):
+        raise Fail(EXIT_USAGE, f"{argv[j + 1]}: every line must be a JSON array of strings")
     np, ann = load_modules()
+    runtime = ann.IRuntime(ann.CreationOptions())
+    for a in jobs:
+        args = None
+        try:
+            args = parse_args(a)
+            if not args["outdir"] or args["repeat"]:
+                raise Fail(EXIT_USAGE, "a job needs --outdir and no --repeat")
+            run_job(np, ann, runtime, args)
+        except Exception as e:  # one job's failure is its own (status.json), the batch goes on
+            if not args or not args["outdir"]:
+                raise
+            code = e.code if isinstance(e, Fail) else 1
+            os.makedirs(args["outdir"], exist_ok=True)
+            write_atomic(os.path.join(args["outdir"], "status.json"),
+                         (json.dumps({"status": code, "why": str(e).strip()}) + "\n").encode())
+    return 0
+
+
+def run_job(np, ann, runtime, args):
+    """One model run on the given runtime; the network is unloaded after it."""
     dtypes = {  # Arm NN DataType -> NumPy dtype
         ann.DataType_Float32: np.float32,
         ann.DataType_Float16: np.float16,
@@ -157,13 +195,19 @@ def main(argv):
     t0 = time.perf_counter()
     try:
         net = parser.CreateNetworkFromBinaryFile(args["model"])
-        runtime = ann.IRuntime(ann.CreationOptions())
         opt, _ = ann.Optimize(net, [ann.BackendId("CpuRef")], runtime.GetDeviceSpec(),
                                      ann.OptimizerOptions())
         net_id, _ = runtime.LoadNetwork(opt)
     except RuntimeError as e:
         raise Fail(EXIT_CANNOT, f"Arm NN cannot load the model: {str(e).strip()}")
     load_ms = (time.perf_counter() - t0) * 1e3
+    try:
+        return run_loaded(np, ann, runtime, net_id, parser, args, dtypes, arrays, load_ms)
+    finally:
+        runtime.UnloadNetwork(net_id)
+
+
+def run_loaded(np, ann, runtime, net_id, parser, args, dtypes, arrays, load_ms):
 
     in_names = list(parser.GetSubgraphInputTensorNames(0))
     out_names = list(parser.GetSubgraphOutputTensorNames(0))

@@ -13,6 +13,13 @@
 // --modules: the node_modules folder holding @litertjs/core (default
 // $NPK_LITERT_MODULES, then ./node_modules next to this script).
 //
+//   node litert_run.mjs --jobs FILE [--modules DIR]
+//
+// runs many models in one process (the per-operator tests run hundreds):
+// FILE has one job per line, a JSON array of the arguments above (with
+// --outdir). A job that cannot run writes DIR/status.json with its exit
+// status and reason instead of outputs; the other jobs still run.
+//
 // The runner drives LiteRT's WebAssembly API below the package's Tensor
 // class, which only knows float32, int32 and uint8: int8, int16 and int64
 // tensors are passed as raw bytes.
@@ -237,9 +244,10 @@ function bindInputs(names, inputs, optional) {
   return bound;
 }
 
-async function main() {
-  const args = parseArgs(process.argv.slice(2));
-  const modules = args.modules ?? process.env.NPK_LITERT_MODULES ?? path.join(path.dirname(fileURLToPath(import.meta.url)), 'node_modules');
+// One model run: read the model and inputs, compile, run, write the
+// outputs. Everything the wasm module allocates for it is released before
+// returning (batch mode runs many models in one process).
+async function runJob(rt, version, args, jobs) {
   let modelBytes;
   try {
     modelBytes = fs.readFileSync(args.model);
@@ -256,138 +264,198 @@ async function main() {
     return { ...x, npy: parseNpy(b, x.file) };
   });
 
-  const { rt, version } = await loadLiteRt(modules);
   const w = rt.liteRtWasm;
   const env = rt.getDefaultEnvironment();
   const ptr = w._malloc(modelBytes.length);
   w.HEAPU8.set(modelBytes, ptr);
   let model, compiled;
-  const t0 = performance.now();
-  try {
-    model = w.loadModel(env.liteRtEnvironment, ptr, modelBytes.length);
-    compiled = await w.compileModel(env.liteRtEnvironment, model, {
-      environment: env,
-      accelerator: 'wasm',
-      cpuOptions: { numThreads: 1 },
-      gpuOptions: {},
-      webNNOptions: {},
-    });
-  } catch (e) {
-    throw new Fail(EXIT_CANNOT, `LiteRT.js cannot compile the model: ${wasmErrors(0) || errText(w, e)}`);
-  }
-  const compileMs = performance.now() - t0;
-  const problems = wasmErrors(0);
-  if (problems) throw new Fail(EXIT_CANNOT, `LiteRT.js cannot run the model: ${problems}`);
-  if (model.getNumSignatures() < 1) throw new Fail(EXIT_CANNOT, 'the model has no signature');
-  const sig = model.getSignature(0);
-  const inNames = vec(sig.inputNames());
-  const outNames = vec(sig.outputNames());
-  const inTypes = inNames.map((_, i) => tensorType(model.getInputTensorType(0, i)));
-  const outTypes = outNames.map((_, i) => tensorType(model.getOutputTensorType(0, i)));
-  const bound = bindInputs(inNames, inputs, args.repeat > 0);
   const bufs = [];
-  for (let i = 0; i < inNames.length; i++) {
-    const t = inTypes[i];
-    const want = TYPES[t.et];
-    if (!want) throw new Fail(EXIT_CANNOT, `input ${inNames[i]}: element type ${t.et} not handled by this runner`);
-    const x = bound[i];
-    // A dynamic dimension takes the given array's size (1 without one).
-    const dims = t.dims.map((d, k) => (d >= 0 ? d : x && x.npy.dims.length === t.dims.length ? x.npy.dims[k] : 1));
-    const count = dims.reduce((a, b) => a * b, 1);
-    if (x) {
-      if (x.npy.descr !== want[0]) throw new Fail(EXIT_USAGE, `${x.file}: dtype ${x.npy.descr}, input ${inNames[i]} is ${want[2]}`);
-      if (x.npy.dims.join(',') !== dims.join(','))
-        throw new Fail(EXIT_USAGE, `${x.file}: shape (${x.npy.dims}), input ${inNames[i]} is (${t.dims})`);
-    }
-    const data = x ? x.npy.data : Buffer.alloc(count * want[1]); // latency mode without input: zeros
-    const tt = rankedType(w, t.et, dims);
-    let b;
-    try {
-      b = w.LiteRtTensorBuffer.createManaged(env.liteRtEnvironment, w.LiteRtTensorBufferType.HOST_MEMORY, tt, data.length);
-    } catch (e) {
-      throw new Fail(EXIT_CANNOT, `input ${inNames[i]}: no host buffer: ${errText(w, e)}`);
-    } finally {
-      tt.delete();
-    }
-    const p = b.lock(w.LiteRtTensorBufferLockMode.WRITE);
-    w.HEAPU8.set(data, p);
-    b.unlock();
-    bufs.push(b);
-  }
-  for (const o of outTypes) {
-    if (!TYPES[o.et]) throw new Fail(EXIT_CANNOT, `output element type ${o.et} not handled by this runner`);
+  const mark0 = wasmLog.lines.length;
+  try {
+    await runCompiled();
+  } finally {
+    bufs.forEach((b) => b.delete());
+    compiled?.delete?.();
+    model?.delete?.();
+    w._free(ptr);
+    if (jobs) wasmLog.lines.length = mark0; // keep the log of one job only
   }
 
-  const runOnce = async () => {
-    const mark = wasmLog.lines.length;
-    let outs;
+  async function runCompiled() {
+    const t0 = performance.now();
     try {
-      outs = await compiled.run(0, bufs);
+      model = w.loadModel(env.liteRtEnvironment, ptr, modelBytes.length);
+      compiled = await w.compileModel(env.liteRtEnvironment, model, {
+        environment: env,
+        accelerator: 'wasm',
+        cpuOptions: { numThreads: 1 },
+        gpuOptions: {},
+        webNNOptions: {},
+      });
     } catch (e) {
-      throw new Fail(EXIT_CANNOT, `LiteRT.js cannot run the model: ${wasmErrors(mark) || errText(w, e)}`);
+      throw new Fail(EXIT_CANNOT, `LiteRT.js cannot compile the model: ${wasmErrors(mark0) || errText(w, e)}`);
     }
-    const problems = wasmErrors(mark);
+    const compileMs = performance.now() - t0;
+    const problems = wasmErrors(mark0);
     if (problems) throw new Fail(EXIT_CANNOT, `LiteRT.js cannot run the model: ${problems}`);
-    return outs;
-  };
-  const times = [];
-  let outs;
-  const n = Math.max(args.repeat, 1);
-  if (args.repeat) (await runOnce()).forEach((o) => o.delete()); // warm-up, not timed
-  for (let r = 0; r < n; r++) {
-    if (outs) outs.forEach((o) => o.delete());
-    const t1 = performance.now();
-    outs = await runOnce();
-    times.push(performance.now() - t1);
-  }
-  const sorted = [...times].sort((a, b) => a - b);
-  const median = sorted.length % 2 ? sorted[(sorted.length - 1) >> 1] : (sorted[sorted.length / 2 - 1] + sorted[sorted.length / 2]) / 2;
-  const manifest = {
-    oracle: 'litert.js',
-    version,
-    model: path.resolve(args.model),
-    threads: 1,
-    compile_ms: round(compileMs),
-    runs: times.length,
-    ms: times.map(round),
-    min_ms: round(sorted[0]),
-    median_ms: round(median),
-    inputs: inNames.map((name, i) => ({ name, file: bound[i]?.file ?? null })),
-    outputs: [],
-  };
+    if (model.getNumSignatures() < 1) throw new Fail(EXIT_CANNOT, 'the model has no signature');
+    const sig = model.getSignature(0);
+    const inNames = vec(sig.inputNames());
+    const outNames = vec(sig.outputNames());
+    const inTypes = inNames.map((_, i) => tensorType(model.getInputTensorType(0, i)));
+    const outTypes = outNames.map((_, i) => tensorType(model.getOutputTensorType(0, i)));
+    const bound = bindInputs(inNames, inputs, args.repeat > 0);
+    for (let i = 0; i < inNames.length; i++) {
+      const t = inTypes[i];
+      const want = TYPES[t.et];
+      if (!want) throw new Fail(EXIT_CANNOT, `input ${inNames[i]}: element type ${t.et} not handled by this runner`);
+      const x = bound[i];
+      // A dynamic dimension takes the given array's size (1 without one).
+      const dims = t.dims.map((d, k) => (d >= 0 ? d : x && x.npy.dims.length === t.dims.length ? x.npy.dims[k] : 1));
+      const count = dims.reduce((a, b) => a * b, 1);
+      if (x) {
+        if (x.npy.descr !== want[0]) throw new Fail(EXIT_USAGE, `${x.file}: dtype ${x.npy.descr}, input ${inNames[i]} is ${want[2]}`);
+        if (x.npy.dims.join(',') !== dims.join(','))
+          throw new Fail(EXIT_USAGE, `${x.file}: shape (${x.npy.dims}), input ${inNames[i]} is (${t.dims})`);
+      }
+      const data = x ? x.npy.data : Buffer.alloc(count * want[1]); // latency mode without input: zeros
+      const tt = rankedType(w, t.et, dims);
+      let b;
+      try {
+        b = w.LiteRtTensorBuffer.createManaged(env.liteRtEnvironment, w.LiteRtTensorBufferType.HOST_MEMORY, tt, data.length);
+      } catch (e) {
+        throw new Fail(EXIT_CANNOT, `input ${inNames[i]}: no host buffer: ${errText(w, e)}`);
+      } finally {
+        tt.delete();
+      }
+      const p = b.lock(w.LiteRtTensorBufferLockMode.WRITE);
+      w.HEAPU8.set(data, p);
+      b.unlock();
+      bufs.push(b);
+    }
+    for (const o of outTypes) {
+      if (!TYPES[o.et]) throw new Fail(EXIT_CANNOT, `output element type ${o.et} not handled by this runner`);
+    }
 
-  if (args.outdir) {
-    fs.mkdirSync(args.outdir, { recursive: true });
-    const want = args.outputs;
-    if (want) {
-      const missing = want.filter((x) => !outNames.includes(x));
-      if (missing.length) throw new Fail(EXIT_CANNOT, `not an output of the model: ${missing.join(', ')} (LiteRT.js gives only the model's outputs: ${outNames.join(', ')})`);
+    const runOnce = async () => {
+      const mark = wasmLog.lines.length;
+      let outs;
+      try {
+        outs = await compiled.run(0, bufs);
+      } catch (e) {
+        throw new Fail(EXIT_CANNOT, `LiteRT.js cannot run the model: ${wasmErrors(mark) || errText(w, e)}`);
+      }
+      const problems = wasmErrors(mark);
+      if (problems) throw new Fail(EXIT_CANNOT, `LiteRT.js cannot run the model: ${problems}`);
+      return outs;
+    };
+    const times = [];
+    let outs;
+    const n = Math.max(args.repeat, 1);
+    if (args.repeat) (await runOnce()).forEach((o) => o.delete()); // warm-up, not timed
+    for (let r = 0; r < n; r++) {
+      if (outs) outs.forEach((o) => o.delete());
+      const t1 = performance.now();
+      outs = await runOnce();
+      times.push(performance.now() - t1);
     }
-    const used = new Set();
-    for (let i = 0; i < outNames.length; i++) {
-      if (want && !want.includes(outNames[i])) continue;
-      const o = outs[i];
-      const tt = tensorType(o.tensorType());
-      const [descr, , dtype] = TYPES[tt.et];
-      const p = o.lock(w.LiteRtTensorBufferLockMode.READ);
-      const bytes = Buffer.from(w.HEAPU8.slice(p, p + o.packedSize()));
-      o.unlock();
-      if (o.offset() !== 0 || o.size() !== o.packedSize() || bytes.length !== tt.bytes)
-        throw new Fail(EXIT_CANNOT, `output ${outNames[i]}: strided or padded buffer`);
-      let file = sanitize(outNames[i]);
-      if (file.length > 120) file = `${file.slice(0, 120)}.${i}`; // long fused names
-      if (used.has(file)) file += `.${i}`;
-      used.add(file);
-      file += '.npy';
-      writeAtomic(path.join(args.outdir, file), encodeNpy(descr, tt.dims, bytes));
-      manifest.outputs.push({ name: outNames[i], index: i, file, shape: tt.dims, dtype });
+    const sorted = [...times].sort((a, b) => a - b);
+    const median = sorted.length % 2 ? sorted[(sorted.length - 1) >> 1] : (sorted[sorted.length / 2 - 1] + sorted[sorted.length / 2]) / 2;
+    const manifest = {
+      oracle: 'litert.js',
+      version,
+      model: path.resolve(args.model),
+      threads: 1,
+      compile_ms: round(compileMs),
+      runs: times.length,
+      ms: times.map(round),
+      min_ms: round(sorted[0]),
+      median_ms: round(median),
+      inputs: inNames.map((name, i) => ({ name, file: bound[i]?.file ?? null })),
+      outputs: [],
+    };
+
+    if (args.outdir) {
+      fs.mkdirSync(args.outdir, { recursive: true });
+      const want = args.outputs;
+      if (want) {
+        const missing = want.filter((x) => !outNames.includes(x));
+        if (missing.length) throw new Fail(EXIT_CANNOT, `not an output of the model: ${missing.join(', ')} (LiteRT.js gives only the model's outputs: ${outNames.join(', ')})`);
+      }
+      const used = new Set();
+      for (let i = 0; i < outNames.length; i++) {
+        if (want && !want.includes(outNames[i])) continue;
+        const o = outs[i];
+        const tt = tensorType(o.tensorType());
+        const [descr, , dtype] = TYPES[tt.et];
+        const p = o.lock(w.LiteRtTensorBufferLockMode.READ);
+        const bytes = Buffer.from(w.HEAPU8.slice(p, p + o.packedSize()));
+        o.unlock();
+        if (o.offset() !== 0 || o.size() !== o.packedSize() || bytes.length !== tt.bytes)
+          throw new Fail(EXIT_CANNOT, `output ${outNames[i]}: strided or padded buffer`);
+        let file = sanitize(outNames[i]);
+        if (file.length > 120) file = `${file.slice(0, 120)}.${i}`; // long fused names
+        if (used.has(file)) file += `.${i}`;
+        used.add(file);
+        file += '.npy';
+        writeAtomic(path.join(args.outdir, file), encodeNpy(descr, tt.dims, bytes));
+        manifest.outputs.push({ name: outNames[i], index: i, file, shape: tt.dims, dtype });
+      }
+      writeAtomic(path.join(args.outdir, 'manifest.json'), Buffer.from(JSON.stringify(manifest, null, 1) + '\n'));
     }
-    writeAtomic(path.join(args.outdir, 'manifest.json'), Buffer.from(JSON.stringify(manifest, null, 1) + '\n'));
+    if (args.repeat) {
+      process.stdout.write(`litert.js ${version}: ${path.basename(args.model)}: ${times.length} runs, 1 thread: min ${round(sorted[0])} ms, median ${round(median)} ms\n`);
+    }
+    outs.forEach((o) => o.delete());
   }
-  if (args.repeat) {
-    process.stdout.write(`litert.js ${version}: ${path.basename(args.model)}: ${times.length} runs, 1 thread: min ${round(sorted[0])} ms, median ${round(median)} ms\n`);
+}
+
+// Batch mode (--jobs FILE): one job per line, a JSON array of the arguments
+// of one run (MODEL --input ... --outdir DIR ...). LiteRT.js loads once; a
+// job it cannot run leaves DIR/status.json ({"status": 3, "why": ...}, 2 for
+// a usage error) instead of outputs, and the next job runs.
+async function main() {
+  const argv = process.argv.slice(2);
+  const j = argv.indexOf('--jobs');
+  if (j < 0) {
+    const args = parseArgs(argv);
+    const { rt, version } = await loadLiteRt(modulesDir(args.modules));
+    await runJob(rt, version, args, false);
+    return;
   }
-  outs.forEach((o) => o.delete());
+  if (j + 1 >= argv.length) throw new Fail(EXIT_USAGE, '--jobs needs a value');
+  const rest = argv.filter((_, i) => i !== j && i !== j + 1);
+  const mi = rest.indexOf('--modules');
+  if (rest.length !== (mi >= 0 ? 2 : 0)) throw new Fail(EXIT_USAGE, 'with --jobs FILE only --modules DIR may be given');
+  let lines;
+  try {
+    lines = fs.readFileSync(argv[j + 1], 'utf8').split('\n').filter((l) => l.trim().length);
+  } catch (e) {
+    throw new Fail(EXIT_USAGE, `${argv[j + 1]}: ${e.message}`);
+  }
+  const jobs = lines.map((l, i) => {
+    const a = JSON.parse(l);
+    if (!Array.isArray(a) || a.some((x) => typeof x !== 'string')) throw new Fail(EXIT_USAGE, `${argv[j + 1]}: line ${i + 1} is not an array of strings`);
+    return a;
+  });
+  const { rt, version } = await loadLiteRt(modulesDir(mi >= 0 ? rest[mi + 1] : null));
+  for (const a of jobs) {
+    let args = null;
+    try {
+      args = parseArgs(a);
+      if (!args.outdir || args.repeat) throw new Fail(EXIT_USAGE, 'a job needs --outdir and no --repeat');
+      await runJob(rt, version, args, true);
+    } catch (e) {
+      if (!args?.outdir) throw e;
+      const status = e instanceof Fail ? e.code : 1;
+      fs.mkdirSync(args.outdir, { recursive: true });
+      writeAtomic(path.join(args.outdir, 'status.json'), Buffer.from(JSON.stringify({ status, why: e instanceof Fail ? e.message : String(e.stack ?? e) }) + '\n'));
+    }
+  }
+}
+
+function modulesDir(given) {
+  return given ?? process.env.NPK_LITERT_MODULES ?? path.join(path.dirname(fileURLToPath(import.meta.url)), 'node_modules');
 }
 
 const round = (x) => Math.round(x * 1000) / 1000;
