@@ -102,6 +102,47 @@ const char *npk_bind_etpu_output_name(const npk_bind_etpu *b, uint32_t i);
 npk_status npk_bind_etpu_run(npk_bind_etpu *b, const npk_tensor *in, uint32_t nin, bool raw,
                              npk_tensor_set **out, npk_error *err);
 
+/* The whole model (`npukit edgetpu run`): its Edge TPU ops on a device
+ * ("emu" or "usb"), the other operators on the interpreter. threads: the
+ * interpreter's worker threads. cpu_model (a path, may be NULL; "emu" only):
+ * the uncompiled model, so the emulator answers with real values
+ * (npk_etpu_emu_set_cpu_model). Closes a device npk_bind_etpu_device opened,
+ * and the other way round. */
+npk_status npk_bind_etpu_graph_open(npk_bind_etpu *b, const char *device, const uint8_t *firmware,
+                                    size_t firmware_size, unsigned timeout_ms,
+                                    const char *cpu_model, int threads, npk_error *err);
+/* The interpreter of the open graph (inputs and outputs as tflite_interp.h
+ * views), NULL when none is open. */
+npk_tfl_interp *npk_bind_etpu_graph_interp(npk_bind_etpu *b);
+/* Run the whole graph `repeat` times (>= 1), reporting each run to progress
+ * (may be NULL). */
+npk_status npk_bind_etpu_graph_run(npk_bind_etpu *b, uint64_t repeat, const npk_progress *progress,
+                                   npk_error *err);
+
+/* ---- RKNPU: a whole TFLite network compiled for the NPU ---- */
+
+typedef struct npk_bind_rk npk_bind_rk;
+typedef struct npk_rk_net_exec npk_rk_net_exec; /* npukit/rknpu_net.h */
+
+/* Parse and compile (npk_rk_net_compile: cores 1..3, the vendor stream form,
+ * exact requantisation; threads for the CPU segments). */
+npk_status npk_bind_rk_open(const char *path, const uint8_t *buf, size_t len, int cores,
+                            int threads, npk_bind_rk **out, npk_error *err);
+void npk_bind_rk_free(npk_bind_rk *b);
+/* Bind to a device: "emu" (emu_cores 1 or 3; 0: 3), "rknpu" or "rocket"
+ * (device_path may be NULL: the first node). "rocket" compiles again in
+ * its stream form. */
+npk_status npk_bind_rk_device(npk_bind_rk *b, const char *device, const char *device_path,
+                              int emu_cores, npk_error *err);
+/* The executor of the bound device (npk_rk_net_ninputs / _input / _output),
+ * NULL before npk_bind_rk_device. */
+npk_rk_net_exec *npk_bind_rk_exec(npk_bind_rk *b);
+/* stats: NPU operators, free reshapes, CPU operators, tasks, submits per run. */
+void npk_bind_rk_stats(const npk_bind_rk *b, uint64_t stats[5]);
+/* Run `repeat` times (>= 1) on the bound device. */
+npk_status npk_bind_rk_run(npk_bind_rk *b, uint64_t repeat, const npk_progress *progress,
+                           npk_error *err);
+
 /* ---- MGK ---- */
 
 typedef struct npk_bind_mgk npk_bind_mgk;

@@ -7,6 +7,7 @@ dicts and exceptions.
     import npukit
     npukit.info("model.tflite")                    # what `npukit info --json` prints
     npukit.tflite.Model("m.tflite").run(x)          # CPU interpreter
+    npukit.rknpu.compile("m.tflite").run(x, device="emu")
     npukit.edgetpu.Model("m_edgetpu.tflite").weights
     npukit.mgk.Model("m.mgk").extract()
     npukit.cnn2.render("weights.bin", "in.png")
@@ -30,7 +31,7 @@ from ._lib import (
     UnsupportedError,
 )
 from ._info import info
-from . import cnn2, edgetpu, mgk, tflite
+from . import cnn2, edgetpu, mgk, rknpu, tflite
 
 __version__ = _lib.VERSION
 
@@ -51,6 +52,7 @@ __all__ = [
     "Timeout",
     "Cancelled",
     "tflite",
+    "rknpu",
     "edgetpu",
     "mgk",
     "cnn2",

@@ -248,6 +248,24 @@ npk_bind_etpu_output_name = _fn("npk_bind_etpu_output_name", cp, vp, ctypes.c_ui
 npk_bind_etpu_run = _fn(
     "npk_bind_etpu_run", st, vp, P(Tensor), ctypes.c_uint32, ctypes.c_bool, P(P(TensorSet)), E
 )
+npk_bind_etpu_graph_open = _fn(
+    "npk_bind_etpu_graph_open", st, vp, cp, vp, c_size, ctypes.c_uint, cp, ctypes.c_int, E
+)
+npk_bind_etpu_graph_interp = _fn("npk_bind_etpu_graph_interp", vp, vp)
+npk_bind_etpu_graph_run = _fn("npk_bind_etpu_graph_run", st, vp, ctypes.c_uint64, P(Progress), E)
+# RKNPU whole networks
+npk_bind_rk_open = _fn(
+    "npk_bind_rk_open", st, cp, vp, c_size, ctypes.c_int, ctypes.c_int, P(vp), E
+)
+npk_bind_rk_free = _fn("npk_bind_rk_free", None, vp)
+npk_bind_rk_device = _fn("npk_bind_rk_device", st, vp, cp, cp, ctypes.c_int, E)
+npk_bind_rk_exec = _fn("npk_bind_rk_exec", vp, vp)
+npk_bind_rk_stats = _fn("npk_bind_rk_stats", None, vp, P(ctypes.c_uint64))
+npk_bind_rk_run = _fn("npk_bind_rk_run", st, vp, ctypes.c_uint64, P(Progress), E)
+npk_rk_net_ninputs = _fn("npk_rk_net_ninputs", ctypes.c_uint32, vp)
+npk_rk_net_noutputs = _fn("npk_rk_net_noutputs", ctypes.c_uint32, vp)
+npk_rk_net_input = _fn("npk_rk_net_input", st, vp, ctypes.c_uint32, P(View), E)
+npk_rk_net_output = _fn("npk_rk_net_output", st, vp, ctypes.c_uint32, P(View), E)
 # MGK
 npk_bind_mgk_open = _fn("npk_bind_mgk_open", st, cp, vp, c_size, P(vp), E)
 npk_bind_mgk_free = _fn("npk_bind_mgk_free", None, vp)

@@ -1,5 +1,6 @@
 """Shared by the models that run: tensor specs, and inputs given as one
 array, a sequence (in order) or a mapping (by name)."""
+import ctypes
 from typing import NamedTuple, Optional, Tuple
 
 import numpy as np
@@ -59,3 +60,44 @@ def results(pairs):
     if len(pairs) == 1:
         return pairs[0][1]
     return {name: arr for name, arr in pairs}
+
+
+def view(fn, handle, i, path):
+    """Input or output view i of an interpreter-like handle (fn: e.g. npk_tfl_interp_input)."""
+    v = _lib.View()
+    err = _lib.NpkError()
+    _lib.check(fn(handle, i, ctypes.byref(v), ctypes.byref(err)), err, path)
+    return v
+
+
+def view_spec(v):
+    """The TensorSpec of a view (npk_tfl_view)."""
+    code = _lib.npk_bind_tfl_dtype(v.type)
+    if code == 0:
+        raise _lib.UnsupportedError(
+            "tensor %r has type %s, which has no NumPy type"
+            % (v.name.decode(), _lib.npk_tfl_type_name(v.type).decode())
+        )
+    return TensorSpec(
+        v.name.decode("utf-8", "replace"),
+        _lib.numpy_dtype(code),
+        tuple(v.dims[d] for d in range(v.ndim)),
+        float(v.scale),
+        int(v.zero_point),
+        int(v.index),
+    )
+
+
+def write_view(v, a):
+    """Copy a C-contiguous array of the view's size into the view."""
+    a = np.ascontiguousarray(a)
+    if a.nbytes != v.bytes:
+        raise _lib.ArgumentError("%d bytes given for %r of %d bytes" % (a.nbytes, v.name.decode(), v.bytes))
+    ctypes.memmove(v.data, a.ctypes.data, a.nbytes)
+
+
+def read_view(v, spec):
+    """A copy of an output view (the buffers are reused by the next run)."""
+    a = np.empty(spec.shape, spec.dtype)
+    ctypes.memmove(a.ctypes.data, v.data, a.nbytes)
+    return a

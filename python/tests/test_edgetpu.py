@@ -1,5 +1,5 @@
 """npukit.edgetpu.Model against `npukit edgetpu weights / set-weights /
-matmul / run` on the compiled fixtures."""
+matmul / run` (and `tflite run` of the uncompiled model) on the fixtures."""
 import os
 
 import numpy as np
@@ -117,7 +117,7 @@ def test_errors_equal_cli(cli, tmp_path):
     assert str(e.value) == cli.error_line("edgetpu", "weights", path, "-o", tmp_path / "w.npy")
     with pytest.raises(npukit.ArgumentError):
         m.run(np.zeros(4), device="tpu")
-    with pytest.raises(npukit.ArgumentError, match="no value for input layer"):
+    with pytest.raises(npukit.ArgumentError, match="no value for input 'inputs/rnn1'"):
         m.run(np.zeros(4, np.float32), device="emu")
     data = open(path, "rb").read()
     with pytest.raises(npukit.FormatError) as e:
@@ -127,3 +127,67 @@ def test_errors_equal_cli(cli, tmp_path):
     assert str(e.value) == cli.error_line("edgetpu", "info", bad).replace(str(bad) + ": ", "", 1)
     with pytest.raises(npukit.ArgumentError, match=r"needs \(256, 256\)"):
         npukit.edgetpu.Model(fx(DENSE)).set_weights(np.zeros((2, 2), np.int8))
+
+
+# A compiled model and the model it was compiled from: the emulator answers
+# the Edge TPU op with the interpreter's values of the uncompiled model.
+PAIRS = [
+    ("models/mobilenet_v1_0.5_160_quant_edgetpu.tflite", "models/mobilenet_v1_0.5_160_quant.tflite"),
+]
+
+
+@pytest.mark.parametrize("compiled,cpu", PAIRS)
+def test_whole_model_equals_cli_and_tflite(cli, tmp_path, compiled, cpu):
+    path, cpu_path = fx(compiled), fx(cpu)
+    m = npukit.edgetpu.Model(path)
+    (spec,) = m.inputs
+    assert spec.dtype == np.uint8 and spec.scale > 0
+    x = np.random.default_rng(21).integers(0, 256, spec.shape, dtype=np.uint8)
+    np.save(tmp_path / "x.npy", x)
+    run = ["edgetpu", "run", path, "--device", "emu", "--cpu-model", cpu_path, "--input", tmp_path / "x.npy"]
+    cli.run(*run, "-o", tmp_path / "y.npy")
+    cli.run(*run, "--raw", "-o", tmp_path / "r.npy")
+    cli.run("tflite", "run", cpu_path, "--input", tmp_path / "x.npy", "-o", tmp_path / "t.npy")
+    y = m.run(x, device="emu", cpu_model=cpu_path)
+    want = np.load(tmp_path / "y.npy")
+    assert y.dtype == np.float32 and y.shape == want.shape
+    assert y.tobytes() == want.tobytes()
+    r = m.run({spec.name: x}, device="emu", cpu_model=cpu_path, raw=True, repeat=2)
+    assert r.dtype == np.uint8 and r.tobytes() == np.load(tmp_path / "r.npy").tobytes()
+    # The whole model equals the uncompiled model on the interpreter.
+    assert r.tobytes() == np.load(tmp_path / "t.npy").tobytes()
+    np.testing.assert_array_equal(r, npukit.tflite.Model(cpu_path).run(x))
+    # Float input, quantised with the input's numerics as the CLI does it.
+    xf = ((x.astype(np.float32) - spec.zero_point) * spec.scale).astype(np.float32)
+    xf[0, 0, 0, :] = [-5.0, 5.0, 0.00390625]  # saturating, and a tie (round half to even)
+    np.save(tmp_path / "xf.npy", xf)
+    cli.run("edgetpu", "run", path, "--device", "emu", "--cpu-model", cpu_path, "--input",
+            tmp_path / "xf.npy", "-o", tmp_path / "yf.npy")
+    yf = m.run(xf, device="emu", cpu_model=cpu_path)
+    assert yf.tobytes() == np.load(tmp_path / "yf.npy").tobytes()
+
+
+def test_whole_model_errors(cli, tmp_path):
+    path, cpu_path = (fx(p) for p in PAIRS[0])
+    m = npukit.edgetpu.Model(path)
+    with pytest.raises(npukit.ArgumentError, match="needs device"):
+        m.run(np.zeros((1, 160, 160, 3), np.uint8), device="usb", cpu_model=cpu_path)
+    with pytest.raises(npukit.ArgumentError, match="give uint8 values or float32"):
+        m.run(np.zeros((1, 160, 160, 3), np.int32), device="emu")
+    with pytest.raises(npukit.ArgumentError, match="values given"):
+        m.run(np.zeros((1, 160, 160), np.uint8), device="emu")
+    # A CPU model that is not the one compiled: the library's error, as the CLI reports it.
+    other = fx("models/mobilenet_v2_1.0_224_quant.tflite")
+    with pytest.raises(npukit.Error) as e:
+        m.run(np.zeros((1, 160, 160, 3), np.uint8), device="emu", cpu_model=other)
+    np.save(tmp_path / "x.npy", np.zeros((1, 160, 160, 3), np.uint8))
+    line = cli.error_line("edgetpu", "run", path, "--device", "emu", "--cpu-model", other,
+                          "--input", tmp_path / "x.npy", "-o", tmp_path / "y.npy")
+    assert line.endswith(e.value.message)
+
+
+def test_run_op_is_the_edgetpu_op(cli, tmp_path):
+    # Dense: the whole model is its Edge TPU op.
+    m = npukit.edgetpu.Model(fx(DENSE))
+    x = np.random.default_rng(4).standard_normal(256).astype(np.float32)
+    np.testing.assert_array_equal(m.run_op(x, device="emu"), npukit.edgetpu.Model(fx(DENSE)).run(x, device="emu"))

@@ -6,6 +6,7 @@
 #include "bind_internal.h"
 #include "npukit/edgetpu.h"
 #include "npukit/edgetpu_emu.h"
+#include "npukit/edgetpu_graph.h"
 #include "npukit/edgetpu_usb.h"
 
 struct npk_bind_etpu {
@@ -22,7 +23,31 @@ struct npk_bind_etpu {
     npk_etpu_transport *usb;
     npk_etpu_device *dev;
     uint8_t **in, **out;
+    /* whole-model run */
+    npk_etpu_graph *g;
+    npk_etpu_emu *g_emu;
+    npk_etpu_transport *g_usb;
+    npk_etpu_device *g_dev;
+    npk_mapped cpu_map;
+    npk_tfl_model cpu;
+    bool cpu_parsed;
 };
+
+static void close_graph(npk_bind_etpu *b)
+{
+    npk_etpu_close(b->g_dev);
+    npk_etpu_transport_close(b->g_usb);
+    npk_etpu_emu_free(b->g_emu);
+    npk_etpu_graph_free(b->g);
+    b->g_dev = NULL;
+    b->g_usb = NULL;
+    b->g_emu = NULL;
+    b->g = NULL;
+    if (b->cpu_parsed) npk_tfl_free(&b->cpu);
+    b->cpu_parsed = false;
+    npk_unmap_file(&b->cpu_map);
+    memset(&b->cpu_map, 0, sizeof b->cpu_map);
+}
 
 static void close_device(npk_bind_etpu *b)
 {
@@ -43,6 +68,7 @@ static void close_device(npk_bind_etpu *b)
 
 static void close_model(npk_bind_etpu *b)
 {
+    close_graph(b);
     close_device(b);
     if (b->dense) npk_etpu_dense_free(&b->d);
     if (b->parsed) npk_etpu_free(&b->m);
@@ -165,6 +191,7 @@ npk_status npk_bind_etpu_device(npk_bind_etpu *b, const char *device, const uint
         return npk_fail(err, NPK_E_ARG, "device \"%s\": expected \"emu\" or \"usb\"",
                         device ? device : "");
     close_device(b);
+    close_graph(b);
     /* Everything is checked before the device is touched. */
     npk_status st = npk_etpu_plan_init(&b->m, &b->p, err);
     if (st) return st;
@@ -260,5 +287,66 @@ npk_status npk_bind_etpu_run(npk_bind_etpu *b, const npk_tensor *in, uint32_t ni
         return st;
     }
     *out = set;
+    return NPK_OK;
+}
+
+npk_status npk_bind_etpu_graph_open(npk_bind_etpu *b, const char *device, const uint8_t *firmware,
+                                    size_t firmware_size, unsigned timeout_ms,
+                                    const char *cpu_model, int threads, npk_error *err)
+{
+    const bool emu = device && !strcmp(device, "emu");
+    if (!emu && !(device && !strcmp(device, "usb")))
+        return npk_fail(err, NPK_E_ARG, "device \"%s\": expected \"emu\" or \"usb\"",
+                        device ? device : "");
+    if (cpu_model && !emu)
+        return npk_fail(err, NPK_E_ARG,
+                        "a CPU model answers for the emulator: needs device \"emu\"");
+    close_device(b);
+    close_graph(b);
+    if (b->m.nops == 0)
+        return npk_fail(err, NPK_E_UNSUPPORTED, "no Edge TPU op (run it with npukit.tflite)");
+    /* Everything is checked before the device is touched, as `edgetpu run` does. */
+    const npk_etpu_graph_opts go = {.threads = threads};
+    npk_status st = npk_etpu_graph_new(&b->m, &go, &b->g, err);
+    if (!st && cpu_model) {
+        if (!(st = npk_map_file(cpu_model, &b->cpu_map, err)) &&
+            !(st = npk_tfl_parse(b->cpu_map.data, b->cpu_map.size, &b->cpu, err)))
+            b->cpu_parsed = true;
+    }
+    npk_etpu_transport *t = NULL;
+    if (!st && emu) {
+        npk_etpu_emu_opts eo = {.dfu = firmware != NULL};
+        if (!(st = npk_etpu_emu_new(&eo, &b->g_emu, err)) &&
+            !(st = npk_etpu_emu_add_model(b->g_emu, &b->m, err)) && cpu_model)
+            st = npk_etpu_emu_set_cpu_model(b->g_emu, &b->m, &b->cpu, threads, err);
+        if (!st) t = npk_etpu_emu_transport(b->g_emu);
+    } else if (!st) {
+        if (!(st = npk_etpu_usb_open(-1, &b->g_usb, err))) t = b->g_usb;
+    }
+    if (!st) {
+        npk_etpu_open_opts oo = {
+            .firmware = firmware, .firmware_size = firmware_size, .timeout_ms = timeout_ms};
+        st = npk_etpu_open(t, &oo, &b->g_dev, err);
+    }
+    if (st) close_graph(b);
+    return st;
+}
+
+npk_tfl_interp *npk_bind_etpu_graph_interp(npk_bind_etpu *b)
+{
+    return b->g && b->g_dev ? npk_etpu_graph_interp(b->g) : NULL;
+}
+
+npk_status npk_bind_etpu_graph_run(npk_bind_etpu *b, uint64_t repeat, const npk_progress *progress,
+                                   npk_error *err)
+{
+    if (!b->g || !b->g_dev) return npk_fail(err, NPK_E_ARG, "no device is open");
+    if (repeat < 1) return npk_fail(err, NPK_E_ARG, "repeat must be at least 1");
+    for (uint64_t k = 0; k < repeat; k++) {
+        npk_etpu_graph_info gi;
+        npk_status st = npk_etpu_graph_invoke(b->g, b->g_dev, &gi, err);
+        if (!st) st = npk_progress_report(progress, "run", k + 1, repeat, err);
+        if (st) return st;
+    }
     return NPK_OK;
 }
