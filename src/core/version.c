@@ -27,6 +27,9 @@ const char *npk_features(void)
 #ifdef NPK_HAVE_PROTOBUF_C
                               " onnx"
 #endif
+#ifdef NPK_HAVE_STB
+                              " bmp jpeg"
+#endif
         ;
     return all[0] ? all + 1 : all;
 }

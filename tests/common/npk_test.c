@@ -43,6 +43,23 @@ const char *npk_fixture_or_skip(const char *rel, const char *file, int line)
     return NULL;
 }
 
+void npk_need_feature(const char *name, const char *file, int line)
+{
+    size_t n = strlen(name);
+    for (const char *f = npk_features(); (f = strstr(f, name)) != NULL; f += n)
+        if ((f == npk_features() || f[-1] == ' ') && (f[n] == ' ' || f[n] == 0)) return;
+#ifndef NPK_TEST_EMULATED
+    const char *ci = getenv("CI");
+    if (ci && strcmp(ci, "true") == 0) {
+        fprintf(stderr, "%s:%d: this build lacks feature '%s' (required under CI)\n", file, line,
+                name);
+        fail_msg("missing feature %s", name);
+    }
+#endif
+    fprintf(stdout, "[  SKIPPED ] %s:%d: this build lacks feature '%s'\n", file, line, name);
+    skip();
+}
+
 void npk_fixture_map(const char *rel, npk_mapped *m)
 {
     const char *p = NPK_FIXTURE(rel);

@@ -25,6 +25,12 @@ const char *npk_fixture_or_skip(const char *rel, const char *file, int line);
 /* Map a fixture (skip/fail when missing). Unmap with npk_unmap_file(). */
 void npk_fixture_map(const char *rel, npk_mapped *m);
 
+/* A feature this build may lack (a word of npk_features(): "png", "bmp", ...).
+ * The boards' cross builds leave the optional libraries out on purpose: there
+ * the test is skipped visibly; a native build under CI=true must have it. */
+#define NPK_NEED_FEATURE(name) npk_need_feature(name, __FILE__, __LINE__)
+void npk_need_feature(const char *name, const char *file, int line);
+
 /* A fresh temporary directory for this test program (removed at exit). */
 const char *npk_tmpdir(void);
 /* "<tmpdir>/<name>"; the string stays valid until exit. */

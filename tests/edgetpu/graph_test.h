@@ -156,6 +156,7 @@ static inline void grun_random_inputs(grun *r, uint64_t seed)
 
 static inline void grun_picture(grun *r, const char *rel)
 {
+    NPK_NEED_FEATURE("bmp");
     npk_error err = {0};
     npk_image img;
     npk_tfl_view v;

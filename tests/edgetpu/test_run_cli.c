@@ -19,6 +19,8 @@ static const char *model(const char *name)
     static char paths[16][1024];
     static unsigned next;
     char rel[256];
+    size_t n = strlen(name);
+    if (n > 4 && !strcmp(name + n - 4, ".bmp")) NPK_NEED_FEATURE("bmp");
     snprintf(rel, sizeof rel, "models/%s", name);
     char *p = paths[next++ % 16];
     snprintf(p, sizeof paths[0], "%s", NPK_FIXTURE(rel));

@@ -190,7 +190,12 @@ static void test_findings(void **state)
         char d[256], what[300];
         snprintf(d, sizeof d, "{'descr': '<f4', 'fortran_order': False, 'shape': %s, }", empty[i]);
         snprintf(what, sizeof what, "empty npy, shape %s", empty[i]);
-        npy_header_only(what, d, empty_ok_cmds, N(empty_ok_cmds));
+        /* On 32-bit targets a dimension of 2^32 is past size_t: refused
+         * everywhere, as the huge shapes above. */
+        if (SIZE_MAX <= UINT32_MAX && strstr(empty[i], "4294967296"))
+            npy_header_only(what, d, npy_cmds, N(npy_cmds));
+        else
+            npy_header_only(what, d, empty_ok_cmds, N(empty_ok_cmds));
         npy_header_only(what, d, empty_cmds, N(empty_cmds));
     }
     /* Was: a float32 value int8 cannot hold (NaN, 1e9, inf) made `rknpu pack

@@ -343,7 +343,8 @@ static void run_chunk(const npk_tfl_model *m, const npk_mapped *file, const npk_
             if (x->res.status == NPK_ORACLE_MISSING || x->res.status == NPK_ORACLE_FAILED)
                 fail_msg("%s on operator %u: %s", res_name[r], jb->op, x->res.why);
             if (x->res.status != NPK_ORACLE_OK) {
-                snprintf(o->why[r], sizeof o->why[r], "%s", x->res.why);
+                snprintf(o->why[r], sizeof o->why[r], "%.190s",
+                         x->res.why); /* bounded: -Wformat-truncation */
                 continue;
             }
             for (uint32_t q = 0; q < jb->nout; q++) {

@@ -185,6 +185,7 @@ static void run_model(const char *file, kind k, int cores, bool heavy)
     npk_mapped mp;
     npk_fixture_map(rel, &mp);
     npk_mapped ip;
+    NPK_NEED_FEATURE("bmp");
     npk_fixture_map("models/cat.bmp", &ip);
     npk_image img;
     npk_error err = {0};

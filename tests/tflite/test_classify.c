@@ -160,7 +160,7 @@ static int top_index(const char *out, int line, char *label, size_t len)
 static void test_classify_cat(void **state)
 {
     (void)state;
-    if (!npk_image_format_available(NPK_IMAGE_BMP)) skip();
+    NPK_NEED_FEATURE("bmp");
     const char *cat = NPK_FIXTURE("models/cat.bmp");
     char catp[1024], labels[1024];
     snprintf(catp, sizeof catp, "%s", cat);
