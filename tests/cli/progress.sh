@@ -85,7 +85,9 @@ fi
 rk=$fx/models/mobilenet_v2_1.0_224_quant.tflite
 if [ -e "$rk" ]; then
     NPUKIT_PROGRESS=always "$npk" rknpu compile "$rk" --op 0,1,2 -o "$tmp/rk1" >"$tmp/rkout1" 2>"$tmp/rkerr"
-    last "$tmp/rkerr" | grep -Eq '^npukit: rknpu compile: 3 layers in [0-9]+\.[0-9]{3} m?s$' ||
+    # (a build without libcjson says after it that plan.json is not written)
+    grep -v 'built without libcjson' "$tmp/rkerr" >"$tmp/rkerr2" || true
+    last "$tmp/rkerr2" | grep -Eq '^npukit: rknpu compile: 3 layers in [0-9]+\.[0-9]{3} m?s$' ||
         fail "rknpu compile: $(cat -v "$tmp/rkerr")"
     "$npk" rknpu compile "$rk" --op 0,1,2 -o "$tmp/rk2" --quiet >"$tmp/rkout2"
     diff -r "$tmp/rk1" "$tmp/rk2" >/dev/null || fail "rknpu compile: bundles differ"
