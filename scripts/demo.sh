@@ -1,6 +1,7 @@
 #!/bin/sh
 # make demo: produce a file of every implemented format from nothing but the
-# CLI itself (no fixtures, no network) and inspect each with `npukit info`.
+# CLI itself (no fixtures, no network) and inspect each with `npukit info`;
+# then, when the fixture models are at hand, run a real network three ways.
 set -eu
 build=${1:-build}
 npk="$build/npukit"
@@ -98,5 +99,26 @@ step "$npk" edgetpu devices
 
 step "$npk" info "$out"/*
 step "$npk" info --json "$out"/*
+
+# --- real networks (when the fixture models are at hand: $NPUKIT_FIXTURES) ---
+# One picture through a real quantised classifier: on the CPU interpreter, on the
+# emulated RKNPU (checked against the interpreter) and on the emulated Edge TPU
+# with the CPU ops around it.
+models=${NPUKIT_FIXTURES:-../shared/data}/models
+if [ -f "$models/mobilenet_v1_0.5_160_quant.tflite" ] && [ -f "$models/cat.bmp" ] &&
+    "$npk" --version | grep -q 'features:.* bmp'; then
+    m="$models/mobilenet_v1_0.5_160_quant.tflite"
+    step "$npk" tflite classify "$m" --image "$models/cat.bmp" --labels "$models/imagenet_labels.txt" --top 3
+    step "$npk" rknpu compile "$m" -o "$out/rknpu_mobilenet"
+    step "$npk" rknpu run "$m" --image "$models/cat.bmp" --check -o "$out/rknpu_probs.npy"
+    step "$npk" rknpu run "$m" --image "$models/cat.bmp" --classify "$models/imagenet_labels.txt" --top 3
+    step "$npk" edgetpu run "$models/mobilenet_v1_0.5_160_quant_edgetpu.tflite" --device emu \
+        --cpu-model "$m" --image "$models/cat.bmp" --classify "$models/imagenet_labels.txt" --top 3
+else
+    echo
+    echo "(real networks: fixture models not found at $models; set NPUKIT_FIXTURES)"
+fi
+# --- end real networks ---
+
 echo
 echo "demo: done"
