@@ -378,7 +378,7 @@ npk_status emu_execute(npk_rk_emu *e, const emu_task *t, const emu_where *w, npk
         bool vec_out = simd && q.scale <= INT32_MAX && q.shift <= 62;
         bool out_int8 = t->out_int8;
         /* An atom is 16 bytes: 16 int8 or 4 int32 channels. */
-        if (c2o * t->out_size != 16 || t->group % c2o)
+        if (c2o * t->out_size != 16 || t->group % c2o || (!out_int8 && t->out_size != 4))
             return emu_fail(w, err, NPK_E_UNSUPPORTED,
                             "output atoms of %u x %u bytes: not modelled", c2o, t->out_size);
         for (size_t p = 0; p < P; p++) {
@@ -431,7 +431,7 @@ npk_status emu_execute(npk_rk_emu *e, const emu_task *t, const emu_where *w, npk
                     if (out_int8)
                         for (unsigned j = 0; j < 16; j++) blk[j] = (uint8_t)(int8_t)xv[j];
                     else
-                        for (unsigned j = 0; j < c2o; j++)
+                        for (unsigned j = 0; j < 4; j++) /* c2o == 4 (checked above) */
                             npk_st32le(blk + 4 * j, (uint32_t)(int32_t)xv[j]);
                     memcpy(t->out + gi * t->surf_add + ai * t->dst_surf + p * 16, blk, 16);
                 }
