@@ -9,6 +9,7 @@
 
 #include "cli.h"
 #include "cli_progress.h"
+#include "cmd_rknpu.h"
 #include "npukit/rknpu_bundle.h"
 #include "npukit/rknpu_device.h"
 #include "npukit/rknpu_stream.h"
@@ -18,8 +19,6 @@
 int rknpu_cmd_compile(int argc, char **argv);
 int rknpu_cmd_run(int argc, char **argv);
 /* Without --op: the whole model (cmd_rknpu_net.c). */
-int rknpu_net_compile(int argc, char **argv);
-int rknpu_net_run(int argc, char **argv);
 
 static bool has_op(int argc, char **argv)
 {
@@ -372,7 +371,7 @@ static void print_summary(const npk_rk_bundle *b, const npk_rk_tfl_layer *ls, co
            b->regcmd_entries * 8, dir ? " -> " : "", dir ? dir : "");
 }
 
-static bool parse_form(const char *s, npk_rk_form *f)
+bool rknpu_parse_form(const char *s, npk_rk_form *f)
 {
     if (!strcmp(s, "vendor"))
         *f = NPK_RK_FORM_VENDOR;
@@ -383,7 +382,7 @@ static bool parse_form(const char *s, npk_rk_form *f)
     return true;
 }
 
-static bool parse_requant(const char *s, npk_rk_rq_mode *m)
+bool rknpu_parse_requant(const char *s, npk_rk_rq_mode *m)
 {
     if (!strcmp(s, "exact"))
         *m = NPK_RK_RQ_EXACT;
@@ -424,11 +423,11 @@ int rknpu_cmd_compile(int argc, char **argv)
             bo.cores = (int)v;
             break;
         case OPT_FORM:
-            if (!parse_form(optarg, &bo.form))
+            if (!rknpu_parse_form(optarg, &bo.form))
                 return cli_usage(cmd, "unknown --form '%s' (vendor, rocket)", optarg);
             break;
         case OPT_REQUANT:
-            if (!parse_requant(optarg, &bo.requant))
+            if (!rknpu_parse_requant(optarg, &bo.requant))
                 return cli_usage(cmd, "unknown --requant '%s' (exact, simple)", optarg);
             break;
         case OPT_ACT:

@@ -14,12 +14,10 @@
 
 #include "cli.h"
 #include "cli_views.h"
+#include "cmd_rknpu.h"
 #include "npukit/image.h"
 #include "npukit/rknpu_net.h"
 #include "npukit/rknpu_stream.h"
-
-int rknpu_net_compile(int argc, char **argv);
-int rknpu_net_run(int argc, char **argv);
 
 enum {
     OPT_CORES = 300,
@@ -395,17 +393,6 @@ done:
     return rc;
 }
 
-static bool parse_form(const char *s, npk_rk_form *f)
-{
-    if (!strcmp(s, "vendor"))
-        *f = NPK_RK_FORM_VENDOR;
-    else if (!strcmp(s, "rocket"))
-        *f = NPK_RK_FORM_ROCKET;
-    else
-        return false;
-    return true;
-}
-
 int rknpu_net_compile(int argc, char **argv)
 {
     const char *cmd = "rknpu compile", *dir = NULL;
@@ -430,15 +417,11 @@ int rknpu_net_compile(int argc, char **argv)
             no.cores = (int)v;
             break;
         case OPT_FORM:
-            if (!parse_form(optarg, &no.form))
+            if (!rknpu_parse_form(optarg, &no.form))
                 return cli_usage(cmd, "unknown --form '%s' (vendor, rocket)", optarg);
             break;
         case OPT_REQUANT:
-            if (!strcmp(optarg, "exact"))
-                no.requant = NPK_RK_RQ_EXACT;
-            else if (!strcmp(optarg, "simple"))
-                no.requant = NPK_RK_RQ_SIMPLE;
-            else
+            if (!rknpu_parse_requant(optarg, &no.requant))
                 return cli_usage(cmd, "unknown --requant '%s' (exact, simple)", optarg);
             break;
         default: return cli_bad_option(cmd, argv);
