@@ -151,17 +151,8 @@ npk_status rk_add_plan(const npk_rk_layer *l, const npk_rk_lplan_opts *o, npk_rk
             break;
         off_b +=
             (t->entries * 8 + NPK_RK_STREAM_ALIGN - 1) / NPK_RK_STREAM_ALIGN * NPK_RK_STREAM_ALIGN;
-        npk_rk_entry en;
-        npk_rk_entry_decode(p->regcmd[t->regcmd_off / 8 + t->entries - 1], &en);
-        p->records[i] = (npk_rknpu_task){0,
-                                         0,
-                                         en.value,
-                                         int_mask,
-                                         NPK_RKNPU_INT_CLEAR,
-                                         0,
-                                         npk_rknpu_regcfg_amount(t->entries),
-                                         0,
-                                         (uint64_t)o->regcmd_addr + t->regcmd_off};
+        p->records[i] =
+            rk_task_record(p->regcmd, t->regcmd_off, t->entries, int_mask, o->regcmd_addr);
     }
     if (st) {
         npk_rk_lplan_free(p);
@@ -177,16 +168,6 @@ npk_status rk_add_plan(const npk_rk_layer *l, const npk_rk_lplan_opts *o, npk_rk
         npk_rk_lplan_free(p);
         return st;
     }
-    npk_rknpu_submit *s = &p->submit;
-    s->flags = NPK_RKNPU_JOB_PC | NPK_RKNPU_JOB_BLOCK | NPK_RKNPU_JOB_PINGPONG;
-    s->timeout = NPK_RKNPU_TIMEOUT_MS;
-    s->task_number = (uint32_t)p->count;
-    s->core_mask = (1u << p->cores) - 1;
-    s->fence_fd = -1;
-    for (int c = 0; c < p->cores; c++) {
-        int sl = npk_rknpu_subcore_slot(s->core_mask, c);
-        s->subcore_task[sl].task_start = p->core_first[c];
-        s->subcore_task[sl].task_number = p->core_count[c];
-    }
+    rk_submit_fill(&p->submit, p->count, p->cores, p->core_first, p->core_count);
     return NPK_OK;
 }

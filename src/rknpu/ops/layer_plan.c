@@ -851,30 +851,11 @@ npk_status npk_rk_lplan_make(const npk_rk_layer *l, const npk_rk_lplan_opts *o, 
     uint32_t int_mask = npk_rk_field_mask(NPK_RKF_PC_INTERRUPT_MASK_DPU_0) |
                         npk_rk_field_mask(NPK_RKF_PC_INTERRUPT_MASK_DPU_1);
     for (i = 0; i < p->count; i++) {
-        npk_rk_entry en;
         const npk_rk_ltask *t = &p->tasks[i];
-        npk_rk_entry_decode(p->regcmd[t->regcmd_off / 8 + t->entries - 1], &en);
-        p->records[i] = (npk_rknpu_task){0,
-                                         0,
-                                         en.value,
-                                         int_mask,
-                                         NPK_RKNPU_INT_CLEAR,
-                                         0,
-                                         npk_rknpu_regcfg_amount(t->entries),
-                                         0,
-                                         (uint64_t)o->regcmd_addr + t->regcmd_off};
+        p->records[i] =
+            rk_task_record(p->regcmd, t->regcmd_off, t->entries, int_mask, o->regcmd_addr);
     }
-    npk_rknpu_submit *s = &p->submit;
-    s->flags = NPK_RKNPU_JOB_PC | NPK_RKNPU_JOB_BLOCK | NPK_RKNPU_JOB_PINGPONG;
-    s->timeout = NPK_RKNPU_TIMEOUT_MS;
-    s->task_number = (uint32_t)p->count;
-    s->core_mask = (1u << p->cores) - 1;
-    s->fence_fd = -1;
-    for (int c = 0; c < p->cores; c++) {
-        int sl = npk_rknpu_subcore_slot(s->core_mask, c);
-        s->subcore_task[sl].task_start = p->core_first[c];
-        s->subcore_task[sl].task_number = p->core_count[c];
-    }
+    rk_submit_fill(&p->submit, p->count, p->cores, p->core_first, p->core_count);
 out:
     free(unit);
     free(pool_bias);

@@ -30,4 +30,13 @@ void rk_split_ranges(const uint64_t *work, size_t n, int cores, int *core,
                      uint32_t first[NPK_RKNPU_MAX_CORES], uint32_t count[NPK_RKNPU_MAX_CORES],
                      uint64_t load[NPK_RKNPU_MAX_CORES]);
 
+/* The driver record of the task whose stream is `entries` entries at byte
+ * `off` of regcmd (placed at regcmd_addr): enable mask from its last entry. */
+npk_rknpu_task rk_task_record(const uint64_t *regcmd, uint32_t off, uint32_t entries,
+                              uint32_t int_mask, uint64_t regcmd_addr);
+/* The submit of `count` tasks, core c running number[c] from first[c]. */
+void rk_submit_fill(npk_rknpu_submit *s, size_t count, int cores,
+                    const uint32_t first[NPK_RKNPU_MAX_CORES],
+                    const uint32_t number[NPK_RKNPU_MAX_CORES]);
+
 #endif

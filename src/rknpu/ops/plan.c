@@ -185,30 +185,10 @@ npk_status npk_rk_plan_make(const npk_rk_plan_opts *o, npk_rk_plan *p, npk_error
     uint32_t int_mask = npk_rk_field_mask(NPK_RKF_PC_INTERRUPT_MASK_DPU_0) |
                         npk_rk_field_mask(NPK_RKF_PC_INTERRUPT_MASK_DPU_1);
     for (size_t i = 0; i < p->count; i++) {
-        npk_rk_entry en;
-        npk_rk_entry_decode(p->regcmd[p->tasks[i].regcmd_off / 8 + entries - 1], &en);
-        p->records[i] = (npk_rknpu_task){0,
-                                         0,
-                                         en.value,
-                                         int_mask,
-                                         NPK_RKNPU_INT_CLEAR,
-                                         0,
-                                         npk_rknpu_regcfg_amount(entries),
-                                         0,
-                                         (uint64_t)o->regcmd_addr + p->tasks[i].regcmd_off};
+        p->records[i] =
+            rk_task_record(p->regcmd, p->tasks[i].regcmd_off, entries, int_mask, o->regcmd_addr);
     }
-    npk_rknpu_submit *s = &p->submit;
-    s->flags = NPK_RKNPU_JOB_PC | NPK_RKNPU_JOB_BLOCK | NPK_RKNPU_JOB_PINGPONG;
-    s->timeout = NPK_RKNPU_TIMEOUT_MS;
-    s->task_start = 0;
-    s->task_number = (uint32_t)p->count;
-    s->core_mask = (1u << p->cores) - 1;
-    s->fence_fd = -1;
-    for (int c = 0; c < p->cores; c++) {
-        int slot = npk_rknpu_subcore_slot(s->core_mask, c);
-        s->subcore_task[slot].task_start = p->core_first[c];
-        s->subcore_task[slot].task_number = p->core_count[c];
-    }
+    rk_submit_fill(&p->submit, p->count, p->cores, p->core_first, p->core_count);
     return NPK_OK;
 }
 
