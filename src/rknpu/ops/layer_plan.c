@@ -86,7 +86,8 @@ static npk_status build_blob(const npk_rk_layer *l, npk_rk_lplan *p, const geo *
     if (p->weight_bytes > UINT32_MAX)
         return npk_fail(err, NPK_E_LIMIT, "weights of %llu bytes exceed the 32-bit address space",
                         (unsigned long long)p->weight_bytes);
-    p->wblob = calloc(1, (size_t)p->weight_bytes);
+    /* The 8-bit weights' packing writes every byte of its region. */
+    p->wblob = p->fp ? calloc(1, (size_t)p->weight_bytes) : malloc((size_t)p->weight_bytes);
     if (!p->wblob) return npk_fail(err, NPK_E_NOMEM, "out of memory for the weight buffer");
     uint8_t *w = p->wblob, *bias = p->wblob + p->bias_off, *mul = p->wblob + p->mul_off;
 
@@ -130,39 +131,18 @@ static npk_status build_blob(const npk_rk_layer *l, npk_rk_lplan *p, const geo *
 
     /* Weights in the stored domain (uint8: u - 128, the top bit flipped),
      * in the layouts of wt_index: conv [Cout/G][Cin/32][taps][G][32],
-     * depthwise [C/G][taps][G]. */
-    const uint8_t *src = l->weights;
+     * depthwise [C/G][taps][G]; each kernel's sum of (w - zw) taken on the
+     * way. */
+    memset(w + p->wt_bytes, 0, (size_t)(p->weight_bytes - p->wt_bytes));
     uint8_t flip = l->type == NPK_RK_LT_UINT8 ? 0x80 : 0;
-    uint64_t flip8 = flip * 0x0101010101010101ull;
     size_t taps = (size_t)l->k_h * l->k_w;
-    uint32_t G = p->group;
-    if (p->depthwise) {
-        for (size_t t = 0; t < taps; t++)
-            for (uint32_t c0 = 0; c0 < l->in_c; c0 += G) { /* one G-channel group at a time */
-                uint32_t m = l->in_c - c0 < G ? l->in_c - c0 : G;
-                uint8_t *d = w + (size_t)(c0 / G) * taps * G + t * G;
-                const uint8_t *sp = src + t * l->in_c + c0;
-                for (uint32_t j = 0; j < m; j++) d[j] = sp[j] ^ flip;
-            }
-    } else {
-        for (uint32_t n = 0; n < l->out_c; n++) {
-            uint8_t *dn = w + (size_t)(n / G) * G * p->cin * taps + (size_t)(n % G) * 32;
-            for (size_t t = 0; t < taps; t++) {
-                const uint8_t *sp = src + ((size_t)n * taps + t) * l->in_c;
-                for (uint32_t c0 = 0; c0 < l->in_c; c0 += 32) {
-                    uint8_t *d = dn + ((size_t)(c0 / 32) * taps + t) * G * 32;
-                    uint32_t m = l->in_c - c0 < 32 ? l->in_c - c0 : 32, j = 0;
-                    for (; j + 8 <= m; j += 8) { /* 8 bytes at a time */
-                        uint64_t v;
-                        memcpy(&v, sp + c0 + j, 8);
-                        v ^= flip8;
-                        memcpy(d + j, &v, 8);
-                    }
-                    for (; j < m; j++) d[j] = sp[c0 + j] ^ flip;
-                }
-            }
-        }
-    }
+    if (p->depthwise)
+        rk_pack_dw8(l->weights, l->in_c, taps, p->cout, p->group, flip, w, qp->wsum);
+    else
+        rk_pack_conv8(l->weights, l->out_c, l->in_c, taps, p->cin, p->cout, p->group, flip, w,
+                      qp->wsum);
+    size_t kn = p->depthwise ? taps : taps * l->in_c; /* weights per output channel */
+    for (uint32_t n = 0; n < l->out_c; n++) qp->wsum[n] -= (int64_t)kn * qp->zw;
     /* The bias the hardware adds: bias' = bias - zx * sum over programmed
      * taps and channels of (w - zw), padding channels counting as w = 0
      * (docs/rknpu.md, "Zero points"). */
@@ -615,10 +595,8 @@ static npk_status avg_regions(const npk_rk_layer *orig, npk_rk_lplan *p, const g
             memset(rg, 0, sizeof *rg);
             if (!qp_alloc(&q, ln.out_c))
                 st = npk_fail(err, NPK_E_NOMEM, "out of memory");
-            else if (!p->fp) {
-                rk_weight_stats(&ln, &q);
+            else if (!p->fp)
                 st = rk_requant_make(&ln, NPK_RK_RQ_SIMPLE, &q, &tp.rq, err);
-            }
             if (!st) st = build_blob(&ln, &tp, g, &q, &rg->bs, &rg->bn, err);
             qp_free(&q);
             uint64_t base = (p->weight_bytes + 63) & ~(uint64_t)63;
@@ -760,7 +738,6 @@ npk_status npk_rk_lplan_make(const npk_rk_layer *l, const npk_rk_lplan_opts *o, 
         if ((st = rk_avg_big_blob(orig, l->k_h, l->k_w, p->cout, p, &qp, &bs, &bn, err))) goto out;
         g.rec_b = g.rec_n = 8; /* [bias', b] and [0, a] */
     } else if (!p->fp) {
-        rk_weight_stats(l, &qp);
         /* Average pooling's single rounding is exact on the simple path. */
         npk_rk_rq_mode mode = orig->kind == NPK_RK_LAYER_AVGPOOL ? NPK_RK_RQ_SIMPLE : o->requant;
         if ((st = rk_requant_make(l, mode, &qp, &p->rq, err))) goto out;

@@ -183,48 +183,6 @@ static npk_status requant_fused(const npk_rk_layer *l, rk_qparams *qp, npk_rk_re
 /* Multiplier pairs tried per channel. */
 #define EXACT_SEARCH 512
 
-/* The sum of n stored weights (b ^ flip read as int8): the unsigned sum
- * of b ^ flip ^ 0x80 less 128 n, eight bytes per step in 16-bit lanes
- * (each lane takes at most 2 x 255 per step, 128 steps before a flush). */
-static int64_t stored_sum(const uint8_t *p, size_t n, uint8_t flip)
-{
-    const uint64_t m = (uint64_t)(uint8_t)(flip ^ 0x80) * 0x0101010101010101ull,
-                   lo = 0x00FF00FF00FF00FFull;
-    int64_t s = 0;
-    size_t i = 0;
-    while (i + 8 <= n) {
-        uint64_t acc = 0;
-        for (int k = 0; k < 128 && i + 8 <= n; k++, i += 8) {
-            uint64_t v;
-            memcpy(&v, p + i, 8);
-            v ^= m;
-            acc += (v & lo) + ((v >> 8) & lo);
-        }
-        s += (int64_t)((acc & 0xFFFF) + ((acc >> 16) & 0xFFFF) + ((acc >> 32) & 0xFFFF) +
-                       (acc >> 48));
-    }
-    for (; i < n; i++) s += (uint8_t)(p[i] ^ flip ^ 0x80);
-    return s - 128 * (int64_t)n;
-}
-
-void rk_weight_stats(const npk_rk_layer *l, rk_qparams *qp)
-{
-    uint8_t flip = l->type == NPK_RK_LT_UINT8 ? 0x80 : 0;
-    int32_t zw = l->w.zero_point - (l->type == NPK_RK_LT_UINT8 ? 128 : 0);
-    const uint8_t *w = l->weights;
-    size_t taps = (size_t)l->k_h * l->k_w;
-    if (l->kind == NPK_RK_LAYER_DEPTHWISE) {
-        memset(qp->wsum, 0, l->out_c * sizeof *qp->wsum);
-        for (size_t t = 0; t < taps; t++)
-            for (uint32_t c = 0; c < l->in_c; c++)
-                qp->wsum[c] += (int8_t)(w[t * l->in_c + c] ^ flip) - zw;
-        return;
-    }
-    size_t k = taps * l->in_c;
-    for (uint32_t n = 0; n < l->out_c; n++)
-        qp->wsum[n] = stored_sum(w + n * k, k, flip) - (int64_t)k * zw;
-}
-
 /* The pair a, b <= 32767 (b <= bh) whose product is nearest T: b steps
  * down from bh through at most `window` values, a = T / b rounded. Where a
  * <= b, T = q b + r is carried from one b to the next without dividing (T

@@ -1,5 +1,6 @@
-/* A cache around the exact requantisation's multiplier-pair search
- * (rk_best_pair_search, thousands of steps per distinct multiplier): the
+/* Caches around the exact requantisation's multiplier-pair search
+ * (rk_best_pair_search, thousands of steps per distinct multiplier) and its
+ * fitted BN offset (below): the
  * search is a pure function of (T, bh, window, target), so a result is
  * reused only for the same four values, bit for bit, and compiles give the
  * same bytes with or without it. One small direct-mapped table per thread
@@ -41,4 +42,39 @@ void rk_best_pair(double T, int64_t bh, int32_t window, double target, int32_t *
     rk_best_pair_search(T, bh, window, target, ob, oa);
     slot n = {t, g, bh, window, *ob, *oa, true};
     *s = n;
+}
+
+/* The exact mode's fitted BN offset (rk_exact_fit_k_search, a few thousand
+ * steps of TFLite's arithmetic per distinct multiplier): likewise a pure
+ * function of its arguments, kept per thread. Per-channel models have a
+ * multiplier per channel: more slots. */
+#define FIT_SLOTS 1024
+
+typedef struct fit_slot {
+    uint64_t m; /* the double's bits */
+    int32_t b, a, k, n_lo, n_hi, out;
+    uint8_t s1, f;
+    bool used;
+} fit_slot;
+
+static _Thread_local fit_slot fits[FIT_SLOTS];
+
+int32_t rk_exact_fit_k(double m, int32_t b, int32_t a, int32_t k, unsigned s1, unsigned f,
+                       int32_t n_lo, int32_t n_hi)
+{
+    if (s1 > 255 || f > 255) return rk_exact_fit_k_search(m, b, a, k, s1, f, n_lo, n_hi);
+    const uint64_t mb = bits(m);
+    uint64_t h = (mb ^ (uint64_t)(uint32_t)b * 0x9E3779B97F4A7C15ull ^
+                  (uint64_t)(uint32_t)a * 0xC2B2AE3D27D4EB4Full ^ (uint64_t)(uint32_t)k ^
+                  ((uint64_t)(uint32_t)n_lo << 32) ^ ((uint64_t)(uint32_t)n_hi << 12) ^
+                  ((uint64_t)s1 << 48) ^ ((uint64_t)f << 56)) *
+                 0xFF51AFD7ED558CCDull;
+    fit_slot *s = &fits[(h >> 40) % FIT_SLOTS];
+    if (s->used && s->m == mb && s->b == b && s->a == a && s->k == k && s->n_lo == n_lo &&
+        s->n_hi == n_hi && s->s1 == s1 && s->f == f)
+        return s->out;
+    int32_t out = rk_exact_fit_k_search(m, b, a, k, s1, f, n_lo, n_hi);
+    fit_slot n = {mb, b, a, k, n_lo, n_hi, out, (uint8_t)s1, (uint8_t)f, true};
+    *s = n;
+    return out;
 }

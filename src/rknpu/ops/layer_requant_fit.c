@@ -7,6 +7,7 @@
  * step functions of the sum, so they agree on every sum of one sign iff
  * they change level at the same sums: k is moved until they do. */
 #include <math.h>
+#include <stdbool.h>
 
 #include "layer_internal.h"
 #include "npukit/tflite_quant.h"
@@ -37,20 +38,40 @@ static int64_t tfl_first(int64_t n, double m, int32_t q, int sh)
     return x;
 }
 
-int32_t rk_exact_fit_k(double m, int32_t b, int32_t a, int32_t k, unsigned s1, unsigned f,
-                       int32_t n_lo, int32_t n_hi)
+/* Up to this many levels get their TFLite boundary taken once, before k
+ * moves (every 8-bit range has at most 256); beyond, each step takes them
+ * again. */
+#define FIT_LEVELS 512
+
+int32_t rk_exact_fit_k_search(double m, int32_t b, int32_t a, int32_t k, unsigned s1, unsigned f,
+                              int32_t n_lo, int32_t n_hi)
 {
     int32_t q;
     int sh;
     npk_q_quantize_multiplier(m, &q, &sh);
     if (q <= 0 || m <= 0 || n_lo > n_hi) return k;
     const double mq = ldexp((double)q, sh - 31);
+    /* The sum where TFLite reaches level n, or INT64_MIN where the walk
+     * did not find it (that level is skipped). */
+    int64_t first[FIT_LEVELS];
+    const bool kept = (int64_t)n_hi - n_lo < FIT_LEVELS;
+    for (int64_t n = n_lo; kept && n <= n_hi; n++) {
+        int64_t t = tfl_first(n, mq, q, sh);
+        bool walked = tfl_level(t, q, sh) >= n && tfl_level(t - 1, q, sh) < n;
+        first[n - n_lo] = walked ? t : INT64_MIN;
+    }
     int64_t kk = k;
     for (int iter = 0; iter < 64; iter++) {
         bool up = false, down = false;
         for (int64_t n = n_lo; n <= n_hi; n++) {
-            int64_t t = tfl_first(n, mq, q, sh);
-            if (tfl_level(t, q, sh) < n || tfl_level(t - 1, q, sh) >= n) continue; /* no walk */
+            int64_t t;
+            if (kept) {
+                t = first[n - n_lo];
+                if (t == INT64_MIN) continue;
+            } else {
+                t = tfl_first(n, mq, q, sh);
+                if (tfl_level(t, q, sh) < n || tfl_level(t - 1, q, sh) >= n) continue; /* no walk */
+            }
             if (dpu_level(t, b, a, kk, s1, f) < n) up = true;
             if (dpu_level(t - 1, b, a, kk, s1, f) >= n) down = true;
         }

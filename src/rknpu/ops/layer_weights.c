@@ -1,0 +1,147 @@
+/* The 8-bit weights of a layer plan packed into the CNA layouts in one pass
+ * that also sums them (the zero-point correction of the bias needs each
+ * kernel's sum): the model's weights are read once, every byte of the packed
+ * region written once (padding as zeros, so the buffer needs no clearing).
+ * The sums are of the stored values (b ^ flip read as int8), taken as the
+ * unsigned sum of b ^ flip ^ 0x80 less 128 per byte. 128-bit vectors on
+ * x86-64 (SSE2) and little-endian AArch64 (NEON), 64-bit words elsewhere:
+ * the same bytes and sums (test_layer_weights). */
+#include <string.h>
+
+#include "layer_internal.h"
+
+#if defined(__SSE2__)
+#include <emmintrin.h>
+#define RK_V128 1
+#elif defined(__aarch64__) && defined(__ARM_NEON) && __BYTE_ORDER__ == __ORDER_LITTLE_ENDIAN__
+#include <arm_neon.h>
+#define RK_V128 1
+#endif
+
+/* n <= 32 bytes of src ^ flip to d, zeros to 32 bytes; returns the
+ * unsigned sum of src ^ flip ^ 0x80. */
+static uint64_t chunk_word(const uint8_t *src, uint32_t n, uint8_t flip, uint8_t *d)
+{
+    const uint64_t f8 = flip * 0x0101010101010101ull, h8 = 0x8080808080808080ull,
+                   lo = 0x00FF00FF00FF00FFull;
+    uint64_t acc = 0, s = 0;
+    uint32_t j = 0;
+    for (; j + 8 <= n; j += 8) { /* 16-bit lanes: at most 4 x 2 x 255 */
+        uint64_t v;
+        memcpy(&v, src + j, 8);
+        v ^= f8;
+        memcpy(d + j, &v, 8);
+        v ^= h8;
+        acc += (v & lo) + ((v >> 8) & lo);
+    }
+    s = (acc & 0xFFFF) + ((acc >> 16) & 0xFFFF) + ((acc >> 32) & 0xFFFF) + (acc >> 48);
+    for (; j < n; j++) {
+        d[j] = src[j] ^ flip;
+        s += (uint8_t)(d[j] ^ 0x80);
+    }
+    memset(d + n, 0, 32 - n);
+    return s;
+}
+
+#if defined(__SSE2__)
+/* A full chunk of 32 bytes. */
+static void chunk32(const uint8_t *src, __m128i f, __m128i h, uint8_t *d, __m128i *acc)
+{
+    __m128i a = _mm_xor_si128(_mm_loadu_si128((const __m128i *)src), f);
+    __m128i b = _mm_xor_si128(_mm_loadu_si128((const __m128i *)(src + 16)), f);
+    _mm_storeu_si128((__m128i *)d, a);
+    _mm_storeu_si128((__m128i *)(d + 16), b);
+    __m128i z = _mm_setzero_si128();
+    *acc = _mm_add_epi64(*acc, _mm_sad_epu8(_mm_xor_si128(a, h), z));
+    *acc = _mm_add_epi64(*acc, _mm_sad_epu8(_mm_xor_si128(b, h), z));
+}
+#endif
+
+void rk_pack_conv8(const uint8_t *src, uint32_t out_c, uint32_t in_c, size_t taps, uint32_t cin,
+                   uint32_t cout, uint32_t G, uint8_t flip, uint8_t *w, int64_t *sums)
+{
+    const size_t k = taps * in_c;
+    const uint32_t full = in_c / 32 * 32;
+#if defined(__SSE2__)
+    const __m128i f = _mm_set1_epi8((char)flip), h = _mm_set1_epi8((char)0x80);
+#elif defined(RK_V128)
+    const uint8x16_t f = vdupq_n_u8(flip), h = vdupq_n_u8(0x80);
+#endif
+    for (uint32_t n = 0; n < cout; n++) {
+        uint8_t *dn = w + (size_t)(n / G) * G * cin * taps + (size_t)(n % G) * 32;
+        if (n >= out_c) { /* a padding kernel: zeros in every chunk */
+            for (size_t q = 0; q < (size_t)cin / 32 * taps; q++) memset(dn + q * G * 32, 0, 32);
+            continue;
+        }
+        uint64_t s = 0;
+#if defined(__SSE2__)
+        __m128i acc = _mm_setzero_si128();
+#endif
+        for (size_t t = 0; t < taps; t++) {
+            const uint8_t *sp = src + (size_t)n * k + t * in_c;
+            uint8_t *dt = dn + t * G * 32;
+            const size_t step = taps * G * 32; /* the next 32 channels of this tap */
+            uint32_t c0 = 0;
+#if defined(RK_V128)
+            for (; c0 < full; c0 += 32) {
+                uint8_t *d = dt + (size_t)(c0 / 32) * step;
+#if defined(__SSE2__)
+                chunk32(sp + c0, f, h, d, &acc);
+#else
+                uint8x16_t a = veorq_u8(vld1q_u8(sp + c0), f),
+                           b = veorq_u8(vld1q_u8(sp + c0 + 16), f);
+                vst1q_u8(d, a);
+                vst1q_u8(d + 16, b);
+                s += vaddlvq_u8(veorq_u8(a, h)) + vaddlvq_u8(veorq_u8(b, h));
+#endif
+            }
+#endif
+            for (; c0 < cin; c0 += 32) {
+                uint32_t m = c0 < in_c ? (in_c - c0 < 32 ? in_c - c0 : 32) : 0;
+                s += chunk_word(m ? sp + c0 : sp, m, flip, dt + (size_t)(c0 / 32) * step);
+            }
+        }
+#if defined(__SSE2__)
+        uint64_t lanes[2];
+        memcpy(lanes, &acc, sizeof lanes);
+        s += lanes[0] + lanes[1];
+#endif
+        sums[n] = (int64_t)s - 128 * (int64_t)k;
+    }
+}
+
+void rk_pack_conv8_portable(const uint8_t *src, uint32_t out_c, uint32_t in_c, size_t taps,
+                            uint32_t cin, uint32_t cout, uint32_t G, uint8_t flip, uint8_t *w,
+                            int64_t *sums)
+{
+    const size_t k = taps * in_c;
+    for (uint32_t n = 0; n < cout; n++) {
+        uint8_t *dn = w + (size_t)(n / G) * G * cin * taps + (size_t)(n % G) * 32;
+        uint64_t s = 0;
+        for (size_t t = 0; t < taps; t++)
+            for (uint32_t c0 = 0; c0 < cin; c0 += 32) {
+                uint32_t m = n < out_c && c0 < in_c ? (in_c - c0 < 32 ? in_c - c0 : 32) : 0;
+                s += chunk_word(m ? src + (size_t)n * k + t * in_c + c0 : src, m, flip,
+                                dn + ((size_t)(c0 / 32) * taps + t) * G * 32);
+            }
+        if (n < out_c) sums[n] = (int64_t)s - 128 * (int64_t)k;
+    }
+}
+
+void rk_pack_dw8(const uint8_t *src, uint32_t c_real, size_t taps, uint32_t cpad, uint32_t G,
+                 uint8_t flip, uint8_t *w, int64_t *sums)
+{
+    memset(sums, 0, c_real * sizeof *sums);
+    for (uint32_t c0 = 0; c0 < cpad; c0 += G) { /* one G-channel group at a time */
+        uint32_t m = c0 < c_real ? (c_real - c0 < G ? c_real - c0 : G) : 0;
+        for (size_t t = 0; t < taps; t++) {
+            uint8_t *d = w + (size_t)(c0 / G) * taps * G + t * G;
+            const uint8_t *sp = src + t * c_real + c0;
+            for (uint32_t j = 0; j < m; j++) {
+                d[j] = sp[j] ^ flip;
+                sums[c0 + j] += (int8_t)d[j];
+            }
+            memset(d + m, 0, G - m);
+        }
+    }
+}
