@@ -479,11 +479,11 @@ static void avg_lower(const npk_rk_layer *l, uint32_t count, void *unit, int32_t
     *low = *l;
     low->kind = NPK_RK_LAYER_DEPTHWISE;
     double inv = 1.0 / count;
-    for (size_t i = 0; i < nw; i++) {
-        if (l->type == NPK_RK_LT_FP16)
-            ((uint16_t *)unit)[i] = npk_f32_to_f16((float)inv);
-        else
-            ((uint8_t *)unit)[i] = l->type == NPK_RK_LT_UINT8 ? 129 : 1;
+    if (l->type == NPK_RK_LT_FP16) {
+        uint16_t h = npk_f32_to_f16((float)inv);
+        for (size_t i = 0; i < nw; i++) ((uint16_t *)unit)[i] = h;
+    } else {
+        memset(unit, l->type == NPK_RK_LT_UINT8 ? 129 : 1, nw);
     }
     low->weights = unit;
     low->w.zero_point = l->type == NPK_RK_LT_UINT8 ? 128 : 0;

@@ -224,6 +224,29 @@ void rk_best_pair_search(double T, int64_t bh, int32_t window, double target, in
     }
 }
 
+/* Which sign TFLite's second rounding is followed for in channel c (the
+ * other sign cannot be told apart by the DPU, docs/rknpu.md), counted in
+ * rq; delta: TFLite's offset in the channel. */
+static int follow_sign(const npk_rk_layer *l, const rk_qparams *qp, npk_rk_requant *rq, uint32_t c,
+                       double delta)
+{
+    int sigma = 1;
+    if (l->tie_sign && l->tie_sign[c])
+        sigma = l->tie_sign[c] > 0 ? 1 : -1;
+    else if (qp->lo >= qp->zo)
+        sigma = 1; /* negative values clip to the bound either way */
+    else if (qp->hi <= qp->zo)
+        sigma = -1;
+    else
+        sigma = qp->hi - qp->zo >= qp->zo - qp->lo ? 1 : -1;
+    if (sigma < 0 && delta > 0) rq->ties_negative++;
+    /* Values of the other sign the clip does not decide: TFLite's offset
+     * is not followed for them. */
+    bool open = sigma > 0 ? qp->lo < qp->zo : qp->hi > qp->zo;
+    if (open && delta > rq->tie_open_max) rq->tie_open_max = delta;
+    return sigma;
+}
+
 /* TFLite's requantisation of a sum x: MultiplyByQuantizedMultiplier, which
  * rounds twice (a rounding doubling high multiply, then a rounding shift
  * right by r). Exactly: out = floor(u + sign(u) * 2^(-r-1) + 0.5) with u = x *
@@ -250,13 +273,7 @@ static npk_status requant_exact(const npk_rk_layer *l, rk_qparams *qp, npk_rk_re
      * at its largest b[c]. */
     int S = 40;
     for (uint32_t c = 0; c < n; c++) {
-        if (c && qp->m[c] == qp->m[c - 1]) { /* per tensor: the same multiplier again */
-            mq[c] = mq[c - 1];
-            delta[c] = delta[c - 1];
-            xmax[c] = xmax[c - 1];
-            qp->b[c] = qp->b[c - 1];
-            continue;
-        }
+        if (c && qp->m[c] == qp->m[c - 1]) continue; /* the same multiplier again (below) */
         int32_t q;
         int sh;
         npk_q_quantize_multiplier(qp->m[c], &q, &sh);
@@ -299,10 +316,20 @@ static npk_status requant_exact(const npk_rk_layer *l, rk_qparams *qp, npk_rk_re
     /* Per tensor, one search serves every channel: it can afford more pairs. */
     int32_t window = rq->per_channel ? EXACT_SEARCH : 8 * EXACT_SEARCH, bh_prev = 0;
     const double two_s = ldexp(1.0, S); /* exact: the same value at every use */
+    uint32_t rep = 0;                   /* the last channel with a multiplier of its own */
     for (uint32_t c = 0; c < n; c++) {
+        if (c && qp->m[c] == qp->m[c - 1]) {
+            /* Per tensor: the previous channel's pair and offset (what the
+             * steps below give again), its errors already counted. */
+            qp->b[c] = qp->b[c - 1];
+            qp->a[c] = qp->a[c - 1];
+            qp->k[c] = qp->k[c - 1];
+            follow_sign(l, qp, rq, c, delta[rep]);
+            continue;
+        }
         double T = ldexp(mq[c], S);
         int32_t bb = qp->b[c], ba = 0;
-        if (c && mq[c] == mq[c - 1] && qp->b[c] == bh_prev) {
+        if (c && mq[c] == mq[rep] && qp->b[c] == bh_prev) {
             bb = qp->b[c - 1];
             ba = qp->a[c - 1];
         } else {
@@ -318,22 +345,8 @@ static npk_status requant_exact(const npk_rk_layer *l, rk_qparams *qp, npk_rk_re
         qp->b[c] = bb;
         qp->a[c] = ba;
         window = rq->per_channel ? EXACT_SEARCH : 16 * EXACT_SEARCH;
-        /* Which sign TFLite's second rounding is followed for: the other
-         * sign cannot be told apart by the DPU (docs/rknpu.md). */
-        int sigma = 1;
-        if (l->tie_sign && l->tie_sign[c])
-            sigma = l->tie_sign[c] > 0 ? 1 : -1;
-        else if (qp->lo >= qp->zo)
-            sigma = 1; /* negative values clip to the bound either way */
-        else if (qp->hi <= qp->zo)
-            sigma = -1;
-        else
-            sigma = qp->hi - qp->zo >= qp->zo - qp->lo ? 1 : -1;
-        if (sigma < 0 && delta[c] > 0) rq->ties_negative++;
-        /* Values of the other sign the clip does not decide: TFLite's offset
-         * is not followed for them. */
-        bool open = sigma > 0 ? qp->lo < qp->zo : qp->hi > qp->zo;
-        if (open && delta[c] > rq->tie_open_max) rq->tie_open_max = delta[c];
+        rep = c;
+        int sigma = follow_sign(l, qp, rq, c, delta[c]);
         /* k rounded up: the DPU's value is never below TFLite's, so exact
          * half-way cases (power-of-two multipliers) round as TFLite's do. */
         double k = ceil(sigma * delta[c] * two_s / ba);
@@ -379,10 +392,16 @@ npk_status rk_requant_make(const npk_rk_layer *l, npk_rk_rq_mode mode, rk_qparam
     rq->offset = qp->zo;
     rq->per_channel = l->w_scales != NULL;
     double mmax = 0;
-    for (uint32_t c = 0; c < n; c++) {
-        double ws = l->w_scales ? l->w_scales[c] : l->w.scale;
-        qp->m[c] = l->mults ? l->mults[c] : l->in.scale * ws / outq->scale;
-        if (qp->m[c] > mmax) mmax = qp->m[c];
+    if (!l->w_scales && !l->mults) { /* per tensor: one multiplier */
+        double m = l->in.scale * l->w.scale / outq->scale;
+        for (uint32_t c = 0; c < n; c++) qp->m[c] = m;
+        mmax = n && m > 0 ? m : 0;
+    } else {
+        for (uint32_t c = 0; c < n; c++) {
+            double ws = l->w_scales ? l->w_scales[c] : l->w.scale;
+            qp->m[c] = l->mults ? l->mults[c] : l->in.scale * ws / outq->scale;
+            if (qp->m[c] > mmax) mmax = qp->m[c];
+        }
     }
     if (!(mmax > 0) || mmax >= 32768.0)
         return npk_fail(err, NPK_E_LIMIT,

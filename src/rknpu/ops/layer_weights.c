@@ -128,17 +128,61 @@ void rk_pack_conv8_portable(const uint8_t *src, uint32_t out_c, uint32_t in_c, s
     }
 }
 
+/* One whole group of G channels (G a multiple of 16, G <= 64) over at most
+ * 255 taps: the sums in 16-bit lanes. */
+#if defined(RK_V128)
+static void dw_group(const uint8_t *src, uint32_t c_real, size_t taps, uint32_t G, uint8_t flip,
+                     uint8_t *d0, int64_t *sums)
+{
+    int16_t lanes[64];
+#if defined(__SSE2__)
+    const __m128i f = _mm_set1_epi8((char)flip), z = _mm_setzero_si128();
+    __m128i acc[8];
+    for (uint32_t i = 0; i < G / 8; i++) acc[i] = z;
+    for (size_t t = 0; t < taps; t++)
+        for (uint32_t j = 0; j < G; j += 16) {
+            __m128i v = _mm_xor_si128(_mm_loadu_si128((const __m128i *)(src + t * c_real + j)), f);
+            _mm_storeu_si128((__m128i *)(d0 + t * G + j), v);
+            __m128i sign = _mm_cmpgt_epi8(z, v);
+            acc[j / 8] = _mm_add_epi16(acc[j / 8], _mm_unpacklo_epi8(v, sign));
+            acc[j / 8 + 1] = _mm_add_epi16(acc[j / 8 + 1], _mm_unpackhi_epi8(v, sign));
+        }
+    for (uint32_t i = 0; i < G / 8; i++) _mm_storeu_si128((__m128i *)(lanes + 8 * i), acc[i]);
+#else
+    const uint8x16_t f = vdupq_n_u8(flip);
+    int16x8_t acc[8];
+    for (uint32_t i = 0; i < G / 8; i++) acc[i] = vdupq_n_s16(0);
+    for (size_t t = 0; t < taps; t++)
+        for (uint32_t j = 0; j < G; j += 16) {
+            uint8x16_t v = veorq_u8(vld1q_u8(src + t * c_real + j), f);
+            vst1q_u8(d0 + t * G + j, v);
+            int8x16_t sv = vreinterpretq_s8_u8(v);
+            acc[j / 8] = vaddw_s8(acc[j / 8], vget_low_s8(sv));
+            acc[j / 8 + 1] = vaddw_high_s8(acc[j / 8 + 1], sv);
+        }
+    for (uint32_t i = 0; i < G / 8; i++) vst1q_s16(lanes + 8 * i, acc[i]);
+#endif
+    for (uint32_t j = 0; j < G; j++) sums[j] = lanes[j];
+}
+#endif
+
 void rk_pack_dw8(const uint8_t *src, uint32_t c_real, size_t taps, uint32_t cpad, uint32_t G,
                  uint8_t flip, uint8_t *w, int64_t *sums)
 {
-    memset(sums, 0, c_real * sizeof *sums);
     for (uint32_t c0 = 0; c0 < cpad; c0 += G) { /* one G-channel group at a time */
         uint32_t m = c0 < c_real ? (c_real - c0 < G ? c_real - c0 : G) : 0;
+        uint8_t *dg = w + (size_t)(c0 / G) * taps * G;
+#if defined(RK_V128)
+        if (m == G && G % 16 == 0 && G <= 64 && taps <= 255) {
+            dw_group(src + c0, c_real, taps, G, flip, dg, sums + c0);
+            continue;
+        }
+#endif
+        for (uint32_t j = 0; j < m; j++) sums[c0 + j] = 0;
         for (size_t t = 0; t < taps; t++) {
-            uint8_t *d = w + (size_t)(c0 / G) * taps * G + t * G;
-            const uint8_t *sp = src + t * c_real + c0;
+            uint8_t *d = dg + t * G;
             for (uint32_t j = 0; j < m; j++) {
-                d[j] = sp[j] ^ flip;
+                d[j] = src[t * c_real + c0 + j] ^ flip;
                 sums[c0 + j] += (int8_t)d[j];
             }
             memset(d + m, 0, G - m);
