@@ -87,7 +87,12 @@ static npk_status build_blob(const npk_rk_layer *l, npk_rk_lplan *p, const geo *
         return npk_fail(err, NPK_E_LIMIT, "weights of %llu bytes exceed the 32-bit address space",
                         (unsigned long long)p->weight_bytes);
     /* The 8-bit weights' packing writes every byte of its region. */
-    p->wblob = p->fp ? calloc(1, (size_t)p->weight_bytes) : malloc((size_t)p->weight_bytes);
+    if (p->wblob_lent && p->weight_bytes <= p->wblob_cap) {
+        if (p->fp) memset(p->wblob, 0, (size_t)p->weight_bytes);
+    } else {
+        p->wblob_lent = false;
+        p->wblob = p->fp ? calloc(1, (size_t)p->weight_bytes) : malloc((size_t)p->weight_bytes);
+    }
     if (!p->wblob) return npk_fail(err, NPK_E_NOMEM, "out of memory for the weight buffer");
     uint8_t *w = p->wblob, *bias = p->wblob + p->bias_off, *mul = p->wblob + p->mul_off;
 
@@ -589,6 +594,7 @@ static npk_status avg_regions(const npk_rk_layer *orig, npk_rk_lplan *p, const g
             avg_lower(orig, n, unit, pool_bias, &ln);
             npk_rk_lplan tp = *p;
             tp.wblob = NULL;
+            tp.wblob_lent = false;
             rk_qparams q;
             npk_status st = NPK_OK;
             rk_region *rg = &reg[(*nreg)++];
@@ -600,7 +606,7 @@ static npk_status avg_regions(const npk_rk_layer *orig, npk_rk_lplan *p, const g
             if (!st) st = build_blob(&ln, &tp, g, &q, &rg->bs, &rg->bn, err);
             qp_free(&q);
             uint64_t base = (p->weight_bytes + 63) & ~(uint64_t)63;
-            uint8_t *nb = st ? NULL : realloc(p->wblob, (size_t)(base + tp.weight_bytes));
+            uint8_t *nb = st ? NULL : rk_blob_grow(p, base + tp.weight_bytes);
             if (!st && !nb) st = npk_fail(err, NPK_E_NOMEM, "out of memory");
             if (st) {
                 free(tp.wblob);
@@ -659,8 +665,26 @@ static void avg_big_part(const npk_rk_layer *orig, uint32_t npy, uint32_t npx, u
     s->macs = (uint64_t)s->oh * s->ow * s->wkh * s->wkw * s->ocn * s->icn;
 }
 
+uint8_t *rk_blob_grow(npk_rk_lplan *p, uint64_t bytes)
+{
+    if (!p->wblob_lent) return realloc(p->wblob, (size_t)bytes);
+    if (bytes <= p->wblob_cap) return p->wblob;
+    uint8_t *nb = malloc((size_t)bytes);
+    if (!nb) return NULL;
+    memcpy(nb, p->wblob, (size_t)p->weight_bytes);
+    p->wblob = nb;
+    p->wblob_lent = false;
+    return nb;
+}
+
 npk_status npk_rk_lplan_make(const npk_rk_layer *l, const npk_rk_lplan_opts *o, npk_rk_lplan *p,
                              npk_error *err)
+{
+    return rk_lplan_make_in(l, o, NULL, 0, p, err);
+}
+
+npk_status rk_lplan_make_in(const npk_rk_layer *l, const npk_rk_lplan_opts *o, uint8_t *wbuf,
+                            uint64_t wcap, npk_rk_lplan *p, npk_error *err)
 {
     memset(p, 0, sizeof *p);
     npk_status st = npk_rk_layer_check(l, err);
@@ -746,6 +770,11 @@ npk_status npk_rk_lplan_make(const npk_rk_layer *l, const npk_rk_lplan_opts *o, 
         g.rec_n = p->rq.per_channel ? (qp.lower ? 8 : 4) : 0;
         if (p->rq.fused) g.rec_b = 8;           /* bias' + rounding constant, then a[c] */
         if (p->rq.exact) g.rec_b = g.rec_n = 8; /* [bias', b[c]] and [k[c], a[c]] */
+    }
+    if (!big && wbuf) {
+        p->wblob = wbuf;
+        p->wblob_lent = true;
+        p->wblob_cap = wcap;
     }
     if (!big && (st = build_blob(l, p, &g, &qp, &bs, &bn, err))) goto out;
     if (p->rq.two_pass && (st = rk_sign_split_blob(p, &qp, g.rec_n, err))) goto out;
@@ -962,11 +991,12 @@ void npk_rk_lplan_free(npk_rk_lplan *p)
     free(p->tasks);
     free(p->records);
     free(p->regcmd);
-    free(p->wblob);
+    if (!p->wblob_lent) free(p->wblob);
     p->tasks = NULL;
     p->records = NULL;
     p->regcmd = NULL;
     p->wblob = NULL;
+    p->wblob_lent = false;
     p->count = 0;
 }
 

@@ -79,7 +79,7 @@ npk_status rk_sign_split_blob(npk_rk_lplan *p, const rk_qparams *qp, uint32_t re
     if (total > UINT32_MAX)
         return npk_fail(err, NPK_E_LIMIT, "weights of %llu bytes exceed the 32-bit address space",
                         (unsigned long long)total);
-    uint8_t *nb = realloc(p->wblob, (size_t)total);
+    uint8_t *nb = rk_blob_grow(p, total);
     if (!nb) return npk_fail(err, NPK_E_NOMEM, "out of memory for the weight buffer");
     memset(nb + p->weight_bytes, 0, (size_t)(total - p->weight_bytes));
     for (uint32_t c = 0; c < p->layer.out_c; c++) {
