@@ -57,56 +57,65 @@ static void chunk32(const uint8_t *src, __m128i f, __m128i h, uint8_t *d, __m128
 }
 #endif
 
+/* In the order of the packed layout (its bytes written front to back, the
+ * G kernels of a group read side by side); _portable below goes kernel by
+ * kernel. */
 void rk_pack_conv8(const uint8_t *src, uint32_t out_c, uint32_t in_c, size_t taps, uint32_t cin,
                    uint32_t cout, uint32_t G, uint8_t flip, uint8_t *w, int64_t *sums)
 {
-    const size_t k = taps * in_c;
+    if (G > 32) {
+        rk_pack_conv8_portable(src, out_c, in_c, taps, cin, cout, G, flip, w, sums);
+        return;
+    }
+    const size_t k = taps * in_c, step = taps * G * 32; /* step: the next 32 channels */
     const uint32_t full = in_c / 32 * 32;
 #if defined(__SSE2__)
     const __m128i f = _mm_set1_epi8((char)flip), h = _mm_set1_epi8((char)0x80);
+    __m128i acc[32];
 #elif defined(RK_V128)
     const uint8x16_t f = vdupq_n_u8(flip), h = vdupq_n_u8(0x80);
 #endif
-    for (uint32_t n = 0; n < cout; n++) {
-        uint8_t *dn = w + (size_t)(n / G) * G * cin * taps + (size_t)(n % G) * 32;
-        if (n >= out_c) { /* a padding kernel: zeros in every chunk */
-            for (size_t q = 0; q < (size_t)cin / 32 * taps; q++) memset(dn + q * G * 32, 0, 32);
-            continue;
-        }
-        uint64_t s = 0;
+    for (uint32_t n0 = 0; n0 < cout; n0 += G) {
+        uint32_t nk = out_c > n0 ? (out_c - n0 < G ? out_c - n0 : G) : 0; /* real kernels */
+        uint8_t *wg = w + (size_t)(n0 / G) * G * cin * taps;
+        uint64_t s[32] = {0};
 #if defined(__SSE2__)
-        __m128i acc = _mm_setzero_si128();
+        for (uint32_t j = 0; j < nk; j++) acc[j] = _mm_setzero_si128();
 #endif
-        for (size_t t = 0; t < taps; t++) {
-            const uint8_t *sp = src + (size_t)n * k + t * in_c;
-            uint8_t *dt = dn + t * G * 32;
-            const size_t step = taps * G * 32; /* the next 32 channels of this tap */
-            uint32_t c0 = 0;
-#if defined(RK_V128)
-            for (; c0 < full; c0 += 32) {
-                uint8_t *d = dt + (size_t)(c0 / 32) * step;
+        for (uint32_t c0 = 0; c0 < cin; c0 += 32)
+            for (size_t t = 0; t < taps; t++) {
+                uint8_t *d = wg + (size_t)(c0 / 32) * step + t * G * 32;
+                uint32_t m = c0 < in_c ? (in_c - c0 < 32 ? in_c - c0 : 32) : 0, j = 0;
+                if (c0 < full) {
+                    for (; j < nk; j++) {
+                        const uint8_t *sp = src + (size_t)(n0 + j) * k + t * in_c + c0;
 #if defined(__SSE2__)
-                chunk32(sp + c0, f, h, d, &acc);
+                        chunk32(sp, f, h, d + 32 * j, &acc[j]);
+#elif defined(RK_V128)
+                        uint8x16_t a = veorq_u8(vld1q_u8(sp), f),
+                                   b = veorq_u8(vld1q_u8(sp + 16), f);
+                        vst1q_u8(d + 32 * j, a);
+                        vst1q_u8(d + 32 * j + 16, b);
+                        s[j] += vaddlvq_u8(veorq_u8(a, h)) + vaddlvq_u8(veorq_u8(b, h));
 #else
-                uint8x16_t a = veorq_u8(vld1q_u8(sp + c0), f),
-                           b = veorq_u8(vld1q_u8(sp + c0 + 16), f);
-                vst1q_u8(d, a);
-                vst1q_u8(d + 16, b);
-                s += vaddlvq_u8(veorq_u8(a, h)) + vaddlvq_u8(veorq_u8(b, h));
+                        s[j] += chunk_word(sp, 32, flip, d + 32 * j);
 #endif
+                    }
+                } else {
+                    for (; j < nk; j++)
+                        s[j] += chunk_word(m ? src + (size_t)(n0 + j) * k + t * in_c + c0 : src, m,
+                                           flip, d + 32 * j);
+                }
+                memset(d + 32 * j, 0, (size_t)(G - j) * 32); /* padding kernels */
             }
-#endif
-            for (; c0 < cin; c0 += 32) {
-                uint32_t m = c0 < in_c ? (in_c - c0 < 32 ? in_c - c0 : 32) : 0;
-                s += chunk_word(m ? sp + c0 : sp, m, flip, dt + (size_t)(c0 / 32) * step);
-            }
-        }
+        for (uint32_t j = 0; j < nk; j++) {
 #if defined(__SSE2__)
-        uint64_t lanes[2];
-        memcpy(lanes, &acc, sizeof lanes);
-        s += lanes[0] + lanes[1];
+            uint64_t lanes[2];
+            memcpy(lanes, &acc[j], sizeof lanes);
+            s[j] += lanes[0] + lanes[1];
 #endif
-        sums[n] = (int64_t)s - 128 * (int64_t)k;
+            sums[n0 + j] = (int64_t)s[j] - 128 * (int64_t)k;
+        }
     }
 }
 
