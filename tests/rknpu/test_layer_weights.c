@@ -1,0 +1,188 @@
+/* The planner's one-pass weight packing (layer_weights.c) against an
+ * independent oracle: every packed byte from the layouts' index formulas
+ * ([Cout/G][Cin/32][taps][G][32] for convolutions, [C/G][taps][G] for
+ * depthwise; padding zero) and each kernel's sum of stored values added up
+ * one byte at a time. The vector build (SSE2 / NEON), the portable
+ * definition and the oracle agree on shapes with partial 32-channel chunks,
+ * padding kernels, partial depthwise groups and every byte value; a buffer
+ * full of garbage beforehand shows that every byte is written. The cached
+ * fitted BN offset (layer_requant_cache.c) equals the uncached search. */
+#include <stdlib.h>
+#include <string.h>
+
+#include "npk_test.h"
+#include "rknpu/ops/layer_internal.h"
+
+static uint64_t rng = 0x243F6A8885A308D3ull;
+
+static uint8_t next_byte(void)
+{
+    rng ^= rng << 13, rng ^= rng >> 7, rng ^= rng << 17;
+    return (uint8_t)(rng >> 24);
+}
+
+static uint32_t align_up(uint32_t v, uint32_t a)
+{
+    return (v + a - 1) / a * a;
+}
+
+/* Oracle of the convolution layout: byte i of the packed region. */
+static void conv_oracle(const uint8_t *src, uint32_t out_c, uint32_t in_c, size_t taps,
+                        uint32_t cin, uint32_t cout, uint32_t G, uint8_t flip, uint8_t *w,
+                        int64_t *sums)
+{
+    memset(w, 0, (size_t)cout * cin * taps);
+    for (uint32_t n = 0; n < out_c; n++) {
+        int64_t s = 0;
+        for (size_t t = 0; t < taps; t++)
+            for (uint32_t c = 0; c < in_c; c++) {
+                uint8_t v = src[((size_t)n * taps + t) * in_c + c] ^ flip;
+                size_t i = (size_t)(n / G) * G * cin * taps + (size_t)(c / 32) * taps * G * 32 +
+                           t * G * 32 + (size_t)(n % G) * 32 + c % 32;
+                w[i] = v;
+                s += (int8_t)v;
+            }
+        sums[n] = s;
+    }
+}
+
+static void dw_oracle(const uint8_t *src, uint32_t c_real, size_t taps, uint32_t cpad, uint32_t G,
+                      uint8_t flip, uint8_t *w, int64_t *sums)
+{
+    memset(w, 0, (size_t)cpad * taps);
+    for (uint32_t c = 0; c < c_real; c++) {
+        int64_t s = 0;
+        for (size_t t = 0; t < taps; t++) {
+            uint8_t v = src[t * c_real + c] ^ flip;
+            w[(size_t)(c / G) * taps * G + t * G + c % G] = v;
+            s += (int8_t)v;
+        }
+        sums[c] = s;
+    }
+}
+
+static void check_conv(uint32_t out_c, uint32_t in_c, size_t taps, uint32_t G, uint8_t flip)
+{
+    uint32_t cin = align_up(in_c, 32), cout = align_up(out_c, G);
+    size_t nsrc = (size_t)out_c * taps * in_c, nw = (size_t)cout * cin * taps;
+    uint8_t *src = malloc(nsrc ? nsrc : 1), *w[3];
+    int64_t *sums[3];
+    for (size_t i = 0; i < nsrc; i++) src[i] = next_byte();
+    if (nsrc > 2) src[0] = 0x80, src[1] = 0x7F, src[2] = 0xFF; /* the extremes */
+    for (int v = 0; v < 3; v++) {
+        w[v] = malloc(nw);
+        memset(w[v], 0xA5, nw); /* every byte must be written */
+        sums[v] = calloc(out_c + 1, sizeof *sums[v]);
+    }
+    conv_oracle(src, out_c, in_c, taps, cin, cout, G, flip, w[0], sums[0]);
+    rk_pack_conv8(src, out_c, in_c, taps, cin, cout, G, flip, w[1], sums[1]);
+    rk_pack_conv8_portable(src, out_c, in_c, taps, cin, cout, G, flip, w[2], sums[2]);
+    for (int v = 1; v < 3; v++) {
+        assert_memory_equal(w[0], w[v], nw);
+        assert_memory_equal(sums[0], sums[v], out_c * sizeof *sums[0]);
+    }
+    for (int v = 0; v < 3; v++) free(w[v]), free(sums[v]);
+    free(src);
+}
+
+static void check_dw(uint32_t c_real, size_t taps, uint32_t G, uint8_t flip)
+{
+    uint32_t cpad = align_up(c_real, G);
+    size_t nsrc = taps * c_real, nw = (size_t)cpad * taps;
+    uint8_t *src = malloc(nsrc), *w[2];
+    int64_t *sums[2];
+    for (size_t i = 0; i < nsrc; i++) src[i] = next_byte();
+    for (int v = 0; v < 2; v++) {
+        w[v] = malloc(nw);
+        memset(w[v], 0x5A, nw);
+        sums[v] = calloc(c_real, sizeof *sums[v]);
+    }
+    dw_oracle(src, c_real, taps, cpad, G, flip, w[0], sums[0]);
+    rk_pack_dw8(src, c_real, taps, cpad, G, flip, w[1], sums[1]);
+    assert_memory_equal(w[0], w[1], nw);
+    assert_memory_equal(sums[0], sums[1], c_real * sizeof *sums[0]);
+    for (int v = 0; v < 2; v++) free(w[v]), free(sums[v]);
+    free(src);
+}
+
+static void test_conv_layouts(void **state)
+{
+    (void)state;
+    static const uint32_t in_cs[] = {1, 3, 31, 32, 33, 64, 96, 320};
+    static const uint32_t out_cs[] = {1, 16, 31, 32, 33, 70};
+    static const size_t tapss[] = {1, 9, 25};
+    for (int flip = 0; flip < 2; flip++)
+        for (size_t a = 0; a < sizeof in_cs / sizeof *in_cs; a++)
+            for (size_t b = 0; b < sizeof out_cs / sizeof *out_cs; b++)
+                for (size_t t = 0; t < sizeof tapss / sizeof *tapss; t++) {
+                    check_conv(out_cs[b], in_cs[a], tapss[t], 32, flip ? 0x80 : 0);
+                    check_conv(out_cs[b], in_cs[a], tapss[t], 16, flip ? 0x80 : 0);
+                }
+    check_conv(40, 64, 1, 64, 0); /* groups wider than the vector path takes */
+}
+
+static void test_depthwise_layouts(void **state)
+{
+    (void)state;
+    static const uint32_t cs[] = {1, 8, 16, 63, 64, 65, 144, 960};
+    static const size_t tapss[] = {1, 9, 49, 255, 256};
+    for (int flip = 0; flip < 2; flip++)
+        for (size_t a = 0; a < sizeof cs / sizeof *cs; a++)
+            for (size_t t = 0; t < sizeof tapss / sizeof *tapss; t++)
+                check_dw(cs[a], tapss[t], 64, flip ? 0x80 : 0);
+    check_dw(40, 9, 32, 0);
+    check_dw(40, 9, 24, 0x80); /* a group size the vector path does not take */
+}
+
+/* The largest sums: every stored value -128 (or 127) in a long kernel. */
+static void test_sum_extremes(void **state)
+{
+    (void)state;
+    const uint32_t in_c = 4096, out_c = 2;
+    uint8_t *src = malloc((size_t)in_c * out_c * 9), *w = malloc((size_t)in_c * 32 * 9);
+    int64_t sums[2];
+    memset(src, 0x80, (size_t)in_c * 9);
+    memset(src + (size_t)in_c * 9, 0x7F, (size_t)in_c * 9);
+    rk_pack_conv8(src, out_c, in_c, 9, in_c, 32, 32, 0, w, sums);
+    assert_int_equal(sums[0], -128 * (int64_t)in_c * 9);
+    assert_int_equal(sums[1], 127 * (int64_t)in_c * 9);
+    rk_pack_conv8(src, out_c, in_c, 9, in_c, 32, 32, 0x80, w, sums); /* uint8: 0x80 is 0 */
+    assert_int_equal(sums[0], 0);
+    assert_int_equal(sums[1], -1 * (int64_t)in_c * 9);
+    int64_t dws[64];
+    uint8_t dsrc[255 * 64], dw[255 * 64];
+    memset(dsrc, 0x80, sizeof dsrc);
+    rk_pack_dw8(dsrc, 64, 255, 64, 64, 0, dw, dws);
+    for (int c = 0; c < 64; c++) assert_int_equal(dws[c], -128 * 255);
+    free(src);
+    free(w);
+}
+
+static void test_fit_cache(void **state)
+{
+    (void)state;
+    /* mobilenet_v2-like multipliers and pairs, each asked twice (the
+     * second from the cache), against the uncached search. */
+    for (int i = 0; i < 200; i++) {
+        double m = 0.0005 + 0.00037 * i;
+        int32_t b = 20000 + 37 * i, a = (int32_t)((m * 1099511627776.0) / b) + (i % 5) - 2;
+        int32_t k = (i % 7) * 100 - 300;
+        for (int rep = 0; rep < 2; rep++) {
+            assert_int_equal(rk_exact_fit_k(m, b, a, k, 32, 8, 1, 127 + i % 100),
+                             rk_exact_fit_k_search(m, b, a, k, 32, 8, 1, 127 + i % 100));
+            assert_int_equal(rk_exact_fit_k(m, b, a, k, 32, 8, -200 + i, 0),
+                             rk_exact_fit_k_search(m, b, a, k, 32, 8, -200 + i, 0));
+        }
+    }
+}
+
+int main(void)
+{
+    const struct CMUnitTest tests[] = {
+        cmocka_unit_test(test_conv_layouts),
+        cmocka_unit_test(test_depthwise_layouts),
+        cmocka_unit_test(test_sum_extremes),
+        cmocka_unit_test(test_fit_cache),
+    };
+    return cmocka_run_group_tests(tests, NULL, NULL);
+}
