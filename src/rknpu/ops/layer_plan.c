@@ -521,29 +521,28 @@ static void avg_lower(const npk_rk_layer *l, uint32_t count, void *unit, int32_t
     low->in.scale = low->out.scale = 1.0;
 }
 
+/* The per-channel arrays in one zeroed block (wsum, m first: 8-byte
+ * elements, then the int32 ones). */
 static bool qp_alloc(rk_qparams *qp, size_t n)
 {
     memset(qp, 0, sizeof *qp);
-    qp->m = calloc(n, sizeof *qp->m);
-    qp->a = calloc(n, sizeof *qp->a);
-    qp->t_lo = calloc(n, sizeof *qp->t_lo);
-    qp->t_hi = calloc(n, sizeof *qp->t_hi);
-    qp->b = calloc(n, sizeof *qp->b);
-    qp->k = calloc(n, sizeof *qp->k);
-    qp->k2 = calloc(n, sizeof *qp->k2);
-    qp->wsum = calloc(n, sizeof *qp->wsum);
-    return qp->m && qp->a && qp->t_lo && qp->t_hi && qp->b && qp->k && qp->k2 && qp->wsum;
+    if (!n) n = 1;
+    uint8_t *b = calloc(n, 2 * sizeof(int64_t) + 6 * sizeof(int32_t));
+    if (!b) return false;
+    qp->wsum = (int64_t *)(void *)b;
+    qp->m = (double *)(void *)(b + n * sizeof(int64_t));
+    int32_t *i32 = (int32_t *)(void *)(b + 2 * n * sizeof(int64_t));
+    qp->a = i32;
+    qp->t_lo = i32 + n;
+    qp->t_hi = i32 + 2 * n;
+    qp->b = i32 + 3 * n;
+    qp->k = i32 + 4 * n;
+    qp->k2 = i32 + 5 * n;
+    return true;
 }
 
 static void qp_free(rk_qparams *qp)
 {
-    free(qp->m);
-    free(qp->a);
-    free(qp->t_lo);
-    free(qp->t_hi);
-    free(qp->b);
-    free(qp->k);
-    free(qp->k2);
     free(qp->wsum);
 }
 
