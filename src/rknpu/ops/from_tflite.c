@@ -295,6 +295,10 @@ static npk_status weights(const ctx *c, const npk_tfl_tensor *w, int8_t type, in
         L->w_scales = c->l->own_scales;
     }
     for (uint32_t i = 0; i < channels; i++) {
+        if (i && q->nscale == 1) { /* per tensor: one multiplier */
+            c->l->own_mults[i] = c->l->own_mults[0];
+            continue;
+        }
         float ws = q->scale[q->nscale > 1 ? i : 0];
         double real = float_product && q->nscale == 1 ? (double)(si * ws) / (double)so
                                                       : (double)si * (double)ws / (double)so;

@@ -18,7 +18,7 @@ typedef struct rk_qparams {
     int32_t y_hi;               /* per-channel path: upper clamp of y */
     int32_t *b, *k;             /* exact mode: BS multiplier, BN offset per channel */
     int32_t *k2;                /* two passes: pass 2's BN offset (negative values) */
-    int64_t *wsum;              /* per output channel: sum of (w - zw) over its weights */
+    int64_t *wsum;              /* per output channel: sum of its stored weights w */
 } rk_qparams;
 
 /* 8-bit weights packed (b ^ flip) in one pass that also sums each kernel's

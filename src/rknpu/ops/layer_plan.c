@@ -138,7 +138,15 @@ static npk_status build_blob(const npk_rk_layer *l, npk_rk_lplan *p, const geo *
      * in the layouts of wt_index: conv [Cout/G][Cin/32][taps][G][32],
      * depthwise [C/G][taps][G]; each kernel's sum of (w - zw) taken on the
      * way. */
-    memset(w + p->wt_bytes, 0, (size_t)(p->weight_bytes - p->wt_bytes));
+    bool exact = p->rq.exact && g->rec_b == 8 && g->rec_n == 8; /* records written whole */
+    if (exact) {                                                /* only what no record covers */
+        memset(w + p->wt_bytes, 0, (size_t)(p->bias_off - p->wt_bytes));
+        memset(bias + 8 * (size_t)l->out_c, 0, (size_t)(p->mul_off - p->bias_off) - 8 * l->out_c);
+        memset(mul + 8 * (size_t)l->out_c, 0,
+               (size_t)(p->weight_bytes - p->mul_off) - 8 * l->out_c);
+    } else {
+        memset(w + p->wt_bytes, 0, (size_t)(p->weight_bytes - p->wt_bytes));
+    }
     uint8_t flip = l->type == NPK_RK_LT_UINT8 ? 0x80 : 0;
     size_t taps = (size_t)l->k_h * l->k_w;
     if (p->depthwise)
@@ -146,15 +154,23 @@ static npk_status build_blob(const npk_rk_layer *l, npk_rk_lplan *p, const geo *
     else
         rk_pack_conv8(l->weights, l->out_c, l->in_c, taps, p->cin, p->cout, p->group, flip, w,
                       qp->wsum);
-    size_t kn = p->depthwise ? taps : taps * l->in_c; /* weights per output channel */
-    for (uint32_t n = 0; n < l->out_c; n++) qp->wsum[n] -= (int64_t)kn * qp->zw;
     /* The bias the hardware adds: bias' = bias - zx * sum over programmed
      * taps and channels of (w - zw), padding channels counting as w = 0
-     * (docs/rknpu.md, "Zero points"). */
-    int64_t pad_terms = p->depthwise ? 0 : (int64_t)(p->cin - l->in_c) * (int64_t)taps;
+     * (docs/rknpu.md, "Zero points"); wsum holds the sums of w. */
+    int64_t terms = p->depthwise ? (int64_t)taps : (int64_t)p->cin * (int64_t)taps;
+    int64_t zsum = terms * qp->zw; /* per channel: sum of zw over the programmed terms */
+    for (uint32_t n = 0; exact && n < l->out_c; n++) {
+        int64_t b = (l->bias_i32 ? l->bias_i32[n] : 0) - (int64_t)qp->zx * (qp->wsum[n] - zsum);
+        if (qp->lower) b -= qp->t_lo[n];
+        if (b < INT32_MIN || b > INT32_MAX) break; /* reported below */
+        npk_st32le(bias + 8 * (size_t)n, (uint32_t)(int32_t)b);
+        npk_st32le(bias + 8 * (size_t)n + 4, (uint32_t)qp->b[n]);
+        npk_st32le(mul + 8 * (size_t)n, (uint32_t)qp->k[n]);
+        npk_st32le(mul + 8 * (size_t)n + 4, (uint32_t)qp->a[n]);
+        if (n + 1 == l->out_c) goto stages;
+    }
     for (uint32_t n = 0; n < l->out_c; n++) {
-        int64_t sum = qp->wsum[n] - pad_terms * qp->zw;
-        int64_t b = (l->bias_i32 ? l->bias_i32[n] : 0) - (int64_t)qp->zx * sum;
+        int64_t b = (l->bias_i32 ? l->bias_i32[n] : 0) - (int64_t)qp->zx * (qp->wsum[n] - zsum);
         if (qp->lower) b -= qp->t_lo[n];
         if (p->rq.fused) b += qp->t_hi[n]; /* the intermediate's rounding constant */
         if (b < INT32_MIN || b > INT32_MAX)
@@ -177,6 +193,7 @@ static npk_status build_blob(const npk_rk_layer *l, npk_rk_lplan *p, const geo *
         }
         if (p->rq.per_channel) npk_st32le(r, (uint32_t)qp->a[n]);
     }
+stages:
     bs->alu = NPK_RK_OP_MEM;
     bs->relu = qp->lower;
     if (p->rq.exact) {

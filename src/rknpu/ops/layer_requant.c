@@ -320,11 +320,15 @@ static npk_status requant_exact(const npk_rk_layer *l, rk_qparams *qp, npk_rk_re
     for (uint32_t c = 0; c < n; c++) {
         if (c && qp->m[c] == qp->m[c - 1]) {
             /* Per tensor: the previous channel's pair and offset (what the
-             * steps below give again), its errors already counted. */
-            qp->b[c] = qp->b[c - 1];
-            qp->a[c] = qp->a[c - 1];
-            qp->k[c] = qp->k[c - 1];
-            follow_sign(l, qp, rq, c, delta[rep]);
+             * steps below give again), its errors already counted; without
+             * tie signs, every channel of the run follows the same sign. */
+            uint32_t e = c + 1;
+            while (!l->tie_sign && e < n && qp->m[e] == qp->m[c - 1]) e++;
+            int32_t b = qp->b[c - 1], a = qp->a[c - 1], k = qp->k[c - 1];
+            for (uint32_t j = c; j < e; j++) qp->b[j] = b, qp->a[j] = a, qp->k[j] = k;
+            if (follow_sign(l, qp, rq, c, delta[rep]) < 0 && delta[rep] > 0)
+                rq->ties_negative += e - c - 1;
+            c = e - 1;
             continue;
         }
         double T = ldexp(mq[c], S);
@@ -396,10 +400,13 @@ npk_status rk_requant_make(const npk_rk_layer *l, npk_rk_rq_mode mode, rk_qparam
         double m = l->in.scale * l->w.scale / outq->scale;
         for (uint32_t c = 0; c < n; c++) qp->m[c] = m;
         mmax = n && m > 0 ? m : 0;
+    } else if (l->mults) {
+        memcpy(qp->m, l->mults, n * sizeof *qp->m);
+        for (uint32_t c = 0; c < n; c++)
+            if (qp->m[c] > mmax) mmax = qp->m[c];
     } else {
         for (uint32_t c = 0; c < n; c++) {
-            double ws = l->w_scales ? l->w_scales[c] : l->w.scale;
-            qp->m[c] = l->mults ? l->mults[c] : l->in.scale * ws / outq->scale;
+            qp->m[c] = l->in.scale * l->w_scales[c] / outq->scale;
             if (qp->m[c] > mmax) mmax = qp->m[c];
         }
     }
