@@ -517,9 +517,17 @@ npk_status npk_rk_net_compile(const npk_tfl_model *m, const npk_rk_net_opts *o, 
     if (!net->tensors || !net->ops || !net->segs || !b.side || !b.npu_of || !b.dev_made || !b.fold)
         st = npk_fail(err, NPK_E_NOMEM, "out of memory");
     for (uint32_t i = 0; !st && i < sg->noperators; i++) b.npu_of[i] = b.fold[i] = -1;
-    /* Room for the packed weights: about the model's bytes (channels padded
-     * to 32 add some); layers beyond it get buffers of their own. */
-    uint64_t cap = (uint64_t)m->file_size + m->file_size / 4 + 65536;
+    /* Room for the packed weights: the model's 8-bit constants and a quarter
+     * more (channels padded to 32, bias and multiplier records); layers
+     * beyond it get buffers of their own. */
+    uint64_t cap = 65536;
+    for (uint32_t t = 0; t < sg->ntensors; t++)
+        if ((sg->tensors[t].type == NPK_TFL_UINT8 || sg->tensors[t].type == NPK_TFL_INT8) &&
+            net_is_const(m, &sg->tensors[t]))
+            cap += m->buffers[sg->tensors[t].buffer].size;
+    cap += cap / 4;
+    uint64_t most = (uint64_t)m->file_size + m->file_size / 4 + 65536; /* shared buffers */
+    if (cap > most) cap = most;
     if (!st && cap <= SIZE_MAX / 2 && (net->weights = malloc((size_t)cap))) b.wt_cap = cap;
     if (!st) st = net_partition(&b, err);
     if (!st) st = make_segments(&b, err);
