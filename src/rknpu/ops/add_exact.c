@@ -68,54 +68,52 @@ static int best_pairs(double target, uint32_t v[CANDS], uint32_t a[CANDS], int e
     double err[CANDS], dev[CANDS]; /* relative and absolute errors of the kept ones */
     int n = 0;
     if (!(target > 0) || !isfinite(target)) return 0;
-    const double magic = 4503599627370496.0; /* 2^52: adding it rounds to an integer */
+    double xs[BLOCK];
+    for (int i = 0; i < BLOCK; i++) xs[i] = (double)i;
     for (uint32_t x0 = 1u << 14; x0 < (1u << 15); x0 += BLOCK) {
-        /* target / x over a block; frexp's exponent is the same across it
-         * when its two ends share it (the quotient falls with x), and then
-         * the loops have no branch (the compiler vectorises them) */
-        double q[BLOCK], m[BLOCK], d[BLOCK];
-        for (int i = 0; i < BLOCK; i++) q[i] = target / (double)(x0 + (uint32_t)i);
+        /* target / v over a block, and the error of each v. frexp's
+         * exponent ea is the same across the block when its two ends share
+         * it (the quotient falls with v); then the mantissa rounded to 15
+         * bits is floor(q * 2^(15 - ea) + 0.5), exact (q * 2^(15 - ea) is
+         * in [2^14, 2^15) with 38 fraction bits), and v * mant * 2^(ea - 15)
+         * is exact (v * mant < 2^30); a mantissa that rounds up to 2^15
+         * becomes 2^14 with one more shift, the same product. Branch-free:
+         * the compiler vectorises these loops. */
+        double q[BLOCK], d[BLOCK];
+        const double xb = (double)x0;
+        for (int i = 0; i < BLOCK; i++) q[i] = target / (xb + xs[i]);
         int ea, eb;
         (void)frexp(q[0], &ea);
         (void)frexp(q[BLOCK - 1], &eb);
-        const bool same = ea == eb && 15 - ea <= 62 && 15 - ea >= 2 && q[BLOCK - 1] >= DBL_MIN;
-        if (same) {
+        if (ea == eb && 15 - ea <= 62 && 15 - ea >= 2 && q[BLOCK - 1] >= DBL_MIN) {
             const double sc = ldexp(1.0, 15 - ea), lo = ldexp(1.0, ea - 15);
-            for (int i = 0; i < BLOCK; i++) {
-                /* floor(f * 2^15 + 0.5), f the mantissa: w is exact (in
-                 * [2^14, 2^15] with 37 fraction bits), r its nearest integer */
-                const double w = q[i] * sc + 0.5, r = (w + magic) - magic;
-                const double mm = r - (double)(r > w);
-                const double up = (double)(mm == 32768.0); /* the mantissa rounded up to 1 */
-                m[i] = mm - 16384.0 * up;
-                /* v * m < 2^30 and the powers of two: exact */
-                d[i] = fabs((double)(x0 + (uint32_t)i) * m[i] * lo * (1.0 + up) - target);
-            }
+            for (int i = 0; i < BLOCK; i++)
+                d[i] = fabs((xb + xs[i]) * (double)(int32_t)(q[i] * sc + 0.5) * lo - target);
         } else {
             for (int i = 0; i < BLOCK; i++) {
                 int ex;
                 const double f = frexp(q[i], &ex);
-                int64_t mm = (int64_t)(f * 32768.0 + 0.5);
-                int s = 15 - ex;
-                if (mm == 32768) mm = 16384, s--;
-                m[i] = (double)mm;
-                d[i] = s < 1 || s > 62
-                           ? INFINITY
-                           : fabs((double)((int64_t)(x0 + (uint32_t)i) * mm) * ldexp(1.0, -s) -
-                                  target);
+                const int s = 15 - ex - ((int32_t)(f * 32768.0 + 0.5) == 32768);
+                d[i] = s < 1 || s > 62 ? INFINITY
+                                       : fabs((xb + xs[i]) * (double)(int32_t)(f * 32768.0 + 0.5) *
+                                                  ldexp(1.0, -(15 - ex)) -
+                                              target);
             }
         }
         if (n == CANDS) { /* a block with nothing better than the last kept one */
-            double dmin = d[0];
-            for (int i = 1; i < BLOCK; i++) dmin = d[i] < dmin ? d[i] : dmin;
-            if (!(dmin < dev[CANDS - 1])) continue;
+            const double thr = dev[CANDS - 1];
+            int better = 0;
+            for (int i = 0; i < BLOCK; i++) better += d[i] < thr;
+            if (!better) continue;
         }
         for (int i = 0; i < BLOCK; i++) {
             if (n == CANDS && !(d[i] < dev[CANDS - 1])) continue; /* r >= err[CANDS - 1] */
             if (d[i] == INFINITY) continue;
-            int ex; /* the shift, as in the slow path */
+            int ex; /* the mantissa and shift, as TFLite-style frexp rounding */
             const double f = frexp(q[i], &ex);
-            const int s = 15 - ex - ((int64_t)(f * 32768.0 + 0.5) == 32768);
+            int32_t m = (int32_t)(f * 32768.0 + 0.5);
+            int s = 15 - ex;
+            if (m == 32768) m = 16384, s--;
             if (s < 1 || s > 62) continue;
             const double r = d[i] / target;
             int at = n < CANDS ? n : CANDS;
@@ -125,8 +123,7 @@ static int best_pairs(double target, uint32_t v[CANDS], uint32_t a[CANDS], int e
             for (int j = last; j > at; j--)
                 err[j] = err[j - 1], dev[j] = dev[j - 1], v[j] = v[j - 1], a[j] = a[j - 1],
                 e[j] = e[j - 1];
-            err[at] = r, dev[at] = d[i], v[at] = x0 + (uint32_t)i, a[at] = (uint32_t)m[i],
-            e[at] = s;
+            err[at] = r, dev[at] = d[i], v[at] = x0 + (uint32_t)i, a[at] = (uint32_t)m, e[at] = s;
             if (n < CANDS) n++;
         }
     }
@@ -285,18 +282,41 @@ static bool y_bounds(const rk_add_enc *h, const tfl_rows *r, int32_t z2, int64_t
                 first_at_least(hw_out, h, w, (int64_t)INT32_MIN + 1, INT32_MAX, (int64_t)e);
         }
     }
+    /* The same in int32 where a row's thresholds are within 2^30 (then
+     * |tG - s2 p| < 2^31): the loop the compiler vectorises. far[] counts
+     * the levels below w that are not. */
+    int32_t t32[257];
+    int16_t far[258];
+    far[0] = 0;
+    for (int i = 0; i < 257; i++) {
+        const bool near = tG[i] >= -((int64_t)1 << 30) && tG[i] <= (int64_t)1 << 30;
+        t32[i] = near ? (int32_t)tG[i] : 0;
+        far[i + 1] = (int16_t)(far[i] + !near);
+    }
     const int64_t s2 = h->s2, E0 = (int64_t)(0 - 128 - z2) * s2;
+    const int32_t s32 = (int32_t)h->s2;
     for (int x1 = 0; x1 < 256; x1++) {
         const int a = r->wmin[x1], b = r->wmax[x1];
         int64_t lo = a > -128 ? tG[a + 128] - E0 : -NO_SUM;
         int64_t hi = b < 127 ? tG[b + 129] - (E0 + 255 * s2) - 1 : NO_SUM;
         const uint8_t *p = r->p + r->at[x1];
-        const int64_t *t = tG + a + 129;
         int64_t vmax = -2 * NO_SUM, vmin = 2 * NO_SUM;
-        for (int i = 0; i < b - a; i++) {
-            const int64_t v = t[i] - s2 * p[i];
-            vmax = v > vmax ? v : vmax;
-            vmin = v < vmin ? v : vmin;
+        if (far[b + 129] == far[a + 129]) {
+            const int32_t *t = t32 + a + 129;
+            int32_t mx = INT32_MIN, mn = INT32_MAX;
+            for (int i = 0; i < b - a; i++) {
+                const int32_t v = t[i] - s32 * (int32_t)p[i];
+                mx = v > mx ? v : mx;
+                mn = v < mn ? v : mn;
+            }
+            if (b > a) vmax = mx, vmin = mn;
+        } else {
+            const int64_t *t = tG + a + 129;
+            for (int i = 0; i < b - a; i++) {
+                const int64_t v = t[i] - s2 * p[i];
+                vmax = v > vmax ? v : vmax;
+                vmin = v < vmin ? v : vmin;
+            }
         }
         if (b > a) {
             lo = vmax - E0 > lo ? vmax - E0 : lo;
