@@ -14,6 +14,7 @@
 #include <float.h>
 #include <math.h>
 #include <stdint.h>
+#include <stdlib.h>
 #include <string.h>
 
 /* TFLite's QuantizeMultiplier (double): q in [2^30, 2^31), real = q*2^(e-31). */
@@ -63,6 +64,19 @@ static int64_t floor_shift(int64_t v, int s)
  * ties in the error keep the smaller v. */
 #define CANDS 6
 #define BLOCK 256
+
+/* Whether any of BLOCK values (no NaN, no -0) is negative: an OR of the
+ * sign bits, which the compiler vectorises (a compare-and-count does not). */
+static bool any_negative(const double *t)
+{
+    uint64_t acc = 0;
+    for (int i = 0; i < BLOCK; i++) {
+        uint64_t b;
+        memcpy(&b, &t[i], sizeof b);
+        acc |= b;
+    }
+    return acc >> 63;
+}
 static int best_pairs(double target, uint32_t v[CANDS], uint32_t a[CANDS], int e[CANDS])
 {
     double err[CANDS], dev[CANDS]; /* relative and absolute errors of the kept ones */
@@ -81,12 +95,14 @@ static int best_pairs(double target, uint32_t v[CANDS], uint32_t a[CANDS], int e
          * the compiler vectorises these loops. */
         double q[BLOCK], d[BLOCK];
         const double xb = (double)x0;
-        for (int i = 0; i < BLOCK; i++) q[i] = target / (xb + xs[i]);
         int ea, eb;
-        (void)frexp(q[0], &ea);
-        (void)frexp(q[BLOCK - 1], &eb);
-        if (ea == eb && 15 - ea <= 62 && 15 - ea >= 2 && q[BLOCK - 1] >= DBL_MIN) {
-            const double sc = ldexp(1.0, 15 - ea), lo = ldexp(1.0, ea - 15);
+        (void)frexp(target / xb, &ea);
+        (void)frexp(target / (xb + (BLOCK - 1)), &eb);
+        const bool same =
+            ea == eb && 15 - ea <= 62 && 15 - ea >= 2 && target / (xb + (BLOCK - 1)) >= DBL_MIN;
+        const double sc = ldexp(1.0, 15 - ea), lo = ldexp(1.0, ea - 15);
+        for (int i = 0; i < BLOCK; i++) q[i] = target / (xb + xs[i]);
+        if (same) {
             for (int i = 0; i < BLOCK; i++)
                 d[i] = fabs((xb + xs[i]) * (double)(int32_t)(q[i] * sc + 0.5) * lo - target);
         } else {
@@ -101,15 +117,14 @@ static int best_pairs(double target, uint32_t v[CANDS], uint32_t a[CANDS], int e
             }
         }
         if (n == CANDS) { /* a block with nothing better than the last kept one */
-            const double thr = dev[CANDS - 1];
-            int better = 0;
-            for (int i = 0; i < BLOCK; i++) better += d[i] < thr;
-            if (!better) continue;
+            double t[BLOCK];
+            for (int i = 0; i < BLOCK; i++) t[i] = d[i] - dev[CANDS - 1];
+            if (!any_negative(t)) continue;
         }
         for (int i = 0; i < BLOCK; i++) {
             if (n == CANDS && !(d[i] < dev[CANDS - 1])) continue; /* r >= err[CANDS - 1] */
             if (d[i] == INFINITY) continue;
-            int ex; /* the mantissa and shift, as TFLite-style frexp rounding */
+            int ex; /* the mantissa and shift */
             const double f = frexp(q[i], &ex);
             int32_t m = (int32_t)(f * 32768.0 + 0.5);
             int s = 15 - ex;
