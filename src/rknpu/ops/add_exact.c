@@ -4,11 +4,15 @@
  *   BN  Y = floor((X + K) * a1 / 2^sa)           (the pair b1*a1: ~30 bits)
  *   EW  E = (x2 - z2) * s2                       (operand conversion, shift 0)
  *   OUT_CVT round((Y + E) * c / 2^k) + zo        (s2*c: ~30 bits)
- * and proves, by enumerating all 65,536 input pairs of the modelled
- * arithmetic against TFLite's add.cc (left shift 20, three
- * MultiplyByQuantizedMultiplierSmallerThanOneExp, each a double rounding),
- * that the outputs are equal. The output is monotone in K, so each pair
- * bounds K from both sides; a nonempty intersection is an exact encoding. */
+ * and proves that the outputs equal TFLite's add.cc (left shift 20, three
+ * MultiplyByQuantizedMultiplierSmallerThanOneExp, each a double rounding)
+ * for all 65,536 input pairs. Both sides are nondecreasing functions of a
+ * sum of one term per input, so the proof works on rows: TFLite's row x1 is
+ * a run of levels (tfl_rows), the registers' row must change level at the
+ * same columns, which bounds BN's output Y per row (y_bounds), and Y is
+ * nondecreasing in K, so each row bounds K from both sides (k_interval); a
+ * nonempty intersection is an exact encoding. test_add_exact compares the
+ * answers with a brute force over every pair. */
 #include "add_exact.h"
 
 #include <float.h>
@@ -370,8 +374,8 @@ static bool k_interval(const rk_add_enc *h, const int64_t L[256], const int64_t 
 static bool add_exact_search(double sc1, double sc2, double sco, int32_t z1, int32_t z2, int32_t zo,
                              int32_t lo, int32_t hi, rk_add_enc *out);
 
-/* The search proves every candidate over all 65,536 input pairs (about
- * 10 ms a layer); it is a pure function of its arguments, so a result is
+/* The search costs a fraction of a millisecond a layer (docs/rknpu.md,
+ * "Add"); it is a pure function of its arguments, so a result is
  * reused for the same arguments, bit for bit, and compiles give the same
  * bytes with or without this table. Per thread (a compile runs on one),
  * direct-mapped. */
