@@ -26,15 +26,32 @@ static int64_t tfl_level(int64_t x, int32_t q, int sh)
 }
 
 /* Smallest sum whose TFLite level is >= n (from a double estimate, then
- * walked: the estimate is off by at most a few sums). */
-static int64_t tfl_first(int64_t n, double m, int32_t q, int sh)
+ * walked: the estimate is off by at most a few sums); *walked: whether the
+ * walk found it (level >= n there, < n one below), from the levels the
+ * walk computed where it can, else computed. */
+static int64_t tfl_first(int64_t n, double m, int32_t q, int sh, bool *walked)
 {
     double e = ceil(((double)n - 0.5) / m);
     if (e > 2147483647.0) e = 2147483647.0;
     if (e < -2147483647.0) e = -2147483647.0;
     int64_t x = (int64_t)e;
-    for (int i = 0; i < 64 && x > INT32_MIN && tfl_level(x - 1, q, sh) >= n; i++) x--;
-    for (int i = 0; i < 64 && x < INT32_MAX && tfl_level(x, q, sh) < n; i++) x++;
+    bool below = false, above = false; /* level(x - 1) < n, level(x) >= n known */
+    for (int i = 0; i < 64 && x > INT32_MIN; i++) {
+        if (tfl_level(x - 1, q, sh) < n) {
+            below = true;
+            break;
+        }
+        x--;
+    }
+    for (int i = 0; i < 64 && x < INT32_MAX; i++) {
+        if (tfl_level(x, q, sh) >= n) {
+            above = true;
+            break;
+        }
+        x++;
+        below = true; /* the sum just passed was below n */
+    }
+    *walked = (above || tfl_level(x, q, sh) >= n) && (below || tfl_level(x - 1, q, sh) < n);
     return x;
 }
 
@@ -56,8 +73,8 @@ int32_t rk_exact_fit_k_search(double m, int32_t b, int32_t a, int32_t k, unsigne
     int64_t first[FIT_LEVELS];
     const bool kept = (int64_t)n_hi - n_lo < FIT_LEVELS;
     for (int64_t n = n_lo; kept && n <= n_hi; n++) {
-        int64_t t = tfl_first(n, mq, q, sh);
-        bool walked = tfl_level(t, q, sh) >= n && tfl_level(t - 1, q, sh) < n;
+        bool walked;
+        int64_t t = tfl_first(n, mq, q, sh, &walked);
         first[n - n_lo] = walked ? t : INT64_MIN;
     }
     int64_t kk = k;
@@ -69,8 +86,9 @@ int32_t rk_exact_fit_k_search(double m, int32_t b, int32_t a, int32_t k, unsigne
                 t = first[n - n_lo];
                 if (t == INT64_MIN) continue;
             } else {
-                t = tfl_first(n, mq, q, sh);
-                if (tfl_level(t, q, sh) < n || tfl_level(t - 1, q, sh) >= n) continue; /* no walk */
+                bool walked;
+                t = tfl_first(n, mq, q, sh, &walked);
+                if (!walked) continue;
             }
             if (dpu_level(t, b, a, kk, s1, f) < n) up = true;
             if (dpu_level(t - 1, b, a, kk, s1, f) >= n) down = true;
