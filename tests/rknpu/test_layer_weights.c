@@ -5,12 +5,15 @@
  * one byte at a time. The vector build (SSE2 / NEON), the portable
  * definition and the oracle agree on shapes with partial 32-channel chunks,
  * padding kernels, partial depthwise groups and every byte value; a buffer
- * full of garbage beforehand shows that every byte is written. The cached
- * fitted BN offset (layer_requant_cache.c) equals the uncached search. */
+ * full of garbage beforehand shows that every byte is written. The fitted
+ * BN offset (layer_requant_fit.c) equals its stepping definition, cached
+ * (layer_requant_cache.c) or not. */
+#include <math.h>
 #include <stdlib.h>
 #include <string.h>
 
 #include "npk_test.h"
+#include "npukit/tflite_quant.h"
 #include "rknpu/ops/layer_internal.h"
 
 static uint64_t rng = 0x243F6A8885A308D3ull;
@@ -158,6 +161,71 @@ static void test_sum_extremes(void **state)
     free(w);
 }
 
+/* The fitted BN offset by its definition: k stepped one at a time until
+ * the DPU's level changes at every TFLite level boundary, each boundary
+ * found by scanning sums from an estimate (layer_requant_fit.c computes
+ * the boundaries once and k's range in closed form). */
+static int64_t ref_tfl(int64_t x, int32_t q, int sh)
+{
+    return npk_q_mul((int32_t)(x > INT32_MAX ? INT32_MAX : x < INT32_MIN ? INT32_MIN : x), q, sh);
+}
+
+static int32_t ref_fit(double m, int32_t b, int32_t a, int32_t k, unsigned s1, unsigned f,
+                       int32_t n_lo, int32_t n_hi)
+{
+    int32_t q;
+    int sh;
+    npk_q_quantize_multiplier(m, &q, &sh);
+    double mq = ldexp((double)q, sh - 31);
+    int64_t kk = k;
+    for (int iter = 0; iter < 64; iter++) {
+        bool up = false, down = false;
+        for (int64_t n = n_lo; n <= n_hi; n++) {
+            int64_t t = (int64_t)ceil(((double)n - 0.5) / mq);
+            for (int i = 0; i < 64 && ref_tfl(t - 1, q, sh) >= n; i++) t--;
+            for (int i = 0; i < 64 && ref_tfl(t, q, sh) < n; i++) t++;
+            if (ref_tfl(t, q, sh) < n || ref_tfl(t - 1, q, sh) >= n) continue;
+            if (rk_round_shift(rk_floor_shift((t * b + kk) * a, s1), f) < n) up = true;
+            if (rk_round_shift(rk_floor_shift(((t - 1) * b + kk) * a, s1), f) >= n) down = true;
+        }
+        if (!up && !down) return (int32_t)kk;
+        if (up && down) break;
+        kk += up ? 1 : -1;
+    }
+    return k;
+}
+
+static void test_fit_reference(void **state)
+{
+    (void)state;
+    /* The exact mode's pairs for a sweep of multipliers (as requant_exact
+     * chooses them), k from 80 below to 80 above its rounded-up value: k
+     * moves up, down, finds no fit or keeps its value. */
+    int moved = 0;
+    for (int i = 0; i < 40; i++) {
+        double m = 0.0003 + 0.00097 * i;
+        int32_t q, b, a;
+        int sh;
+        npk_q_quantize_multiplier(m, &q, &sh);
+        double mq = ldexp((double)q, sh - 31);
+        double bh = fmin(32767.0, floor(ldexp(1.0, 28) / (257.0 / mq)));
+        int S = (int)floor(log2(32767.0 * bh / mq));
+        unsigned s1 = (unsigned)(S - 8), f = 8;
+        rk_best_pair_search(ldexp(mq, S), (int64_t)bh, 512, 0, &b, &a);
+        double delta = sh < 0 ? ldexp(1.0, sh - 1) : 0;
+        int32_t kc = (int32_t)ceil(delta * ldexp(1.0, S) / a);
+        for (int32_t dk = -80; dk <= 80; dk += 3) {
+            int32_t k = kc + dk, want = ref_fit(m, b, a, k, s1, f, 1, 100 + 3 * i);
+            assert_int_equal(rk_exact_fit_k_search(m, b, a, k, s1, f, 1, 100 + 3 * i), want);
+            moved += want != k;
+            want = ref_fit(m, b, a, -k, s1, f, -254 + 2 * i, 0);
+            assert_int_equal(rk_exact_fit_k_search(m, b, a, -k, s1, f, -254 + 2 * i, 0), want);
+            moved += want != -k;
+        }
+    }
+    assert_true(moved > 300); /* the cases move k, not only keep it */
+}
+
 static void test_fit_cache(void **state)
 {
     (void)state;
@@ -179,9 +247,8 @@ static void test_fit_cache(void **state)
 int main(void)
 {
     const struct CMUnitTest tests[] = {
-        cmocka_unit_test(test_conv_layouts),
-        cmocka_unit_test(test_depthwise_layouts),
-        cmocka_unit_test(test_sum_extremes),
+        cmocka_unit_test(test_conv_layouts), cmocka_unit_test(test_depthwise_layouts),
+        cmocka_unit_test(test_sum_extremes), cmocka_unit_test(test_fit_reference),
         cmocka_unit_test(test_fit_cache),
     };
     return cmocka_run_group_tests(tests, NULL, NULL);

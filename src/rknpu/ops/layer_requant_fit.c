@@ -55,6 +55,13 @@ static int64_t tfl_first(int64_t n, double m, int32_t q, int sh, bool *walked)
     return x;
 }
 
+/* ceil(p / d), d > 0. */
+static int64_t ceil_div(int64_t p, int64_t d)
+{
+    int64_t q = p / d; /* truncated toward zero */
+    return q + (p % d > 0);
+}
+
 /* Up to this many levels get their TFLite boundary taken once, before k
  * moves (every 8-bit range has at most 256); beyond, each step takes them
  * again. */
@@ -76,6 +83,33 @@ int32_t rk_exact_fit_k_search(double m, int32_t b, int32_t a, int32_t k, unsigne
         bool walked;
         int64_t t = tfl_first(n, mq, q, sh, &walked);
         first[n - n_lo] = walked ? t : INT64_MIN;
+    }
+    /* Where the arithmetic stays within int64 (every real layer), each
+     * level's conditions are a range of k (the DPU's level does not
+     * decrease with k): level(t) >= n from k_lo on, level(t - 1) < n up to
+     * k_hi; k moves as below with up = k < max k_lo, down = k > min k_hi. */
+    if (kept && a >= 1 && a <= 32768 && b >= -65536 && b <= 65536 && f <= 16 && s1 + f <= 50 &&
+        n_lo >= -1024 && n_hi <= 1024) {
+        int64_t lo = INT64_MIN, hi = INT64_MAX;
+        for (int64_t n = n_lo; n <= n_hi; n++) {
+            int64_t t = first[n - n_lo];
+            if (t == INT64_MIN) continue;
+            /* level(x) >= n iff (x b + k) a >= v 2^s1 iff x b + k >= ceil(v 2^s1 / a) */
+            int64_t v = n * ((int64_t)1 << f) - (f ? (int64_t)1 << (f - 1) : 0);
+            int64_t need = ceil_div(v * ((int64_t)1 << s1), a);
+            int64_t klo = need - t * b, khi = need - (t - 1) * b - 1;
+            if (klo > lo) lo = klo;
+            if (khi < hi) hi = khi;
+        }
+        int64_t kk = k;
+        for (int iter = 0; iter < 64; iter++) {
+            bool up = kk<lo, down = kk> hi;
+            if (!up && !down) return (int32_t)kk;
+            if (up && down) break;
+            kk += up ? 1 : -1;
+            if (kk > INT32_MAX || kk < INT32_MIN) break;
+        }
+        return k;
     }
     int64_t kk = k;
     for (int iter = 0; iter < 64; iter++) {
