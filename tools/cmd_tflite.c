@@ -9,6 +9,7 @@
 #include <time.h>
 
 #include "cli.h"
+#include "cli_args.h"
 #include "cli_progress.h"
 #include "cli_views.h"
 #include "commands.h"
@@ -337,15 +338,7 @@ static cJSON *json_model(const char *path, const npk_tfl_model *m)
 static int t_info(int argc, char **argv)
 {
     bool json = false;
-    static const struct option opts[] = {{"json", no_argument, NULL, 'j'}, {0, 0, 0, 0}};
-    int c;
-    cli_getopt_reset();
-    while ((c = getopt_long(argc, argv, "", opts, NULL)) != -1) {
-        if (c == 'j')
-            json = true;
-        else
-            return cli_bad_option("tflite info", argv);
-    }
+    if (cli_args_json("tflite info", argc, argv, &json)) return CLI_FAIL;
     if (optind + 1 != argc) return cli_usage("tflite info", "expected one MODEL");
     if (json && !cli_json_available()) return cli_no_json();
     loaded l;
