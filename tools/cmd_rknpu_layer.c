@@ -377,27 +377,6 @@ static void print_summary(const npk_rk_bundle *b, const npk_rk_tfl_layer *ls, co
            b->regcmd_entries * 8, dir ? " -> " : "", dir ? dir : "");
 }
 
-bool rknpu_parse_form(const char *s, npk_rk_form *f)
-{
-    if (!strcmp(s, "vendor"))
-        *f = NPK_RK_FORM_VENDOR;
-    else if (!strcmp(s, "rocket"))
-        *f = NPK_RK_FORM_ROCKET;
-    else
-        return false;
-    return true;
-}
-
-bool rknpu_parse_requant(const char *s, npk_rk_rq_mode *m)
-{
-    for (int k = NPK_RK_RQ_EXACT; k <= NPK_RK_RQ_EXACT1; k++)
-        if (!strcmp(s, npk_rk_rq_mode_name((npk_rk_rq_mode)k))) {
-            *m = (npk_rk_rq_mode)k;
-            return true;
-        }
-    return false;
-}
-
 int rknpu_cmd_compile(int argc, char **argv)
 {
     if (!has_op(argc, argv)) return rknpu_net_compile(argc, argv);
@@ -423,17 +402,13 @@ int rknpu_cmd_compile(int argc, char **argv)
         case OPT_OP: opstr = optarg; break;
         case OPT_JSON: json = true; break;
         case OPT_CORES:
-            if (!cli_parse_u64(optarg, &v) || v < 1 || v > 3)
-                return cli_usage(cmd, "--cores is 1, 2 or 3");
-            bo.cores = (int)v;
+            if (rknpu_opt_cores(cmd, optarg, &bo.cores)) return CLI_FAIL;
             break;
         case OPT_FORM:
-            if (!rknpu_parse_form(optarg, &bo.form))
-                return cli_usage(cmd, "unknown --form '%s' (vendor, rocket)", optarg);
+            if (rknpu_opt_form(cmd, optarg, &bo.form)) return CLI_FAIL;
             break;
         case OPT_REQUANT:
-            if (!rknpu_parse_requant(optarg, &bo.requant))
-                return cli_usage(cmd, "unknown --requant '%s' (exact, exact1, simple)", optarg);
+            if (rknpu_opt_requant(cmd, optarg, &bo.requant)) return CLI_FAIL;
             break;
         case OPT_ACT:
         case OPT_WT:
@@ -625,18 +600,13 @@ int rknpu_cmd_run(int argc, char **argv)
             break;
         case OPT_CHECK: check = true; break;
         case OPT_CORES:
-            if (!cli_parse_u64(optarg, &v) || v < 1 || v > 3)
-                return cli_usage(cmd, "--cores is 1, 2 or 3");
-            cores = (int)v;
+            if (rknpu_opt_cores(cmd, optarg, &cores)) return CLI_FAIL;
             break;
         case OPT_EMU_CORES:
-            if (!cli_parse_u64(optarg, &v) || (v != 1 && v != 3))
-                return cli_usage(cmd, "--emu-cores is 1 or 3");
-            emu_cores = (int)v;
+            if (rknpu_opt_emu_cores(cmd, optarg, &emu_cores)) return CLI_FAIL;
             break;
         case OPT_DEVICE:
-            if (!npk_rk_devkind_parse(optarg, &kind))
-                return cli_usage(cmd, "unknown --device '%s' (emu, rknpu, rocket)", optarg);
+            if (rknpu_opt_device(cmd, optarg, &kind)) return CLI_FAIL;
             break;
         case OPT_PATH: devpath = optarg; break;
         default: return cli_bad_option(cmd, argv);

@@ -427,24 +427,19 @@ int rknpu_net_compile(int argc, char **argv)
                                          {"tasks", no_argument, NULL, OPT_TASKS},
                                          {0, 0, 0, 0}};
     int c;
-    uint64_t v;
     cli_getopt_reset();
     while ((c = getopt_long(argc, argv, "o:", opts, NULL)) != -1) {
         switch (c) {
         case 'o': dir = optarg; break;
         case OPT_TASKS: tasks = true; break;
         case OPT_CORES:
-            if (!cli_parse_u64(optarg, &v) || v < 1 || v > 3)
-                return cli_usage(cmd, "--cores is 1, 2 or 3");
-            no.cores = (int)v;
+            if (rknpu_opt_cores(cmd, optarg, &no.cores)) return CLI_FAIL;
             break;
         case OPT_FORM:
-            if (!rknpu_parse_form(optarg, &no.form))
-                return cli_usage(cmd, "unknown --form '%s' (vendor, rocket)", optarg);
+            if (rknpu_opt_form(cmd, optarg, &no.form)) return CLI_FAIL;
             break;
         case OPT_REQUANT:
-            if (!rknpu_parse_requant(optarg, &no.requant))
-                return cli_usage(cmd, "unknown --requant '%s' (exact, exact1, simple)", optarg);
+            if (rknpu_opt_requant(cmd, optarg, &no.requant)) return CLI_FAIL;
             break;
         default: return cli_bad_option(cmd, argv);
         }
@@ -767,9 +762,7 @@ int rknpu_net_run(int argc, char **argv)
             break;
         case OPT_CHECK: do_check = true; break;
         case OPT_CORES:
-            if (!cli_parse_u64(optarg, &v) || v < 1 || v > 3)
-                return cli_usage(cmd, "--cores is 1, 2 or 3");
-            no.cores = (int)v;
+            if (rknpu_opt_cores(cmd, optarg, &no.cores)) return CLI_FAIL;
             cores_set = true;
             break;
         case OPT_REPEAT:
@@ -783,18 +776,14 @@ int rknpu_net_run(int argc, char **argv)
             no.threads = (int)v;
             break;
         case OPT_EMU_CORES:
-            if (!cli_parse_u64(optarg, &v) || (v != 1 && v != 3))
-                return cli_usage(cmd, "--emu-cores is 1 or 3");
-            emu_cores = (int)v;
+            if (rknpu_opt_emu_cores(cmd, optarg, &emu_cores)) return CLI_FAIL;
             break;
         case OPT_DEVICE:
-            if (!npk_rk_devkind_parse(optarg, &kind))
-                return cli_usage(cmd, "unknown --device '%s' (emu, rknpu, rocket)", optarg);
+            if (rknpu_opt_device(cmd, optarg, &kind)) return CLI_FAIL;
             break;
         case OPT_PATH: devpath = optarg; break;
         case OPT_REQUANT:
-            if (!rknpu_parse_requant(optarg, &no.requant))
-                return cli_usage(cmd, "unknown --requant '%s' (exact, exact1, simple)", optarg);
+            if (rknpu_opt_requant(cmd, optarg, &no.requant)) return CLI_FAIL;
             requant_set = true;
             break;
         default: {
