@@ -8,6 +8,7 @@
 #include <string.h>
 
 #include "cli.h"
+#include "cli_outdir.h"
 #include "cli_progress.h"
 #include "cmd_rknpu.h"
 #include "npukit/rknpu_bundle.h"
@@ -274,29 +275,6 @@ static cJSON *json_bundle(const char *path, const npk_rk_bundle *b, const npk_rk
 }
 #endif
 
-/* The output files of DIR, all or nothing (npk_outdir: written into a
- * staging directory renamed into place when every write worked). */
-typedef struct out_file {
-    const char *name;
-    const void *data;
-    size_t len;
-} out_file;
-
-static int write_dir(const char *dir, const out_file *f, size_t n)
-{
-    npk_error err = {0};
-    npk_outdir *d;
-    if (npk_outdir_open(&d, dir, &err)) return cli_error(dir, &err);
-    npk_status st = NPK_OK;
-    for (size_t i = 0; i < n && !st; i++)
-        st = npk_outdir_write(d, f[i].name, f[i].data, f[i].len, &err);
-    if (st) {
-        npk_outdir_abort(d);
-        return cli_error(dir, &err);
-    }
-    return npk_outdir_commit(d, &err) ? cli_error(dir, &err) : CLI_OK;
-}
-
 static int write_bundle(const char *dir, const char *path, const npk_rk_bundle *b,
                         const npk_rk_tfl_layer *ls)
 {
@@ -314,11 +292,11 @@ static int write_bundle(const char *dir, const char *path, const npk_rk_bundle *
         npk_rknpu_task_to_bytes(&b->records[i], tasks + i * NPK_RKNPU_TASK_SIZE);
     for (size_t i = 0; i < b->nops; i++)
         npk_rknpu_submit_to_bytes(&b->submits[i], subs + i * NPK_RKNPU_SUBMIT_SIZE);
-    out_file f[5] = {{"regcmd.bin", reg, rb},
-                     {"tasks.bin", tasks, tb},
-                     {"submit.bin", subs, sb},
-                     {"weights.bin", b->weights, (size_t)b->weight_bytes},
-                     {"plan.json", NULL, 0}};
+    cli_out_file f[5] = {{"regcmd.bin", reg, rb},
+                         {"tasks.bin", tasks, tb},
+                         {"submit.bin", subs, sb},
+                         {"weights.bin", b->weights, (size_t)b->weight_bytes},
+                         {"plan.json", NULL, 0}};
     size_t nf = 4;
 #ifdef NPK_HAVE_CJSON
     cJSON *j = json_bundle(path, b, ls);
@@ -343,7 +321,7 @@ static int write_bundle(const char *dir, const char *path, const npk_rk_bundle *
     (void)path, (void)ls;
     fprintf(stderr, "npukit: built without libcjson: plan.json is not written\n");
 #endif
-    rc = write_dir(dir, f, nf);
+    rc = cli_write_dir(dir, f, nf);
 done:
     free(reg);
     free(tasks);

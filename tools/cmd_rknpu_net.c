@@ -13,6 +13,7 @@
 #include <time.h>
 
 #include "cli.h"
+#include "cli_outdir.h"
 #include "cli_views.h"
 #include "cmd_rknpu.h"
 #include "npukit/image.h"
@@ -352,29 +353,6 @@ static cJSON *json_plan(const loaded *l)
 }
 #endif
 
-typedef struct out_file {
-    const char *name;
-    const void *data;
-    size_t len;
-} out_file;
-
-/* The output files of DIR, all or nothing (npk_outdir: written into a
- * staging directory renamed into place when every write worked). */
-static int write_dir(const char *dir, const out_file *f, size_t n)
-{
-    npk_error err = {0};
-    npk_outdir *d;
-    if (npk_outdir_open(&d, dir, &err)) return cli_error(dir, &err);
-    npk_status st = NPK_OK;
-    for (size_t i = 0; i < n && !st; i++)
-        st = npk_outdir_write(d, f[i].name, f[i].data, f[i].len, &err);
-    if (st) {
-        npk_outdir_abort(d);
-        return cli_error(dir, &err);
-    }
-    return npk_outdir_commit(d, &err) ? cli_error(dir, &err) : CLI_OK;
-}
-
 /* The NPU side (npk_rk_netdir_files), plan.json, and what makes DIR
  * runnable on its own: a copy of the model and the manifest naming it. */
 static int write_compiled(const char *dir, const loaded *l)
@@ -387,12 +365,12 @@ static int write_compiled(const char *dir, const loaded *l)
     npk_rk_netdir_manifest_write(net, nf, l->map.data, l->map.size, manifest);
     char *json = NULL;
     int rc = CLI_OK;
-    out_file f[8];
+    cli_out_file f[8];
     size_t n = 0;
     for (int i = 0; i < NPK_RK_NETDIR_FILES; i++)
-        f[n++] = (out_file){npk_rk_netdir_name(i), nf[i].data, nf[i].len};
-    f[n++] = (out_file){NPK_RK_NETDIR_MODEL_NAME, l->map.data, l->map.size};
-    f[n++] = (out_file){NPK_RK_NETDIR_MANIFEST_NAME, manifest, sizeof manifest};
+        f[n++] = (cli_out_file){npk_rk_netdir_name(i), nf[i].data, nf[i].len};
+    f[n++] = (cli_out_file){NPK_RK_NETDIR_MODEL_NAME, l->map.data, l->map.size};
+    f[n++] = (cli_out_file){NPK_RK_NETDIR_MANIFEST_NAME, manifest, sizeof manifest};
 #ifdef NPK_HAVE_CJSON
     cJSON *j = json_plan(l);
     char *s = j ? cli_json_text(j, false) : NULL; /* UTF-8 repaired: names from the model */
@@ -404,12 +382,12 @@ static int write_compiled(const char *dir, const loaded *l)
         rc = cli_fail("out of memory");
     } else {
         json[len] = '\n';
-        f[n++] = (out_file){"plan.json", json, len + 1};
+        f[n++] = (cli_out_file){"plan.json", json, len + 1};
     }
 #else
     fprintf(stderr, "npukit: built without libcjson: plan.json is not written\n");
 #endif
-    if (rc == CLI_OK) rc = write_dir(dir, f, n);
+    if (rc == CLI_OK) rc = cli_write_dir(dir, f, n);
     npk_rk_netdir_files_free(nf);
     free(json);
     return rc;
@@ -589,7 +567,7 @@ static int write_outputs(npk_rk_net_exec *x, const char *out, bool quiet)
     npk_error err = {0};
     uint32_t n = npk_rk_net_noutputs(x);
     npk_tensor *ts = calloc(n + 1, sizeof *ts);
-    out_file *f = calloc(n + 1, sizeof *f);
+    cli_out_file *f = calloc(n + 1, sizeof *f);
     char(*names)[136] = calloc(n + 1, sizeof *names);
     uint8_t **bufs = calloc(n + 1, sizeof *bufs);
     uint32_t nt = 0;
@@ -619,7 +597,7 @@ static int write_outputs(npk_rk_net_exec *x, const char *out, bool quiet)
                 f[i].name = names[i];
                 f[i].data = bufs[i];
             }
-            if (!rc) rc = write_dir(out, f, nt);
+            if (!rc) rc = cli_write_dir(out, f, nt);
         }
     }
     for (uint32_t i = 0; !rc && !quiet && i < nt; i++) {
