@@ -224,12 +224,6 @@ static int assign_inputs(run_ctx *r, char **args, int nargs)
     return rc;
 }
 
-static bool ends_with(const char *s, const char *suffix)
-{
-    size_t a = strlen(s), b = strlen(suffix);
-    return a >= b && !strcmp(s + a - b, suffix);
-}
-
 /* Several tensors as DIR/NAME.npy through the output-directory transaction
  * (file.h: all or nothing; names safe, short enough for the temporaries,
  * unique). */
@@ -294,9 +288,9 @@ static int write_outputs(run_ctx *r, const char *out)
         else if (!(rc = output_tensor(r, &v, &ts[nt])))
             nt++;
     }
-    const bool dir = !rc && !ends_with(out, ".safetensors") && nt > 1;
+    const bool dir = !rc && !cli_ends_with(out, ".safetensors") && nt > 1;
     if (!rc) {
-        if (ends_with(out, ".safetensors")) {
+        if (cli_ends_with(out, ".safetensors")) {
             if (npk_st_save(out, ts, nt, &err)) rc = cli_error(out, &err);
         } else if (nt == 1) {
             if (npk_npy_save(out, &ts[0], &err)) rc = cli_error(out, &err);
@@ -309,7 +303,7 @@ static int write_outputs(run_ctx *r, const char *out)
 #endif
     for (uint32_t i = 0; i < nt && !rc; i++) {
         char buf[128], file[4200];
-        snprintf(file, sizeof file, "%s%s%s", out, dir && !ends_with(out, "/") ? "/" : "",
+        snprintf(file, sizeof file, "%s%s%s", out, dir && !cli_ends_with(out, "/") ? "/" : "",
                  dir ? names[i] : "");
         info(r, "output \"%.200s\" %s %s -> %s\n", ts[i].name,
              npk_shape_str(&ts[i], buf, sizeof buf), npk_dtype_name(ts[i].dtype), file);

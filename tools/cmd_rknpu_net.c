@@ -13,6 +13,7 @@
 #include <time.h>
 
 #include "cli.h"
+#include "cli_tensor_io.h"
 #include "cli_outdir.h"
 #include "cli_views.h"
 #include "cmd_rknpu.h"
@@ -522,44 +523,6 @@ static int assign_inputs(npk_rk_net_exec *x, char **args, int nargs, cli_views *
     return CLI_OK;
 }
 
-static npk_status view_tensor(const npk_tfl_view *v, npk_tensor *t, npk_error *err)
-{
-    int64_t shape[NPK_MAX_DIMS];
-    for (uint32_t d = 0; d < v->ndim && d < NPK_MAX_DIMS; d++) shape[d] = v->dims[d];
-    npk_dtype dt = dtype_of(v->type);
-    if (dt == NPK_DT_INVALID)
-        return npk_fail(err, NPK_E_UNSUPPORTED, "tensor \"%s\" has type %s, not writable as .npy",
-                        v->name, npk_tfl_type_name(v->type));
-    npk_status st = npk_tensor_alloc(t, v->name, dt, (int)v->ndim, shape, err);
-    if (st) return st;
-    if (t->nbytes != v->bytes) {
-        npk_tensor_free(t);
-        return npk_fail(err, NPK_E_ARG, "tensor \"%s\": size mismatch", v->name);
-    }
-    memcpy(t->data, v->data, v->bytes);
-    return NPK_OK;
-}
-
-static bool ends_with(const char *s, const char *suffix)
-{
-    size_t a = strlen(s), b = strlen(suffix);
-    return a >= b && !strcmp(s + a - b, suffix);
-}
-
-/* A tensor name as a file name, as `tflite run` makes it: anything but
- * [A-Za-z0-9.-] becomes '_', at most 120 characters, ".npy" added. */
-static void file_name(const char *name, char *out, size_t n)
-{
-    size_t k = 0;
-    for (const char *c = name; *c && k + 5 < n && k < 120; c++)
-        out[k++] = ((*c >= 'a' && *c <= 'z') || (*c >= 'A' && *c <= 'Z') ||
-                    (*c >= '0' && *c <= '9') || *c == '.' || *c == '-')
-                       ? *c
-                       : '_';
-    if (k == 0 || (k <= 2 && out[0] == '.' && (k == 1 || out[1] == '.'))) out[k++] = '_';
-    memcpy(out + k, ".npy", 5);
-}
-
 /* One output: OUT.npy; several: OUT.safetensors or a directory of .npy
  * named after the tensors (as `tflite run`). All or nothing. */
 static int write_outputs(npk_rk_net_exec *x, const char *out, bool quiet)
@@ -575,19 +538,20 @@ static int write_outputs(npk_rk_net_exec *x, const char *out, bool quiet)
     if (!ts || !f || !names || !bufs) rc = cli_fail("out of memory");
     for (uint32_t i = 0; i < n && !rc; i++) {
         npk_tfl_view v;
-        if (npk_rk_net_output(x, i, &v, &err) || view_tensor(&v, &ts[i], &err))
+        if (npk_rk_net_output(x, i, &v, &err) ||
+            cli_view_tensor(&v, dtype_of(v.type), &ts[i], &err))
             rc = cli_error(NULL, &err);
         else
             nt = i + 1;
-        file_name(ts[i].name ? ts[i].name : "", names[i], sizeof names[i]);
+        cli_npy_file_name(ts[i].name ? ts[i].name : "", names[i], sizeof names[i]);
         for (uint32_t j = 0; j < i && !rc; j++)
-            if (!strcmp(names[j], names[i]) && !ends_with(out, ".safetensors") && n > 1)
+            if (!strcmp(names[j], names[i]) && !cli_ends_with(out, ".safetensors") && n > 1)
                 rc = cli_fail("outputs \"%s\" and \"%s\" map to the same file name: use "
                               "-o OUT.safetensors",
                               ts[j].name, ts[i].name);
     }
     if (!rc) {
-        if (ends_with(out, ".safetensors")) {
+        if (cli_ends_with(out, ".safetensors")) {
             if (npk_st_save(out, ts, nt, &err)) rc = cli_error(out, &err);
         } else if (nt == 1) {
             if (npk_npy_save(out, &ts[0], &err)) rc = cli_error(out, &err);
@@ -604,8 +568,8 @@ static int write_outputs(npk_rk_net_exec *x, const char *out, bool quiet)
         char buf[96];
         printf("output \"%s\" %s %s%s%s\n", ts[i].name ? ts[i].name : "",
                npk_shape_str(&ts[i], buf, sizeof buf), npk_dtype_name(ts[i].dtype),
-               nt > 1 && !ends_with(out, ".safetensors") ? " -> " : "",
-               nt > 1 && !ends_with(out, ".safetensors") ? names[i] : "");
+               nt > 1 && !cli_ends_with(out, ".safetensors") ? " -> " : "",
+               nt > 1 && !cli_ends_with(out, ".safetensors") ? names[i] : "");
     }
     for (uint32_t i = 0; i < nt; i++) {
         npk_tensor_free(&ts[i]);

@@ -9,10 +9,12 @@
 #include <time.h>
 
 #include "cli.h"
+#include "cli_tensor_io.h"
 #include "cli_args.h"
 #include "cli_progress.h"
 #include "cli_views.h"
 #include "commands.h"
+#include "npukit/bind.h"
 #include "npukit/tflite.h"
 #include "npukit/tflite_build.h"
 #include "npukit/tflite_interp.h"
@@ -358,65 +360,6 @@ static int t_info(int argc, char **argv)
 
 #define MAX_INPUT_ARGS 64
 
-static npk_dtype dtype_of(int8_t type)
-{
-    switch (type) {
-    case NPK_TFL_FLOAT32: return NPK_F32;
-    case NPK_TFL_FLOAT16: return NPK_F16;
-    case NPK_TFL_INT32: return NPK_I32;
-    case NPK_TFL_UINT8: return NPK_U8;
-    case NPK_TFL_INT64: return NPK_I64;
-    case NPK_TFL_BOOL: return NPK_BOOL;
-    case NPK_TFL_INT16: return NPK_I16;
-    case NPK_TFL_INT8: return NPK_I8;
-    case 10: return NPK_F64;
-    case 12: return NPK_U64;
-    case 15: return NPK_U32;
-    case 16: return NPK_U16;
-    default: return NPK_DT_INVALID;
-    }
-}
-
-/* A view's bytes as an owned tensor. */
-static npk_status view_tensor(const npk_tfl_view *v, npk_tensor *t, npk_error *err)
-{
-    int64_t shape[NPK_MAX_DIMS];
-    for (uint32_t d = 0; d < v->ndim && d < NPK_MAX_DIMS; d++) shape[d] = v->dims[d];
-    const npk_dtype dt = dtype_of(v->type);
-    if (dt == NPK_DT_INVALID)
-        return npk_fail(err, NPK_E_UNSUPPORTED, "tensor \"%s\" has type %s, not writable as .npy",
-                        v->name, npk_tfl_type_name(v->type));
-    npk_status st = npk_tensor_alloc(t, v->name, dt, (int)v->ndim, shape, err);
-    if (st) return st;
-    if (t->nbytes != v->bytes) {
-        npk_tensor_free(t);
-        return npk_fail(err, NPK_E_ARG, "tensor \"%s\": size mismatch", v->name);
-    }
-    if (v->bytes) memcpy(t->data, v->data, v->bytes);
-    return NPK_OK;
-}
-
-static bool ends_with(const char *s, const char *suffix)
-{
-    size_t a = strlen(s), b = strlen(suffix);
-    return a >= b && !strcmp(s + a - b, suffix);
-}
-
-/* A tensor name as a file name: anything but [A-Za-z0-9._-] becomes '_'. */
-static void file_name(const char *name, char *out, size_t n)
-{
-    size_t k = 0;
-    /* At most 120 characters: names of real tensors can be much longer than a
-     * file system allows. */
-    for (const char *c = name; *c && k + 5 < n && k < 120; c++)
-        out[k++] = ((*c >= 'a' && *c <= 'z') || (*c >= 'A' && *c <= 'Z') ||
-                    (*c >= '0' && *c <= '9') || *c == '.' || *c == '-')
-                       ? *c
-                       : '_';
-    if (k == 0 || (k <= 2 && out[0] == '.' && (k == 1 || out[1] == '.'))) out[k++] = '_';
-    memcpy(out + k, ".npy", 5);
-}
-
 /* Every tensor into DIR/<file name>.npy, all or nothing, through the shared
  * output-directory transaction (file.h): nothing appears under DIR until all
  * files are written, and a failure or a signal leaves nothing. */
@@ -441,7 +384,7 @@ static const char **file_names(const npk_tensor *ts, const int32_t *index, size_
     if (!names) return NULL;
     for (size_t i = 0; i < n; i++) {
         char name[256];
-        file_name(ts[i].name ? ts[i].name : "", name, sizeof name);
+        cli_npy_file_name(ts[i].name ? ts[i].name : "", name, sizeof name);
         for (size_t j = 0; j < i; j++)
             if (!strcmp(names[j], name)) {
                 if (strict) {
@@ -546,7 +489,7 @@ static int assign_inputs(run_ctx *r, char **args, int nargs)
             break;
         }
         r->nin = i + 1;
-        bool ok = t->dtype == dtype_of(v->type) && t->ndim == (int)v->ndim;
+        bool ok = t->dtype == npk_bind_tfl_dtype(v->type) && t->ndim == (int)v->ndim;
         for (uint32_t d = 0; ok && d < v->ndim; d++) ok = t->shape[d] == v->dims[d];
         if (!ok) {
             snprintf(got, sizeof got, "%s %s", npk_dtype_name(t->dtype),
@@ -587,13 +530,14 @@ static int write_outputs(run_ctx *r, const char *out, bool quiet)
     if (!ts || !idx) rc = cli_fail("out of memory");
     for (uint32_t i = 0; i < n && !rc; i++) {
         npk_tfl_view v;
-        if (npk_tfl_interp_output(r->it, i, &v, &err) || view_tensor(&v, &ts[nt], &err))
+        if (npk_tfl_interp_output(r->it, i, &v, &err) ||
+            cli_view_tensor(&v, npk_bind_tfl_dtype(v.type), &ts[nt], &err))
             rc = cli_error(r->l.path, &err);
         else
             idx[nt++] = v.index;
     }
     if (!rc) {
-        if (ends_with(out, ".safetensors")) {
+        if (cli_ends_with(out, ".safetensors")) {
             if (npk_st_save(out, ts, nt, &err)) rc = cli_error(out, &err);
         } else if (nt == 1) {
             if (npk_npy_save(out, &ts[0], &err)) rc = cli_error(out, &err);
@@ -631,7 +575,7 @@ static int write_dump(run_ctx *r, const char *dir)
             i < npk_tfl_interp_ninputs(r->it) ? -1 : r->order[i - npk_tfl_interp_ninputs(r->it)];
         npk_status st = t < 0 ? npk_tfl_interp_input(r->it, i, &v, &err)
                               : npk_tfl_interp_tensor(r->it, t, &v, &err);
-        if (st || view_tensor(&v, &ts[nt], &err))
+        if (st || cli_view_tensor(&v, npk_bind_tfl_dtype(v.type), &ts[nt], &err))
             rc = cli_error(r->l.path, &err);
         else
             idx[nt++] = v.index;

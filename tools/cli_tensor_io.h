@@ -1,0 +1,23 @@
+/* Interpreter views (npk_tfl_view) as tensors the CLI writes, and the file
+ * names tensors get in an output directory; shared by `tflite run` and
+ * `rknpu run`, which write their outputs the same way. */
+#ifndef NPK_CLI_TENSOR_IO_H
+#define NPK_CLI_TENSOR_IO_H
+
+#include <stddef.h>
+
+#include "npukit/npukit.h"
+#include "npukit/tflite_interp.h"
+
+/* A view's bytes as an owned tensor of dtype dt, the command's numpy dtype
+ * for the view's TFLite type: an error when that is NPK_DT_INVALID (a type
+ * .npy cannot hold) or the size does not match. */
+npk_status cli_view_tensor(const npk_tfl_view *v, npk_dtype dt, npk_tensor *t, npk_error *err);
+
+/* A tensor name as a file name: anything but [A-Za-z0-9.-] becomes '_', at
+ * most 120 characters (names of real tensors can be much longer than a
+ * file system allows), never "", "." or "..", ".npy" added. out holds n
+ * bytes (n >= 6). */
+void cli_npy_file_name(const char *name, char *out, size_t n);
+
+#endif
