@@ -9,10 +9,10 @@
 #include <stdarg.h>
 #include <stdlib.h>
 #include <string.h>
-#include <time.h>
 
 #include "cli.h"
 #include "cli_progress.h"
+#include "cli_timing.h"
 #include "cli_views.h"
 #include "npukit/edgetpu_emu.h"
 #include "npukit/edgetpu_graph.h"
@@ -326,13 +326,6 @@ static int write_outputs(run_ctx *r, const char *out)
     return rc;
 }
 
-static double now_ms(void)
-{
-    struct timespec ts;
-    clock_gettime(CLOCK_MONOTONIC, &ts);
-    return (double)ts.tv_sec * 1e3 + (double)ts.tv_nsec / 1e6;
-}
-
 /* Models, pipeline, CPU model and inputs: everything before the device. */
 static int prepare(run_ctx *r, char **models, uint32_t nmodels, const char *cpu_path,
                    uint64_t threads, char **inputs, int ninputs)
@@ -402,9 +395,9 @@ static int open_device(run_ctx *r, bool emu, uint64_t vanish, const char *fw_pat
                              .firmware_size = fw_path ? r->fw.size : 0,
                              .timeout_ms = (unsigned)timeout};
     const bool dfu = npk_etpu_transport_is_dfu(t);
-    const double t0 = now_ms();
+    const double t0 = cli_now_ms();
     if (npk_etpu_open(t, &oo, &r->dev, &err)) return cli_error(NULL, &err);
-    info(r, "%s: opened in %.3f ms%s\n", t->name, now_ms() - t0,
+    info(r, "%s: opened in %.3f ms%s\n", t->name, cli_now_ms() - t0,
          dfu       ? " (firmware uploaded over DFU)"
          : fw_path ? " (already in application mode: --firmware not used)"
                    : "");
@@ -498,14 +491,14 @@ int cmd_edgetpu_run(int argc, char **argv)
     cli_progress_start(&pr, "edgetpu run");
     for (uint64_t k = 1; k <= repeat; k++) {
         npk_etpu_graph_info gi;
-        const double t0 = now_ms();
+        const double t0 = cli_now_ms();
         if (npk_etpu_pipeline_invoke(r.pipe, r.dev, &gi, &err)) {
             cli_progress_end(&pr, false);
             rc = cli_error(NULL, &err);
             goto done;
         }
         cli_progress_update(&pr, "run", k, repeat);
-        const double ms = now_ms() - t0;
+        const double ms = cli_now_ms() - t0;
         info(&r, "run %" PRIu64 ": %.3f ms (Edge TPU %.3f ms in %u op%s%s)\n", k, ms, gi.device_ms,
              gi.device_runs, gi.device_runs == 1 ? "" : "s",
              gi.parameter_uploads ? "; parameters uploaded" : "");

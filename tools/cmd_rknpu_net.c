@@ -10,11 +10,11 @@
 #include <stdlib.h>
 #include <string.h>
 #include <sys/stat.h>
-#include <time.h>
 
 #include "cli.h"
-#include "cli_tensor_io.h"
 #include "cli_outdir.h"
+#include "cli_tensor_io.h"
+#include "cli_timing.h"
 #include "cli_views.h"
 #include "cmd_rknpu.h"
 #include "npukit/image.h"
@@ -649,12 +649,6 @@ static int check(npk_rk_net_exec *x, const loaded *l, int threads)
     return rc;
 }
 
-static int cmp_double(const void *a, const void *b)
-{
-    double x = *(const double *)a, y = *(const double *)b;
-    return x < y ? -1 : x > y;
-}
-
 /* The task view of the outputs (cli_views: the same text as `tflite run`). */
 static int show_views(npk_rk_net_exec *x, cli_views *pv, const npk_tfl_view *pic_view,
                       const char *model)
@@ -793,14 +787,12 @@ int rknpu_net_run(int argc, char **argv)
     }
     npk_rk_net_timing tm = {0};
     for (uint64_t r = 0; r < repeat; r++) {
-        struct timespec t0, t1;
-        clock_gettime(CLOCK_MONOTONIC, &t0);
+        const double t0 = cli_now_ms();
         if (npk_rk_net_run(x, &tm, &err)) {
             rc = cli_error(l.path, &err);
             goto done;
         }
-        clock_gettime(CLOCK_MONOTONIC, &t1);
-        ms[r] = (double)(t1.tv_sec - t0.tv_sec) * 1e3 + (double)(t1.tv_nsec - t0.tv_nsec) / 1e6;
+        ms[r] = cli_now_ms() - t0;
     }
     if (out && (rc = write_outputs(x, out, views.json))) goto done;
 #ifdef NPK_HAVE_CJSON
@@ -815,7 +807,7 @@ int rknpu_net_run(int argc, char **argv)
         cJSON_AddNumberToObject(j, "layout_ms", tm.convert_ms);
     }
 #endif
-    qsort(ms, repeat, sizeof *ms, cmp_double);
+    cli_sort_ms(ms, repeat);
     if (!views.json)
         printf("%s on %s: %u ops on the NPU (%zu submits, %zu tasks), %u on the CPU; %s%.2f ms "
                "(NPU %.2f, CPU %.2f, layout %.2f)\n",

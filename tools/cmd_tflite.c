@@ -6,12 +6,12 @@
 #include <math.h>
 #include <stdlib.h>
 #include <string.h>
-#include <time.h>
 
 #include "cli.h"
-#include "cli_tensor_io.h"
 #include "cli_args.h"
 #include "cli_progress.h"
+#include "cli_tensor_io.h"
+#include "cli_timing.h"
 #include "cli_views.h"
 #include "commands.h"
 #include "npukit/bind.h"
@@ -506,19 +506,6 @@ done:
     return rc;
 }
 
-static double now_ms(void)
-{
-    struct timespec ts;
-    clock_gettime(CLOCK_MONOTONIC, &ts);
-    return (double)ts.tv_sec * 1e3 + (double)ts.tv_nsec / 1e6;
-}
-
-static int cmp_double(const void *a, const void *b)
-{
-    const double x = *(const double *)a, y = *(const double *)b;
-    return x < y ? -1 : x > y;
-}
-
 static int write_outputs(run_ctx *r, const char *out, bool quiet)
 {
     npk_error err = {0};
@@ -687,12 +674,12 @@ static int t_run(int argc, char **argv)
     cli_progress pr;
     cli_progress_start(&pr, "tflite run");
     for (uint64_t k = 0; k < runs && !rc; k++) {
-        const double t0 = now_ms();
+        const double t0 = cli_now_ms();
         if (npk_tfl_interp_invoke(r.it, &err)) {
             cli_progress_end(&pr, false);
             rc = cli_error(r.l.path, &err);
         }
-        ms[k] = now_ms() - t0;
+        ms[k] = cli_now_ms() - t0;
         if (dump) npk_tfl_interp_set_observer(r.it, NULL, NULL); /* record the first run only */
         if (!rc) cli_progress_update(&pr, "run", k + 1, runs);
     }
@@ -705,7 +692,7 @@ static int t_run(int argc, char **argv)
     }
 #endif
     if (!rc && repeat && !json) {
-        qsort(ms, runs, sizeof *ms, cmp_double);
+        cli_sort_ms(ms, runs);
         const size_t arena = npk_tfl_interp_arena_bytes(r.it),
                      peak = npk_tfl_interp_peak_live_bytes(r.it);
         printf("%" PRIu64 " runs, %" PRIu64 " thread%s: min %.3f ms, median %.3f ms; arena %zu "
