@@ -1,6 +1,7 @@
 /* Interpreter views as tensors, tensor names as file names (cli_tensor_io.h). */
 #include "cli_tensor_io.h"
 
+#include <stdio.h>
 #include <string.h>
 
 #include "npukit/tflite.h"
@@ -20,6 +21,14 @@ npk_status cli_view_tensor(const npk_tfl_view *v, npk_dtype dt, npk_tensor *t, n
     }
     if (v->bytes) memcpy(t->data, v->data, v->bytes);
     return NPK_OK;
+}
+
+void cli_view_describe(const npk_tfl_view *v, char *buf, size_t n)
+{
+    size_t k = (size_t)snprintf(buf, n, "%s [", npk_tfl_type_name(v->type));
+    for (uint32_t d = 0; d < v->ndim && k < n; d++)
+        k += (size_t)snprintf(buf + k, n - k, "%s%d", d ? ", " : "", v->dims[d]);
+    if (k < n) snprintf(buf + k, n - k, "]");
 }
 
 void cli_npy_file_name(const char *name, char *out, size_t n)

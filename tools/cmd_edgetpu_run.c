@@ -12,6 +12,7 @@
 
 #include "cli.h"
 #include "cli_progress.h"
+#include "cli_tensor_io.h"
 #include "cli_timing.h"
 #include "cli_views.h"
 #include "npukit/edgetpu_emu.h"
@@ -97,14 +98,6 @@ static npk_dtype dtype_of(int8_t type)
     }
 }
 
-static void describe(const npk_tfl_view *v, char *buf, size_t n)
-{
-    size_t k = (size_t)snprintf(buf, n, "%s [", npk_tfl_type_name(v->type));
-    for (uint32_t d = 0; d < v->ndim && k < n; d++)
-        k += (size_t)snprintf(buf + k, n - k, "%s%d", d ? ", " : "", v->dims[d]);
-    if (k < n) snprintf(buf + k, n - k, "]");
-}
-
 static bool quantised_int(const npk_tfl_view *v)
 {
     return v->q && v->scale > 0 &&
@@ -117,7 +110,7 @@ static bool quantised_int(const npk_tfl_view *v)
 static int fill_input(const npk_tfl_view *v, const npk_tensor *t, const char *path)
 {
     char want[128];
-    describe(v, want, sizeof want);
+    cli_view_describe(v, want, sizeof want);
     const size_t n = npk_tensor_count(t), es = npk_tfl_type_size(v->type);
     if (!es || n * es != v->bytes)
         return cli_fail("%s: input \"%.120s\" is %s; the file holds %zu %s values", path, v->name,
@@ -203,7 +196,7 @@ static int assign_inputs(run_ctx *r, char **args, int nargs)
         if ((int)i == r->picture) continue;
         if (!path[i]) {
             char want[128];
-            describe(&r->in[i], want, sizeof want);
+            cli_view_describe(&r->in[i], want, sizeof want);
             const npk_etpu_pipe_port p = npk_etpu_pipeline_input_port(r->pipe, i);
             rc = p.segment > 0
                      ? cli_fail("no --input for \"%.120s\" (%s), an input of %s that no earlier "

@@ -450,14 +450,6 @@ static npk_dtype dtype_of(int8_t type)
     }
 }
 
-static void want_str(const npk_tfl_view *v, char *want, size_t len)
-{
-    size_t k = (size_t)snprintf(want, len, "%s [", npk_tfl_type_name(v->type));
-    for (uint32_t d = 0; d < v->ndim && k < len; d++)
-        k += (size_t)snprintf(want + k, len - k, "%s%d", d ? ", " : "", v->dims[d]);
-    if (k < len) snprintf(want + k, len - k, "]");
-}
-
 /* --image PICTURE into the input that takes a picture (cli_views, as `tflite
  * run` fills it), then --input [NAME=]X.npy ... into the others. */
 static int assign_inputs(npk_rk_net_exec *x, char **args, int nargs, cli_views *pv,
@@ -502,7 +494,7 @@ static int assign_inputs(npk_rk_net_exec *x, char **args, int nargs, cli_views *
         const npk_tfl_view *v = &views[i];
         char want[128], got[160];
         if ((int)i == picture) continue;
-        want_str(v, want, sizeof want);
+        cli_view_describe(v, want, sizeof want);
         if (!path[i]) return cli_fail("no --input for \"%s\" (%s)", v->name, want);
         npk_tensor t;
         if (npk_protect_path(path[i], &err) || npk_npy_load(path[i], &t, &err))

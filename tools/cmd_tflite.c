@@ -475,11 +475,7 @@ static int assign_inputs(run_ctx *r, char **args, int nargs)
         }
         char want[128], got[128];
         npk_tensor *t = &r->in[i];
-        size_t k = 0;
-        k += (size_t)snprintf(want + k, sizeof want - k, "%s [", npk_tfl_type_name(v->type));
-        for (uint32_t d = 0; d < v->ndim && k < sizeof want; d++)
-            k += (size_t)snprintf(want + k, sizeof want - k, "%s%d", d ? ", " : "", v->dims[d]);
-        if (k < sizeof want) snprintf(want + k, sizeof want - k, "]");
+        cli_view_describe(v, want, sizeof want);
         if (!path[i]) {
             rc = cli_fail("no --input for \"%s\" (%s)", v->name, want);
             break;
