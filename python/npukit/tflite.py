@@ -10,7 +10,7 @@ import ctypes
 import numpy as np
 
 from . import _lib
-from ._run import TensorSpec, assign, results
+from ._run import TensorSpec, assign, read_view, results, view, view_spec, write_view
 
 __all__ = ["Model", "TensorSpec"]
 
@@ -47,27 +47,10 @@ class Model:
         return _lib.npk_tfl_interp_noutputs(self._it)
 
     def _view(self, fn, i):
-        v = _lib.View()
-        err = _lib.NpkError()
-        _lib.check(fn(self._it, i, ctypes.byref(v), ctypes.byref(err)), err, self._path)
-        return v
+        return view(fn, self._it, i, self._path)
 
     def _spec(self, fn, i):
-        v = self._view(fn, i)
-        code = _lib.npk_bind_tfl_dtype(v.type)
-        if code == 0:
-            raise _lib.UnsupportedError(
-                "tensor %r has type %s, which has no NumPy type"
-                % (v.name.decode(), _lib.npk_tfl_type_name(v.type).decode())
-            )
-        return TensorSpec(
-            v.name.decode("utf-8", "replace"),
-            _lib.numpy_dtype(code),
-            tuple(v.dims[d] for d in range(v.ndim)),
-            float(v.scale),
-            int(v.zero_point),
-            int(v.index),
-        )
+        return view_spec(self._view(fn, i))
 
     def close(self):
         """Free the interpreter now (otherwise when the object is collected)."""
@@ -102,19 +85,14 @@ class Model:
                     "input %r must be %s, got %s [%s]"
                     % (spec.name, spec.describe(), a.dtype, ", ".join(map(str, a.shape)))
                 )
-            v = self._view(_lib.npk_tfl_interp_input, i)
-            a = np.ascontiguousarray(a)
-            ctypes.memmove(v.data, a.ctypes.data, a.nbytes)
+            write_view(self._view(_lib.npk_tfl_interp_input, i), a)
         pc = _lib.ProgressCall(progress)
         err = _lib.NpkError()
         rc = _lib.npk_bind_tfl_run(self._h, int(repeat), pc.pointer(), ctypes.byref(err))
         pc.reraise()
         _lib.check(rc, err, self._path)
-        out = []
-        for i, spec in enumerate(self.outputs):
-            v = self._view(_lib.npk_tfl_interp_output, i)
-            # The arena is reused by the next run: the outputs are copied.
-            a = np.empty(spec.shape, spec.dtype)
-            ctypes.memmove(a.ctypes.data, v.data, a.nbytes)
-            out.append((spec.name, a))
-        return results(out)
+        # The arena is reused by the next run: the outputs are copied.
+        return results(
+            [(s.name, read_view(self._view(_lib.npk_tfl_interp_output, i), s))
+             for i, s in enumerate(self.outputs)]
+        )
