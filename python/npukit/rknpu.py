@@ -34,8 +34,10 @@ def load(directory, *, threads=1):
     return Network(None, threads=threads, directory=directory)
 
 
-class Network:
+class Network(_lib.Handle):
     """A compiled network; bound to a device on its first run."""
+
+    _free = staticmethod(_lib.npk_bind_rk_free)
 
     def __init__(self, source, *, cores=1, threads=1, directory=None):
         h = ctypes.c_void_p()
@@ -56,20 +58,6 @@ class Network:
         self._h = h
         self._device = None
         self._specs = None
-
-    def close(self):
-        """Free the network and its device now."""
-        if getattr(self, "_h", None):
-            _lib.npk_bind_rk_free(self._h)
-            self._h = None
-
-    __del__ = close
-
-    def __enter__(self):
-        return self
-
-    def __exit__(self, *exc):
-        self.close()
 
     @property
     def stats(self):

@@ -15,13 +15,15 @@ from ._run import TensorSpec, assign, read_view, results, view, view_spec, write
 __all__ = ["Model", "TensorSpec"]
 
 
-class Model:
+class Model(_lib.Handle):
     """A TFLite model and its interpreter.
 
     source: a path, or the model's bytes. threads: worker threads for
     convolution, depthwise and fully-connected work (the results do not
     depend on it). Every operator is checked when the model is opened: an
     operator the interpreter lacks raises npukit.UnsupportedError here."""
+
+    _free = staticmethod(_lib.npk_bind_tfl_free)
 
     def __init__(self, source, *, threads=1):
         src = _lib.Source(source)
@@ -51,20 +53,6 @@ class Model:
 
     def _spec(self, fn, i):
         return view_spec(self._view(fn, i))
-
-    def close(self):
-        """Free the interpreter now (otherwise when the object is collected)."""
-        if getattr(self, "_h", None):
-            _lib.npk_bind_tfl_free(self._h)
-            self._h = None
-
-    __del__ = close
-
-    def __enter__(self):
-        return self
-
-    def __exit__(self, *exc):
-        self.close()
 
     def run(self, x=None, *, repeat=1, progress=None, **named):
         """Run the model once (or `repeat` times, e.g. to time it).
