@@ -14,7 +14,7 @@ import os
 import numpy as np
 
 from . import _lib
-from ._run import TensorSpec, assign, read_view, results, view, view_spec, write_view
+from ._run import TensorSpec, assign, read_view, results, run_repeat, view, view_spec, write_view
 
 __all__ = ["Model"]
 
@@ -192,11 +192,7 @@ class Model(_lib.Handle):
         ins, outs = self._graph_specs
         for i, (spec, a) in enumerate(zip(ins, assign(ins, x, named))):
             write_view(view(_lib.npk_tfl_interp_input, it, i, self._path), _quantise(spec, a))
-        pc = _lib.ProgressCall(progress)
-        err = _lib.NpkError()
-        rc = _lib.npk_bind_etpu_graph_run(self._h, int(repeat), pc.pointer(), ctypes.byref(err))
-        pc.reraise()
-        _lib.check(rc, err, self._path)
+        run_repeat(_lib.npk_bind_etpu_graph_run, self._h, repeat, progress, self._path)
         out = []
         for i, spec in enumerate(outs):
             a = read_view(view(_lib.npk_tfl_interp_output, it, i, self._path), spec)

@@ -9,10 +9,17 @@ the interpreter.
 """
 import ctypes
 
-import numpy as np
-
 from . import _lib
-from ._run import TensorSpec, assign, read_view, results, view, view_spec, write_view
+from ._run import (
+    TensorSpec,
+    exact_inputs,
+    read_view,
+    results,
+    run_repeat,
+    view,
+    view_spec,
+    write_view,
+)
 
 __all__ = ["compile", "load", "Network", "TensorSpec"]
 
@@ -125,20 +132,9 @@ class Network(_lib.Handle):
         output) or a dict name -> array, as the model's types."""
         ex = self._bind(device, device_path, emu_cores)
         ins, outs = self._specs
-        arrays = assign(ins, x, named)
-        for i, (spec, a) in enumerate(zip(ins, arrays)):
-            a = np.asarray(a)
-            if a.dtype != spec.dtype or a.shape != spec.shape:
-                raise _lib.ArgumentError(
-                    "input %r must be %s, got %s [%s]"
-                    % (spec.name, spec.describe(), a.dtype, ", ".join(map(str, a.shape)))
-                )
+        for i, a in enumerate(exact_inputs(ins, x, named)):
             write_view(view(_lib.npk_rk_net_input, ex, i, self._path), a)
-        pc = _lib.ProgressCall(progress)
-        err = _lib.NpkError()
-        rc = _lib.npk_bind_rk_run(self._h, int(repeat), pc.pointer(), ctypes.byref(err))
-        pc.reraise()
-        _lib.check(rc, err, self._path)
+        run_repeat(_lib.npk_bind_rk_run, self._h, repeat, progress, self._path)
         return results(
             [(s.name, read_view(view(_lib.npk_rk_net_output, ex, i, self._path), s))
              for i, s in enumerate(outs)]

@@ -7,10 +7,17 @@ semantics), as `npukit tflite run` runs them.
 """
 import ctypes
 
-import numpy as np
-
 from . import _lib
-from ._run import TensorSpec, assign, read_view, results, view, view_spec, write_view
+from ._run import (
+    TensorSpec,
+    exact_inputs,
+    read_view,
+    results,
+    run_repeat,
+    view,
+    view_spec,
+    write_view,
+)
 
 __all__ = ["Model", "TensorSpec"]
 
@@ -65,20 +72,9 @@ class Model(_lib.Handle):
         Returns the output array (one output) or a dict name -> array."""
         if not self._h:
             raise _lib.ArgumentError("the model is closed")
-        arrays = assign(self.inputs, x, named)
-        for i, (spec, a) in enumerate(zip(self.inputs, arrays)):
-            a = np.asarray(a)
-            if a.dtype != spec.dtype or a.shape != spec.shape:
-                raise _lib.ArgumentError(
-                    "input %r must be %s, got %s [%s]"
-                    % (spec.name, spec.describe(), a.dtype, ", ".join(map(str, a.shape)))
-                )
+        for i, a in enumerate(exact_inputs(self.inputs, x, named)):
             write_view(self._view(_lib.npk_tfl_interp_input, i), a)
-        pc = _lib.ProgressCall(progress)
-        err = _lib.NpkError()
-        rc = _lib.npk_bind_tfl_run(self._h, int(repeat), pc.pointer(), ctypes.byref(err))
-        pc.reraise()
-        _lib.check(rc, err, self._path)
+        run_repeat(_lib.npk_bind_tfl_run, self._h, repeat, progress, self._path)
         # The arena is reused by the next run: the outputs are copied.
         return results(
             [(s.name, read_view(self._view(_lib.npk_tfl_interp_output, i), s))
