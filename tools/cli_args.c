@@ -28,3 +28,22 @@ int cli_args_output(const char *cmd, int argc, char **argv, const char **out)
     }
     return CLI_OK;
 }
+
+int cli_args_output_weights(const char *cmd, int argc, char **argv, const char **out,
+                            const char **weights)
+{
+    static const struct option opts[] = {{"output", required_argument, NULL, 'o'},
+                                         {"weights", required_argument, NULL, 'w'},
+                                         {0, 0, 0, 0}};
+    int c;
+    cli_getopt_reset();
+    while ((c = getopt_long(argc, argv, "o:w:", opts, NULL)) != -1) {
+        if (c == 'o')
+            *out = optarg;
+        else if (c == 'w')
+            *weights = optarg;
+        else
+            return cli_bad_option(cmd, argv);
+    }
+    return CLI_OK;
+}

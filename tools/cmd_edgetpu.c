@@ -652,19 +652,7 @@ static int e_weights(int argc, char **argv)
 static int e_set_weights(int argc, char **argv)
 {
     const char *out = NULL, *wpath = NULL;
-    static const struct option opts[] = {{"output", required_argument, NULL, 'o'},
-                                         {"weights", required_argument, NULL, 'w'},
-                                         {0, 0, 0, 0}};
-    int c;
-    cli_getopt_reset();
-    while ((c = getopt_long(argc, argv, "o:w:", opts, NULL)) != -1) {
-        if (c == 'o')
-            out = optarg;
-        else if (c == 'w')
-            wpath = optarg;
-        else
-            return cli_bad_option("edgetpu set-weights", argv);
-    }
+    if (cli_args_output_weights("edgetpu set-weights", argc, argv, &out, &wpath)) return CLI_FAIL;
     if (optind + 1 != argc || !out || !wpath)
         return cli_usage("edgetpu set-weights", "expected MODEL --weights W.npy -o OUT");
     loaded l;

@@ -680,19 +680,7 @@ static int m_extract(int argc, char **argv)
 static int m_replace(int argc, char **argv)
 {
     const char *out = NULL, *weights = NULL;
-    static const struct option opts[] = {{"output", required_argument, NULL, 'o'},
-                                         {"weights", required_argument, NULL, 'w'},
-                                         {0, 0, 0, 0}};
-    int c;
-    cli_getopt_reset();
-    while ((c = getopt_long(argc, argv, "o:w:", opts, NULL)) != -1) {
-        if (c == 'o')
-            out = optarg;
-        else if (c == 'w')
-            weights = optarg;
-        else
-            return cli_bad_option("mgk replace", argv);
-    }
+    if (cli_args_output_weights("mgk replace", argc, argv, &out, &weights)) return CLI_FAIL;
     if (!out || !weights)
         return cli_usage("mgk replace", "need --weights IN.safetensors and -o OUT");
     if (optind + 1 != argc) return cli_usage("mgk replace", "expected one FILE");
