@@ -10,16 +10,8 @@ the interpreter.
 import ctypes
 
 from . import _lib
-from ._run import (
-    TensorSpec,
-    exact_inputs,
-    read_view,
-    results,
-    run_repeat,
-    view,
-    view_spec,
-    write_view,
-)
+from ._run import (TensorSpec, exact_inputs, read_view, results, run_repeat, view, view_spec,
+                   write_view)
 
 __all__ = ["compile", "load", "Network", "TensorSpec"]
 

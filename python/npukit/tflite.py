@@ -8,16 +8,8 @@ semantics), as `npukit tflite run` runs them.
 import ctypes
 
 from . import _lib
-from ._run import (
-    TensorSpec,
-    exact_inputs,
-    read_view,
-    results,
-    run_repeat,
-    view,
-    view_spec,
-    write_view,
-)
+from ._run import (TensorSpec, exact_inputs, read_view, results, run_repeat, view, view_spec,
+                   write_view)
 
 __all__ = ["Model", "TensorSpec"]
 
