@@ -6,6 +6,20 @@
 
 #include "npukit/tflite.h"
 
+npk_dtype cli_npu_view_dtype(int8_t type)
+{
+    switch (type) {
+    case NPK_TFL_FLOAT32: return NPK_F32;
+    case NPK_TFL_INT32: return NPK_I32;
+    case NPK_TFL_UINT8: return NPK_U8;
+    case NPK_TFL_INT64: return NPK_I64;
+    case NPK_TFL_BOOL: return NPK_BOOL;
+    case NPK_TFL_INT16: return NPK_I16;
+    case NPK_TFL_INT8: return NPK_I8;
+    default: return NPK_DT_INVALID;
+    }
+}
+
 npk_status cli_view_tensor(const npk_tfl_view *v, npk_dtype dt, npk_tensor *t, npk_error *err)
 {
     int64_t shape[NPK_MAX_DIMS];

@@ -84,20 +84,6 @@ static void info(const run_ctx *r, const char *fmt, ...)
     va_end(ap);
 }
 
-static npk_dtype dtype_of(int8_t type)
-{
-    switch (type) {
-    case NPK_TFL_FLOAT32: return NPK_F32;
-    case NPK_TFL_INT32: return NPK_I32;
-    case NPK_TFL_UINT8: return NPK_U8;
-    case NPK_TFL_INT64: return NPK_I64;
-    case NPK_TFL_BOOL: return NPK_BOOL;
-    case NPK_TFL_INT16: return NPK_I16;
-    case NPK_TFL_INT8: return NPK_I8;
-    default: return NPK_DT_INVALID;
-    }
-}
-
 static bool quantised_int(const npk_tfl_view *v)
 {
     return v->q && v->scale > 0 &&
@@ -115,13 +101,13 @@ static int fill_input(const npk_tfl_view *v, const npk_tensor *t, const char *pa
     if (!es || n * es != v->bytes)
         return cli_fail("%s: input \"%.120s\" is %s; the file holds %zu %s values", path, v->name,
                         want, n, npk_dtype_name(t->dtype));
-    if (t->dtype == dtype_of(v->type)) {
+    if (t->dtype == cli_npu_view_dtype(v->type)) {
         memcpy(v->data, t->data, v->bytes);
         return CLI_OK;
     }
     if (t->dtype != NPK_F32 && t->dtype != NPK_F64 && t->dtype != NPK_F16)
         return cli_fail("%s: input \"%.120s\" is %s: give %s values or float32", path, v->name,
-                        want, npk_dtype_name(dtype_of(v->type)));
+                        want, npk_dtype_name(cli_npu_view_dtype(v->type)));
     npk_error err = {0};
     npk_tensor f;
     if (npk_tensor_alloc(&f, NULL, NPK_F32, t->ndim, t->shape, &err) ||
@@ -135,7 +121,7 @@ static int fill_input(const npk_tfl_view *v, const npk_tensor *t, const char *pa
         memcpy(v->data, x, v->bytes);
     } else if (!quantised_int(v)) {
         rc = cli_fail("%s: input \"%.120s\" (%s) has no quantisation: give %s values", path,
-                      v->name, want, npk_dtype_name(dtype_of(v->type)));
+                      v->name, want, npk_dtype_name(cli_npu_view_dtype(v->type)));
     } else {
         const double lo = v->type == NPK_TFL_UINT8  ? 0
                           : v->type == NPK_TFL_INT8 ? -128
@@ -247,7 +233,7 @@ static int output_tensor(const run_ctx *r, const npk_tfl_view *v, npk_tensor *t)
     int64_t shape[NPK_MAX_DIMS];
     for (uint32_t d = 0; d < v->ndim && d < NPK_MAX_DIMS; d++) shape[d] = v->dims[d];
     const bool deq = !r->raw && quantised_int(v);
-    const npk_dtype dt = deq ? NPK_F32 : dtype_of(v->type);
+    const npk_dtype dt = deq ? NPK_F32 : cli_npu_view_dtype(v->type);
     if (dt == NPK_DT_INVALID)
         return cli_fail("output \"%.120s\" has type %s, not writable as .npy", v->name,
                         npk_tfl_type_name(v->type));

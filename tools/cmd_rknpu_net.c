@@ -436,20 +436,6 @@ int rknpu_net_compile(int argc, char **argv)
 
 /* ---- run ---- */
 
-static npk_dtype dtype_of(int8_t type)
-{
-    switch (type) {
-    case NPK_TFL_FLOAT32: return NPK_F32;
-    case NPK_TFL_INT32: return NPK_I32;
-    case NPK_TFL_UINT8: return NPK_U8;
-    case NPK_TFL_INT64: return NPK_I64;
-    case NPK_TFL_INT16: return NPK_I16;
-    case NPK_TFL_INT8: return NPK_I8;
-    case NPK_TFL_BOOL: return NPK_BOOL;
-    default: return NPK_DT_INVALID;
-    }
-}
-
 /* --image PICTURE into the input that takes a picture (cli_views, as `tflite
  * run` fills it), then --input [NAME=]X.npy ... into the others. */
 static int assign_inputs(npk_rk_net_exec *x, char **args, int nargs, cli_views *pv,
@@ -499,7 +485,7 @@ static int assign_inputs(npk_rk_net_exec *x, char **args, int nargs, cli_views *
         npk_tensor t;
         if (npk_protect_path(path[i], &err) || npk_npy_load(path[i], &t, &err))
             return cli_error(path[i], &err);
-        bool ok = t.dtype == dtype_of(v->type) && t.ndim == (int)v->ndim;
+        bool ok = t.dtype == cli_npu_view_dtype(v->type) && t.ndim == (int)v->ndim;
         for (uint32_t d = 0; ok && d < v->ndim; d++) ok = t.shape[d] == v->dims[d];
         if (!ok) {
             char sh[96];
@@ -531,7 +517,7 @@ static int write_outputs(npk_rk_net_exec *x, const char *out, bool quiet)
     for (uint32_t i = 0; i < n && !rc; i++) {
         npk_tfl_view v;
         if (npk_rk_net_output(x, i, &v, &err) ||
-            cli_view_tensor(&v, dtype_of(v.type), &ts[i], &err))
+            cli_view_tensor(&v, cli_npu_view_dtype(v.type), &ts[i], &err))
             rc = cli_error(NULL, &err);
         else
             nt = i + 1;
