@@ -99,6 +99,7 @@ typedef struct npk_rk_net_op {
     /* Planned with the previous layer's rows per core (net_align_rows) and
      * kept though not in its submit: faster on its own. */
     bool rows_kept;
+    npk_rk_lplan own; /* while compiling: the planner's own split of a layer given rows */
     uint32_t run_core_first[NPK_RKNPU_MAX_CORES], run_core_count[NPK_RKNPU_MAX_CORES];
 } npk_rk_net_op;
 

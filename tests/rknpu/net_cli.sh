@@ -27,6 +27,8 @@ expect 0 "$npk" rknpu compile "$model" --cores 2 -o "$tmp/c"
 grep -q "31 operators: 29 on the NPU" "$tmp/out" || fail "compile summary: $(cat "$tmp/out")"
 grep -q "estimated NPU time" "$tmp/out" || fail "no time estimate: $(cat "$tmp/out")"
 grep -q "per core busy: core 0 .*, core 1 " "$tmp/out" || fail "no per-core estimate: $(cat "$tmp/out")"
+grep -q "submits (operators: tasks per core): 0: 1+2, 1-2: 2+2, 3-4: 2+2, 5-27: 23, 28: 2+2" "$tmp/out" ||
+    fail "submits: $(cat "$tmp/out")"
 for f in regcmd.bin tasks.bin submit.bin weights.bin; do
     [ -s "$tmp/c/$f" ] || fail "compile: $f missing"
 done

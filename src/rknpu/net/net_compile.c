@@ -515,6 +515,7 @@ void npk_rk_net_free(npk_rk_net *net)
 {
     for (size_t i = 0; net->ops && i < net->nops; i++) {
         npk_rk_lplan_free(&net->ops[i].plan);
+        npk_rk_lplan_free(&net->ops[i].own);
         npk_rk_tfl_layer_free(&net->ops[i].tl);
         free(net->ops[i].wide_w);
     }

@@ -111,7 +111,7 @@ npk_status net_align_rows(npk_rk_net *net, npk_error *err)
                 if (b[q] > pb) pb = b[q];
             }
             if (together < pa + pb) {
-                npk_rk_lplan_free(&old);
+                o->own = old; /* back to it if the pair cannot share a submit */
             } else {
                 npk_rk_lplan_free(&o->plan);
                 o->plan = old;
@@ -145,18 +145,34 @@ void net_extend_lifetimes(npk_rk_net *net)
 npk_status net_unalign(npk_rk_net *net, bool *changed, npk_error *err)
 {
     *changed = false;
+    static const uint32_t mark[NET_BUFS] = {NET_MARK_IN, NET_MARK_IN2, NET_MARK_OUT, NET_MARK_WT,
+                                            NET_MARK_REG};
     for (size_t i = 1; i < net->nops; i++) {
         npk_rk_net_op *o = &net->ops[i];
-        if (!o->plan.core_rows[0] || !o->run || o->rows_kept) continue; /* in a run, or kept */
-        /* At the addresses the layer was placed at (o->addr). */
-        npk_rk_lplan_opts po = o->plan.opts;
-        po.input_addr = o->addr[NET_IN];
-        po.input2_addr = o->addr[NET_IN2];
-        po.output_addr = o->addr[NET_OUT];
-        po.weight_addr = o->addr[NET_WT];
-        po.regcmd_addr = o->addr[NET_REG];
+        bool own = o->own.count != 0;
+        if (!o->plan.core_rows[0] || !o->run || o->rows_kept) { /* in a run, or kept */
+            npk_rk_lplan_free(&o->own);
+            continue;
+        }
+        /* The planner's own split at the addresses the layer was placed at
+         * (o->addr): the plan kept aside when the rows were given (moved
+         * from the marker addresses), else planned again. */
         npk_rk_lplan p;
-        npk_status st = npk_rk_tfl_plan(&o->tl, &po, &p, err);
+        npk_status st;
+        if (own) {
+            p = o->own;
+            memset(&o->own, 0, sizeof o->own);
+            st = net_relocate_plan(&p, mark, o->addr, err);
+            if (st) npk_rk_lplan_free(&p);
+        } else {
+            npk_rk_lplan_opts po = o->plan.opts;
+            po.input_addr = o->addr[NET_IN];
+            po.input2_addr = o->addr[NET_IN2];
+            po.output_addr = o->addr[NET_OUT];
+            po.weight_addr = o->addr[NET_WT];
+            po.regcmd_addr = o->addr[NET_REG];
+            st = npk_rk_tfl_plan(&o->tl, &po, &p, err);
+        }
         if (st) return st;
         /* Kept where it is faster on its own (its rows spread over the
          * cores where the planner used fewer). */
@@ -189,6 +205,15 @@ static uint32_t cores_of(const npk_rk_net *net, size_t i, size_t j)
         for (size_t t = 0; t < net->ops[q].plan.count; t++)
             mask |= 1u << net->ops[q].plan.tasks[t].core;
     return mask;
+}
+
+/* Whether layers i..j may share a submit: a core mask the driver runs
+ * (0x1, 0x3, 0x7), and one core (its chain runs in order) or the check. */
+static bool may_join(const npk_rk_net *net, size_t i, size_t j)
+{
+    uint32_t mask = cores_of(net, i, j);
+    if (npk_rknpu_subcore_slot(mask, 0) < 0) return false;
+    return mask == 1 || npk_rk_net_check_submit(net, i, j - i + 1, NULL) == NPK_OK;
 }
 
 /* Layers i..j as one run: records grouped by core, streams chained per
@@ -282,8 +307,7 @@ npk_status net_merge_runs(npk_rk_net *net, npk_error *err)
             size_t j = i, total = net->ops[i].plan.count;
             while (j + 1 < end &&
                    total + net->ops[j + 1].plan.count <= NPK_RKNPU_MAX_SUBMIT_TASKS &&
-                   npk_rknpu_subcore_slot(cores_of(net, i, j + 1), 0) >= 0 &&
-                   npk_rk_net_check_submit(net, i, j + 2 - i, NULL) == NPK_OK)
+                   may_join(net, i, j + 1))
                 total += net->ops[++j].plan.count;
             if (j > i)
                 st = make_run(net, i, j, total, tmp, err);
