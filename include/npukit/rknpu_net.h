@@ -116,9 +116,9 @@ typedef struct npk_rk_net_seg {
     /* One core: the segment's layers chained into one submit (vendor form:
      * each layer's last stream continues with the next layer's first; rocket:
      * one job), records task_first .. + task_count of the shared array; the
-     * submit counts them from 0. With more cores a layer's tasks run on
-     * several cores and the next layer must wait for all: a submit per layer
-     * (or per run of layers all on one core, npk_rk_net_op.run). */
+     * submit counts them from 0. With more cores: a submit per layer or per
+     * run of layers no core of which touches what another core writes in it
+     * (npk_rk_net_op.run, npk_rk_net_check_submit). */
     bool merged;
     size_t task_first, task_count;
     npk_rknpu_submit submit;
@@ -215,7 +215,7 @@ typedef struct npk_rk_net_timing {
 } npk_rk_net_timing;
 
 /* Submits per run (one per merged segment, else one per layer or run of
- * layers on one core). */
+ * layers, npk_rk_net_op.run). */
 size_t npk_rk_net_submits(const npk_rk_net *net);
 
 /* Submit k of a run (0 .. npk_rk_net_submits - 1, in order): its layers
