@@ -112,6 +112,24 @@ static double op_us(const npk_rk_net *net, size_t i, const npk_rk_net_estimate *
     return worst;
 }
 
+/* A submit's estimate: each core runs its tasks of every layer in the
+ * submit back to back, the submit ends with its slowest core. */
+static double submit_us(const npk_rk_net *net, const npk_rk_net_submit_view *v,
+                        const npk_rk_net_estimate *e, double core[NPK_RKNPU_MAX_CORES])
+{
+    double worst = 0;
+    memset(core, 0, NPK_RKNPU_MAX_CORES * sizeof *core);
+    for (size_t i = v->first_op; i < v->first_op + v->nops; i++)
+        for (size_t t = 0; t < net->ops[i].plan.count; t++) {
+            int c = net->ops[i].plan.tasks[t].core;
+            if (c < 0 || c >= NPK_RKNPU_MAX_CORES) c = 0;
+            core[c] += npk_rk_net_task_us(net, i, t, e, NULL);
+        }
+    for (int c = 0; c < NPK_RKNPU_MAX_CORES; c++)
+        if (core[c] > worst) worst = core[c];
+    return worst;
+}
+
 static void human(uint64_t b, char *buf, size_t len)
 {
     if (b >= 10u << 20)
@@ -151,12 +169,14 @@ static void print_summary(const loaded *l, const char *dir, bool tasks)
     }
     printf("  weights %s, activations %s (largest live set %s), streams %s, %.1f GMAC\n", w, a, pk,
            r, (double)net->macs / 1e9);
-    double total = 0;
+    double total = 0, core_us[NPK_RKNPU_MAX_CORES];
+    npk_rk_net_submit_view v;
+    for (size_t k = 0; npk_rk_net_submit_at(net, k, &v); k++)
+        total += submit_us(net, &v, &e, core_us);
     size_t slow[5] = {0};
     double slow_us[5] = {0};
     for (size_t i = 0; i < net->nops; i++) {
         double us = op_us(net, i, &e);
-        total += us;
         for (int k = 0; k < 5; k++)
             if (us > slow_us[k]) {
                 memmove(slow + k + 1, slow + k, (4 - (size_t)k) * sizeof *slow);
@@ -168,7 +188,7 @@ static void print_summary(const loaded *l, const char *dir, bool tasks)
     printf("  estimated NPU time %.2f ms per inference: per task max(MACs / (%.0f MACs/cycle x "
            "%.1f GHz), bytes / %.0f GB/s) + %.0f us,\n"
            "    depthwise, pools and adds at 1/%.0f of the MAC array; tasks on different cores "
-           "overlap, layers do not\n",
+           "overlap, submits do not\n",
            total / 1000, e.macs_per_cycle, e.clock_hz / 1e9, e.bytes_per_s / 1e9, e.task_us,
            1 / e.dw_efficiency);
     if (net->opts.cores > 1) {
@@ -185,7 +205,21 @@ static void print_summary(const loaded *l, const char *dir, bool tasks)
         for (int c = 0; c < net->opts.cores; c++)
             printf("%s core %d %.2f ms (%.0f%%)", c ? "," : "", c, busy[c] / 1000,
                    total > 0 ? 100 * busy[c] / total : 0);
-        printf("; the rest waits for the slowest core of each layer\n");
+        printf("; the rest waits for the slowest core of each submit\n");
+    }
+    if (net->opts.cores > 1) {
+        /* Each submit: its layers (operators) and tasks per core. */
+        printf("  submits (operators: tasks per core):");
+        for (size_t k = 0; npk_rk_net_submit_at(net, k, &v); k++) {
+            const npk_rk_net_op *f = &net->ops[v.first_op], *b = &net->ops[v.first_op + v.nops - 1];
+            if (k) printf(",");
+            if (v.nops > 1)
+                printf(" %u-%u:", f->op_index, b->op_index);
+            else
+                printf(" %u:", f->op_index);
+            for (int c = 0; c < v.cores; c++) printf("%s%u", c ? "+" : " ", v.core_count[c]);
+        }
+        printf("\n");
     }
     printf("  slowest layers:");
     for (int k = 0; k < 5 && k < (int)net->nops; k++)
@@ -197,9 +231,9 @@ static void print_summary(const loaded *l, const char *dir, bool tasks)
                 uint64_t bytes;
                 double us = npk_rk_net_task_us(net, i, t, &e, &bytes);
                 const npk_rk_ltask *tk = &net->ops[i].plan.tasks[t];
-                printf("  task %zu: %s core %d: %" PRIu64 " MACs, %" PRIu64 " bytes: %.1f us\n",
-                       net->ops[i].task_first + t, net->ops[i].tl.name, tk->core, tk->macs, bytes,
-                       us);
+                printf("  task %u: %s core %d: %" PRIu64 " MACs, %" PRIu64 " bytes: %.1f us\n",
+                       net->task_rec[net->ops[i].task_first + t], net->ops[i].tl.name, tk->core,
+                       tk->macs, bytes, us);
             }
     if (dir) printf("  written to %s\n", dir);
 }
@@ -289,6 +323,26 @@ static cJSON *json_plan(const loaded *l)
         cJSON_AddItemToArray(segs, o);
     }
     cli_json_u64(j, "submits", npk_rk_net_submits(net));
+    /* Each submit: its layers (indices in npu_ops), records and per-core
+     * ranges in them (records of a submit over several layers and cores
+     * are grouped by core). */
+    cJSON *sl = cJSON_AddArrayToObject(j, "submit_list");
+    npk_rk_net_submit_view v;
+    for (size_t k = 0; npk_rk_net_submit_at(net, k, &v); k++) {
+        cJSON *x = cJSON_CreateObject();
+        cli_json_u64(x, "first_layer", v.first_op);
+        cli_json_u64(x, "layers", v.nops);
+        cli_json_u64(x, "first_record", v.task_first);
+        cli_json_u64(x, "records", v.task_count);
+        cJSON *cs = cJSON_AddArrayToObject(x, "cores");
+        for (int c = 0; c < v.cores; c++) {
+            cJSON *y = cJSON_CreateObject();
+            cli_json_u64(y, "first_record", v.task_first + v.core_first[c]);
+            cli_json_u64(y, "records", v.core_count[c]);
+            cJSON_AddItemToArray(cs, y);
+        }
+        cJSON_AddItemToArray(sl, x);
+    }
     cJSON *layers = cJSON_AddArrayToObject(j, "npu_ops");
     size_t submit = 0, seg = 0;
     for (size_t i = 0; i < net->nops; i++) {
@@ -325,7 +379,7 @@ static cJSON *json_plan(const loaded *l)
             uint64_t bytes;
             double us = npk_rk_net_task_us(net, i, t, &e, &bytes);
             cJSON *x = cJSON_CreateObject();
-            cli_json_u64(x, "index", op->task_first + t);
+            cli_json_u64(x, "index", net->task_rec[op->task_first + t]);
             cli_json_u64(x, "core", (uint64_t)tk->core);
             cli_json_u64(x, "row", tk->oy0);
             cli_json_u64(x, "rows", tk->oh);

@@ -138,7 +138,8 @@ static npk_status plan_in(net_build *b, const npk_rk_tfl_layer *tl, const npk_rk
 {
     uint8_t *at = b->net->weights && b->wt_used < b->wt_cap ? b->net->weights + b->wt_used : NULL;
     npk_error e = {0};
-    npk_status st = rk_lplan_make_in(&tl->layer, po, at, at ? b->wt_cap - b->wt_used : 0, p, &e);
+    npk_status st =
+        rk_lplan_make_in(&tl->layer, po, NULL, at, at ? b->wt_cap - b->wt_used : 0, p, &e);
     if (st) return npk_fail_at(err, st, tl->offset, "%s: %s", tl->name, e.msg);
     return NPK_OK;
 }

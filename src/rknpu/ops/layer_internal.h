@@ -36,10 +36,11 @@ void rk_pack_dw8(const uint8_t *src, uint32_t c_real, size_t taps, uint32_t cpad
                  uint8_t flip, uint8_t *w, int64_t *sums);
 void rk_plan_keep_layer(npk_rk_lplan *p, const npk_rk_layer *l, const npk_rk_lplan_opts *o);
 
-/* npk_rk_lplan_make with the weight buffer built in wbuf when it fits in
- * wcap bytes (p->wblob_lent), else allocated (wbuf NULL: always). */
-npk_status rk_lplan_make_in(const npk_rk_layer *l, const npk_rk_lplan_opts *o, uint8_t *wbuf,
-                            uint64_t wcap, npk_rk_lplan *p, npk_error *err);
+/* npk_rk_lplan_make_rows with the weight buffer built in wbuf when it fits
+ * in wcap bytes (p->wblob_lent), else allocated (wbuf NULL: always). */
+npk_status rk_lplan_make_in(const npk_rk_layer *l, const npk_rk_lplan_opts *o,
+                            const uint32_t *core_rows, uint8_t *wbuf, uint64_t wcap,
+                            npk_rk_lplan *p, npk_error *err);
 /* The weight buffer grown to `bytes` (its contents kept): in place while
  * lent memory allows, else moved to an allocation of its own. */
 uint8_t *rk_blob_grow(npk_rk_lplan *p, uint64_t bytes);
