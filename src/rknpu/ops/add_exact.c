@@ -376,7 +376,7 @@ static void tfl_rows_fill(const tfl_add *t, int32_t z1, int32_t z2, int32_t zo, 
         int j = 0;
         for (int w = a + 1; w <= b; w++) {
             const int64_t need = tF[w - w0] - A[x1];
-            while (j < 255 && B[j] < need) j++; /* B[255] >= need: w <= b */
+            while (B[j] < need) j++; /* stops at 255 at the latest: B[255] >= need, w <= b */
             r->p[n++] = (uint8_t)j;
         }
     }
