@@ -23,6 +23,9 @@
 
 /* Rows of A built at a time (a multiple of every kernel's tile height). */
 #define A_BLOCK_BYTES (192 * 1024)
+/* With the DPU fused: the int32 sums of a block of rows, in cache when the
+ * DPU reads them. */
+#define C_BLOCK_BYTES (32 * 1024)
 
 static uint8_t pad_lane(uint32_t pad, size_t ch)
 {
@@ -116,7 +119,7 @@ static size_t used_channels(const emu_task *t, uint16_t *use)
 }
 
 npk_status emu_conv_direct8(npk_rk_emu *e, const emu_task *t, int32_t *acc, int32_t *s,
-                            const emu_where *w, npk_error *err)
+                            const emu_dpu8 *dpu, const emu_where *w, npk_error *err)
 {
     const npk_tfl_qkern *qk = e->qk;
     const size_t C = t->c, N = t->n, taps = (size_t)t->kw * t->kh, G = t->group;
@@ -127,8 +130,9 @@ npk_status emu_conv_direct8(npk_rk_emu *e, const emu_task *t, int32_t *acc, int3
     uint16_t *use = emu_scratch_get(&e->t, C * sizeof(uint16_t));
     if (!x || !use) return emu_fail(w, err, NPK_E_NOMEM, "out of memory for the task");
     /* CPEND: each input pixel's sum of every channel, taken on the way. */
+    const bool ws = dpu ? t->cpend : s != NULL;
     uint32_t *psum = NULL;
-    if (s) {
+    if (ws) {
         psum = emu_scratch_get(&e->s2, (pix + 1) * sizeof *psum);
         if (!psum) return emu_fail(w, err, NPK_E_NOMEM, "out of memory for the task");
         memset(psum, 0, (pix + 1) * sizeof *psum);
@@ -188,11 +192,26 @@ npk_status emu_conv_direct8(npk_rk_emu *e, const emu_task *t, int32_t *acc, int3
                           t->pt == 0 && t->ow == t->w && t->oh == t->h;
     size_t rows = K ? A_BLOCK_BYTES / K / 12 * 12 : P;
     if (rows < 12) rows = 12;
+    if (in_place) rows = P;
+    int32_t *cb = acc, *sb = s;
+    if (dpu) {
+        /* Blocks whose sums stay in the first-level cache. */
+        size_t rf = C_BLOCK_BYTES / (N * 4) / 12 * 12;
+        rows = rows < rf ? rows : rf < 12 ? 12 : rf;
+        rows = rows < P ? rows : P;
+        cb = emu_scratch_get(&e->c, rows * N * sizeof *cb);
+        sb = ws ? emu_scratch_get(&e->s, rows * sizeof *sb) : NULL;
+        if (!cb || (ws && !sb)) return emu_fail(w, err, NPK_E_NOMEM, "out of memory for the task");
+    }
     uint8_t *a = in_place ? NULL : emu_scratch_get(&e->im, (rows < P ? rows : P) * (K ? K : 1));
     if (!in_place && !a) return emu_fail(w, err, NPK_E_NOMEM, "out of memory for the task");
-    for (size_t p0 = 0; p0 < P; p0 += in_place ? P : rows) {
-        size_t m = in_place ? P : (P - p0 < rows ? P - p0 : rows);
-        if (in_place && s) memcpy(s, psum, P * sizeof *psum); /* one tap: the pixel's own sum */
+    if (in_place && ws && !dpu)
+        memcpy(s, psum, P * sizeof *psum); /* one tap: the pixel's own sum */
+    for (size_t p0 = 0; p0 < P; p0 += rows) {
+        const size_t m = P - p0 < rows ? P - p0 : rows;
+        int32_t *cm = dpu ? cb : acc + p0 * N;
+        uint32_t *sm = !ws ? NULL : dpu ? (uint32_t *)sb : (uint32_t *)s + p0;
+        if (in_place && dpu && ws) sm = psum + p0;
         for (size_t q = 0; q < m && !in_place; q++) {
             size_t p = p0 + q;
             uint32_t oy = (uint32_t)(p / t->ow), ox = (uint32_t)(p % t->ow), sum = 0;
@@ -202,7 +221,7 @@ npk_status emu_conv_direct8(npk_rk_emu *e, const emu_task *t, int32_t *acc, int3
                     int64_t ix = (int64_t)ox * t->sx - t->pl + (int64_t)kx * t->dx;
                     bool in = iy >= 0 && iy < t->h && ix >= 0 && ix < t->w;
                     size_t ip = in ? (size_t)iy * t->w + (size_t)ix : pix;
-                    if (s) sum += psum[ip];
+                    if (ws) sum += psum[ip];
                     const uint8_t *src = x + ip * C;
                     uint8_t *d = a + q * K + ((size_t)ky * t->kw + kx) * cu;
                     if (all)
@@ -211,13 +230,14 @@ npk_status emu_conv_direct8(npk_rk_emu *e, const emu_task *t, int32_t *acc, int3
                         for (size_t u = 0; u < cu; u++) d[u] = src[use[u]];
                 }
             }
-            if (s) ((uint32_t *)s)[p] = sum;
+            if (ws) sm[q] = sum;
         }
-        g.m = m, g.a = in_place ? x : a, g.lda = in_place ? C : K;
+        g.m = m, g.a = in_place ? x + p0 * C : a, g.lda = in_place ? C : K;
         if (K)
-            qk->gemm_s32(&g, acc + p0 * N, N);
+            qk->gemm_s32(&g, cm, N);
         else
-            memset(acc + p0 * N, 0, m * N * sizeof *acc);
+            memset(cm, 0, m * N * sizeof *cm);
+        if (dpu) emu_dpu8_rows(dpu, t, (const uint32_t *)cm, (const int32_t *)sm, p0, m);
     }
     return NPK_OK;
 }

@@ -1,7 +1,9 @@
 /* The integer DPU for int8 outputs on AVX2, fused: every stage of a
  * 16-channel output atom in registers, atom by atom over the task's pixels
  * (the channels' operands loaded once per atom, each atom written as one
- * 16-byte store), instead of stage by stage over memory.
+ * 16-byte store), instead of stage by stage over memory. The convolutions
+ * call it on each block of output pixels right after the block's sums are
+ * made (emu_conv8.c, emu_conv.c), so the sums are read from cache.
  *
  * The arithmetic is emu_exec.c's, step for step, on int64 lanes holding
  * int32 values. A saturation (or clamp) is left out only where the task's
@@ -34,22 +36,8 @@ static uint64_t max_abs(const int32_t *v, size_t n)
     return m;
 }
 
-/* What each step does, decided once per task. */
-typedef struct step {
-    bool on, add, add_sat, mul, mul_sat, relu, relux;
-    unsigned shift;
-    int64_t cap;
-    const int32_t *addv, *mulv;
-} step;
-
-typedef struct plan {
-    bool cpend, start_sat, dw;
-    int64_t ow;
-    step st[3];
-    int64_t scale, round, offset;
-    unsigned shift;
-    bool out_sat;
-} plan;
+typedef emu_dpu8_step step;
+typedef emu_dpu8 plan;
 
 /* Bounds through the stages; false when a stage is outside what is fused. */
 static bool make_plan(const emu_task *t, const int32_t *ops, plan *pl)
@@ -98,9 +86,9 @@ static bool make_plan(const emu_task *t, const int32_t *ops, plan *pl)
 
 /* The 16 channels of one atom, four lanes per vector. */
 static AVX2 void atom_rows(const plan *pl, const emu_task *t, const uint32_t *c,
-                           const int32_t *sums, size_t ch0, uint8_t *dst)
+                           const int32_t *sums, size_t ch0, uint8_t *dst, size_t P)
 {
-    const size_t N = t->n, P = (size_t)t->ow * t->oh;
+    const size_t N = t->n;
     const __m256i lo32 = _mm256_set1_epi64x(INT32_MIN), hi32 = _mm256_set1_epi64x(INT32_MAX);
     const __m256i lo8 = _mm256_set1_epi64x(-128), hi8 = _mm256_set1_epi64x(127);
     const __m256i zero = _mm256_setzero_si256(), owv = _mm256_set1_epi64x(pl->ow);
@@ -240,12 +228,11 @@ static bool is_fast(const plan *pl)
     return pl->shift > a;
 }
 
-static AVX2 inline __attribute__((always_inline)) void fast_rows(const plan *pl, const emu_task *t,
-                                                                 const uint32_t *c,
-                                                                 const int32_t *sums, size_t ch0,
-                                                                 uint8_t *dst, const bool dw)
+static AVX2 inline __attribute__((always_inline)) void
+fast_rows(const plan *pl, const emu_task *t, const uint32_t *c, const int32_t *sums, size_t ch0,
+          uint8_t *dst, const bool dw, size_t P)
 {
-    const size_t N = t->n, P = (size_t)t->ow * t->oh;
+    const size_t N = t->n;
     const step *bs = &pl->st[0], *bn = &pl->st[1];
     unsigned a = 0;
     while (((int64_t)1 << a) < pl->scale) a++;
@@ -258,15 +245,9 @@ static AVX2 inline __attribute__((always_inline)) void fast_rows(const plan *pl,
     __m256i a0[2], m0[2], hi[2], lo[2], a1[2], m1e[2], m1o[2];
     for (int q = 0; q < 2; q++) {
         const size_t ch = ch0 + 8 * (size_t)q;
-        int32_t th[8];
-        for (int i = 0; i < 8; i++) {
-            int64_t m = bs->mulv[ch + (size_t)i];
-            m = m < 0 ? -m : m;
-            th[i] = (int32_t)(m ? INT32_MAX / m : INT32_MAX);
-        }
         a0[q] = _mm256_loadu_si256((const __m256i *)(const void *)(bs->addv + ch));
         m0[q] = _mm256_loadu_si256((const __m256i *)(const void *)(bs->mulv + ch));
-        hi[q] = _mm256_loadu_si256((const __m256i *)(const void *)th);
+        hi[q] = _mm256_loadu_si256((const __m256i *)(const void *)(pl->th + ch));
         lo[q] = _mm256_sub_epi32(_mm256_setzero_si256(), hi[q]);
         a1[q] = _mm256_loadu_si256((const __m256i *)(const void *)(bn->addv + ch));
         m1e[q] = _mm256_loadu_si256((const __m256i *)(const void *)(bn->mulv + ch));
@@ -313,52 +294,68 @@ static AVX2 inline __attribute__((always_inline)) void fast_rows(const plan *pl,
 }
 
 static AVX2 void fast_rows_dw(const plan *pl, const emu_task *t, const uint32_t *c,
-                              const int32_t *sums, size_t ch0, uint8_t *dst)
+                              const int32_t *sums, size_t ch0, uint8_t *dst, size_t P)
 {
-    fast_rows(pl, t, c, sums, ch0, dst, true);
+    fast_rows(pl, t, c, sums, ch0, dst, true, P);
 }
 
 static AVX2 void fast_rows_direct(const plan *pl, const emu_task *t, const uint32_t *c,
-                                  const int32_t *sums, size_t ch0, uint8_t *dst)
+                                  const int32_t *sums, size_t ch0, uint8_t *dst, size_t P)
 {
-    fast_rows(pl, t, c, sums, ch0, dst, false);
+    fast_rows(pl, t, c, sums, ch0, dst, false, P);
 }
 
 static AVX2 void common_rows_dw(const plan *pl, const emu_task *t, const uint32_t *c,
-                                const int32_t *sums, size_t ch0, uint8_t *dst)
+                                const int32_t *sums, size_t ch0, uint8_t *dst, size_t P)
 {
-    common_rows(pl, t, c, sums, ch0, dst, true, 0, (size_t)t->ow * t->oh);
+    common_rows(pl, t, c, sums, ch0, dst, true, 0, P);
 }
 
 static AVX2 void common_rows_direct(const plan *pl, const emu_task *t, const uint32_t *c,
-                                    const int32_t *sums, size_t ch0, uint8_t *dst)
+                                    const int32_t *sums, size_t ch0, uint8_t *dst, size_t P)
 {
-    common_rows(pl, t, c, sums, ch0, dst, false, 0, (size_t)t->ow * t->oh);
+    common_rows(pl, t, c, sums, ch0, dst, false, 0, P);
 }
 
 typedef void rows_fn(const plan *, const emu_task *, const uint32_t *, const int32_t *, size_t,
-                     uint8_t *);
+                     uint8_t *, size_t);
 
-bool emu_dpu_int8_avx2(const emu_task *t, const uint32_t *c, const int32_t *sums,
-                       const int32_t *ops)
+bool emu_dpu8_plan(const emu_task *t, const int32_t *ops, int32_t *th, emu_dpu8 *d)
 {
-    plan pl;
-    if (t->fp || !t->out_int8 || t->out_size != 1 || t->group % 16 || (t->cpend && !sums) ||
-        !make_plan(t, ops, &pl))
+    if (t->fp || !t->out_int8 || t->out_size != 1 || t->group % 16 || !make_plan(t, ops, d))
         return false;
-    rows_fn *rows = is_fast(&pl)     ? t->dw ? fast_rows_dw : fast_rows_direct
-                    : is_common(&pl) ? t->dw ? common_rows_dw : common_rows_direct
-                                     : atom_rows;
-    for (size_t g0 = 0, gi = 0; g0 < t->n; g0 += t->group, gi++)
-        for (size_t sub = 0, ai = 0; sub < t->group && g0 + sub < t->n; sub += 16, ai++)
-            rows(&pl, t, c, sums, g0 + sub, t->out + gi * t->surf_add + ai * t->dst_surf);
+    d->loop = is_fast(d) ? 2 : is_common(d) ? 1 : 0;
+    d->th = th;
+    if (d->loop == 2)
+        for (size_t ch = 0; ch < t->n; ch++) {
+            int64_t m = d->st[0].mulv[ch];
+            m = m < 0 ? -m : m;
+            th[ch] = (int32_t)(m ? INT32_MAX / m : INT32_MAX);
+        }
     return true;
 }
-#else
-bool emu_dpu_int8_avx2(const emu_task *t, const uint32_t *c, const int32_t *sums,
-                       const int32_t *ops)
+
+void emu_dpu8_rows(const emu_dpu8 *d, const emu_task *t, const uint32_t *c, const int32_t *sums,
+                   size_t p0, size_t np)
 {
-    (void)t, (void)c, (void)sums, (void)ops;
+    rows_fn *rows = d->loop == 2   ? t->dw ? fast_rows_dw : fast_rows_direct
+                    : d->loop == 1 ? t->dw ? common_rows_dw : common_rows_direct
+                                   : atom_rows;
+    for (size_t g0 = 0, gi = 0; g0 < t->n; g0 += t->group, gi++)
+        for (size_t sub = 0, ai = 0; sub < t->group && g0 + sub < t->n; sub += 16, ai++)
+            rows(d, t, c, sums, g0 + sub, t->out + gi * t->surf_add + ai * t->dst_surf + p0 * 16,
+                 np);
+}
+#else
+bool emu_dpu8_plan(const emu_task *t, const int32_t *ops, int32_t *th, emu_dpu8 *d)
+{
+    (void)t, (void)ops, (void)th, (void)d;
     return false;
+}
+
+void emu_dpu8_rows(const emu_dpu8 *d, const emu_task *t, const uint32_t *c, const int32_t *sums,
+                   size_t p0, size_t np)
+{
+    (void)d, (void)t, (void)c, (void)sums, (void)p0, (void)np;
 }
 #endif
