@@ -101,21 +101,52 @@ static void pack_b(const emu_task *t, const uint16_t *use, size_t cu, size_t K, 
     }
 }
 
-/* The channels some weight uses (as indices, in order); their count. */
-static size_t used_channels(const emu_task *t, uint16_t *use)
+/* The channels the product needs (as indices, in order) and their count.
+ * A channel whose weight is the same value v in every kernel and tap adds
+ * v x (the window's sum of that channel) to every kernel's sum alike: it is
+ * left out of K, and uni[ch] = v (0 for the others) gives that term per
+ * pixel (emu_conv_direct8). Sums wrap modulo 2^32 either way, so the split
+ * is exact. With one tap (1x1) only zero channels are left out: a 1x1
+ * product over every channel reads the input in place. */
+static size_t used_channels(const emu_task *t, uint16_t *use, int8_t *uni)
 {
     const size_t C = t->c, N = t->n, taps = (size_t)t->kw * t->kh, G = t->group;
     size_t cu = 0;
     for (size_t ch = 0; ch < C; ch++) {
-        bool nz = false;
-        for (size_t k = 0; k < N && !nz; k++) {
-            const uint8_t *kb =
-                t->wt + (k / G) * G * C * taps + (ch / 32) * taps * G * 32 + (k % G) * 32 + ch % 32;
-            for (size_t tap = 0; tap < taps && !nz; tap++) nz = kb[tap * G * 32] != 0;
+        const uint8_t v = *wt_at(t, 0, 0, ch);
+        bool same = true;
+        for (size_t k = 0; k < N && same; k++) {
+            const uint8_t *kb = wt_at(t, k, 0, ch);
+            for (size_t tap = 0; tap < taps && same; tap++) same = kb[tap * G * 32] == v;
         }
-        if (nz) use[cu++] = (uint16_t)ch;
+        uni[ch] = 0;
+        if (same && (v == 0 || taps > 1))
+            uni[ch] = (int8_t)v;
+        else
+            use[cu++] = (uint16_t)ch;
     }
     return cu;
+}
+
+/* sum of the 16 int8 values times the 16 int8 weights u (wrapping) */
+static inline uint32_t dot16(const uint8_t *p, const int8_t *u)
+{
+#ifdef __SSE2__
+    const __m128i v = _mm_loadu_si128((const __m128i *)(const void *)p);
+    const __m128i w = _mm_loadu_si128((const __m128i *)(const void *)u);
+    /* int8 -> int16: the byte in the high half, shifted down with its sign */
+    __m128i s = _mm_add_epi32(_mm_madd_epi16(_mm_srai_epi16(_mm_unpacklo_epi8(v, v), 8),
+                                             _mm_srai_epi16(_mm_unpacklo_epi8(w, w), 8)),
+                              _mm_madd_epi16(_mm_srai_epi16(_mm_unpackhi_epi8(v, v), 8),
+                                             _mm_srai_epi16(_mm_unpackhi_epi8(w, w), 8)));
+    s = _mm_add_epi32(s, _mm_shuffle_epi32(s, 0x4E));
+    s = _mm_add_epi32(s, _mm_shuffle_epi32(s, 0xB1));
+    return (uint32_t)_mm_cvtsi128_si32(s);
+#else
+    uint32_t sum = 0;
+    for (int i = 0; i < 16; i++) sum += (uint32_t)(int32_t)(int8_t)p[i] * (uint32_t)(int32_t)u[i];
+    return sum;
+#endif
 }
 
 npk_status emu_conv_direct8(npk_rk_emu *e, const emu_task *t, int32_t *acc, int32_t *s,
@@ -125,44 +156,20 @@ npk_status emu_conv_direct8(npk_rk_emu *e, const emu_task *t, int32_t *acc, int3
     const size_t C = t->c, N = t->n, taps = (size_t)t->kw * t->kh, G = t->group;
     const size_t pix = (size_t)t->w * t->h, P = (size_t)t->ow * t->oh;
 
-    /* The input pixel-major (pix rows of C bytes), then the pad lanes' row. */
-    uint8_t *x = emu_scratch_get(&e->a, (pix + 1) * C);
-    uint16_t *use = emu_scratch_get(&e->t, C * sizeof(uint16_t));
-    if (!x || !use) return emu_fail(w, err, NPK_E_NOMEM, "out of memory for the task");
-    /* CPEND: each input pixel's sum of every channel, taken on the way. */
-    const bool ws = dpu ? t->cpend : s != NULL;
-    uint32_t *psum = NULL;
-    if (ws) {
-        psum = emu_scratch_get(&e->s2, (pix + 1) * sizeof *psum);
-        if (!psum) return emu_fail(w, err, NPK_E_NOMEM, "out of memory for the task");
-        memset(psum, 0, (pix + 1) * sizeof *psum);
-    }
-    const size_t W = t->w, H = t->h; /* locals: the byte stores cannot alias them */
-    const uint64_t lp = t->line_pitch, sp = t->surf_pitch;
-    for (size_t cp = 0; cp < C / 16; cp++)
-        for (size_t y = 0; y < H; y++) {
-            const uint8_t *row = t->in + cp * sp + y * lp;
-            uint8_t *d = x + y * W * C + cp * 16;
-            for (size_t xx = 0; xx < W; xx++) memcpy(d + xx * C, row + xx * 16, 16);
-            if (psum)
-                for (size_t xx = 0; xx < W; xx++) psum[y * W + xx] += sum16(row + xx * 16);
-        }
-    uint8_t *padv = x + pix * C;
-    for (size_t ch = 0; ch < C; ch++) padv[ch] = pad_lane(t->pad_value, ch);
-    if (psum)
-        for (size_t ch = 0; ch < C; ch++) psum[pix] += (uint32_t)(int32_t)(int8_t)padv[ch];
-
     /* B (and the channels it uses): kept across runs while the weight
      * bytes are unchanged (emu_wcache.c), else built in scratch. */
+    uint16_t *use = emu_scratch_get(&e->t, C * (sizeof(uint16_t) + 1));
+    if (!use) return emu_fail(w, err, NPK_E_NOMEM, "out of memory for the task");
+    int8_t *uni = (int8_t *)(use + C);
     const size_t raw = (N + G - 1) / G * G * C * taps;
     const bool packed = qk->packed_b;
     size_t cu = 0, bbytes = 0;
     const uint8_t *bop = NULL;
     emu_wpack *wp = raw <= t->wt_span ? emu_wcache_find(e, t, packed, raw) : NULL;
     if (wp) {
-        use = wp->use, cu = wp->cu, bop = wp->b;
+        use = wp->use, uni = wp->uni, cu = wp->cu, bop = wp->b;
     } else {
-        cu = used_channels(t, use);
+        cu = used_channels(t, use, uni);
         const size_t K = taps * cu;
         if (packed ? !npk_tfl_qpack_bytes(N, K, &bbytes) : !npk_mul_sz(N, K, &bbytes))
             return emu_fail(w, err, NPK_E_NOMEM, "out of memory for the task");
@@ -170,9 +177,53 @@ npk_status emu_conv_direct8(npk_rk_emu *e, const emu_task *t, int32_t *acc, int3
         uint8_t *b = wp ? wp->b : emu_scratch_get(packed ? &e->pb : &e->b, bbytes ? bbytes : 1);
         if (!b) return emu_fail(w, err, NPK_E_NOMEM, "out of memory for the task");
         (packed ? pack_b : rows_b)(t, use, cu, K, b);
-        if (wp) memcpy(wp->use, use, cu * sizeof *use), wp->cu = cu;
+        if (wp) {
+            memcpy(wp->use, use, cu * sizeof *use), memcpy(wp->uni, uni, C), wp->cu = cu;
+            use = wp->use, uni = wp->uni;
+        }
         bop = b;
     }
+    /* The planes holding a channel left out with a weight other than 0. */
+    bool any_uni = false;
+    for (size_t ch = 0; ch < C; ch++) any_uni |= uni[ch] != 0;
+
+    /* The input pixel-major (pix rows of C bytes), then the pad lanes' row. */
+    uint8_t *x = emu_scratch_get(&e->a, (pix + 1) * C);
+    if (!x) return emu_fail(w, err, NPK_E_NOMEM, "out of memory for the task");
+    /* CPEND: each input pixel's sum of every channel, taken on the way; and
+     * each input pixel's sum over the channels left out, times their weight. */
+    const bool ws = dpu ? t->cpend : s != NULL;
+    uint32_t *psum = NULL, *usum = NULL;
+    if (ws || any_uni) {
+        psum = emu_scratch_get(&e->s2, 2 * (pix + 1) * sizeof *psum);
+        if (!psum) return emu_fail(w, err, NPK_E_NOMEM, "out of memory for the task");
+        memset(psum, 0, 2 * (pix + 1) * sizeof *psum);
+        usum = psum + pix + 1;
+    }
+    const size_t W = t->w, H = t->h; /* locals: the byte stores cannot alias them */
+    const uint64_t lp = t->line_pitch, sp = t->surf_pitch;
+    for (size_t cp = 0; cp < C / 16; cp++) {
+        bool up = false;
+        for (size_t i = 0; i < 16; i++) up |= uni[cp * 16 + i] != 0;
+        for (size_t y = 0; y < H; y++) {
+            const uint8_t *row = t->in + cp * sp + y * lp;
+            uint8_t *d = x + y * W * C + cp * 16;
+            for (size_t xx = 0; xx < W; xx++) memcpy(d + xx * C, row + xx * 16, 16);
+            if (ws)
+                for (size_t xx = 0; xx < W; xx++) psum[y * W + xx] += sum16(row + xx * 16);
+            if (up)
+                for (size_t xx = 0; xx < W; xx++)
+                    usum[y * W + xx] += dot16(row + xx * 16, uni + cp * 16);
+        }
+    }
+    uint8_t *padv = x + pix * C;
+    for (size_t ch = 0; ch < C; ch++) padv[ch] = pad_lane(t->pad_value, ch);
+    if (psum)
+        for (size_t ch = 0; ch < C; ch++) {
+            psum[pix] += (uint32_t)(int32_t)(int8_t)padv[ch];
+            usum[pix] += (uint32_t)(int32_t)(int8_t)padv[ch] * (uint32_t)(int32_t)uni[ch];
+        }
+
     const bool all = cu == C;
     const size_t K = taps * cu;
     npk_tfl_qgemm g;
@@ -204,7 +255,9 @@ npk_status emu_conv_direct8(npk_rk_emu *e, const emu_task *t, int32_t *acc, int3
         if (!cb || (ws && !sb)) return emu_fail(w, err, NPK_E_NOMEM, "out of memory for the task");
     }
     uint8_t *a = in_place ? NULL : emu_scratch_get(&e->im, (rows < P ? rows : P) * (K ? K : 1));
-    if (!in_place && !a) return emu_fail(w, err, NPK_E_NOMEM, "out of memory for the task");
+    uint32_t *ub = any_uni ? emu_scratch_get(&e->u, (rows < P ? rows : P) * sizeof *ub) : NULL;
+    if ((!in_place && !a) || (any_uni && !ub))
+        return emu_fail(w, err, NPK_E_NOMEM, "out of memory for the task");
     if (in_place && ws && !dpu)
         memcpy(s, psum, P * sizeof *psum); /* one tap: the pixel's own sum */
     for (size_t p0 = 0; p0 < P; p0 += rows) {
@@ -214,7 +267,7 @@ npk_status emu_conv_direct8(npk_rk_emu *e, const emu_task *t, int32_t *acc, int3
         if (in_place && dpu && ws) sm = psum + p0;
         for (size_t q = 0; q < m && !in_place; q++) {
             size_t p = p0 + q;
-            uint32_t oy = (uint32_t)(p / t->ow), ox = (uint32_t)(p % t->ow), sum = 0;
+            uint32_t oy = (uint32_t)(p / t->ow), ox = (uint32_t)(p % t->ow), sum = 0, us = 0;
             for (uint32_t ky = 0; ky < t->kh; ky++) {
                 int64_t iy = (int64_t)oy * t->sy - t->pt + (int64_t)ky * t->dy;
                 for (uint32_t kx = 0; kx < t->kw; kx++) {
@@ -222,6 +275,7 @@ npk_status emu_conv_direct8(npk_rk_emu *e, const emu_task *t, int32_t *acc, int3
                     bool in = iy >= 0 && iy < t->h && ix >= 0 && ix < t->w;
                     size_t ip = in ? (size_t)iy * t->w + (size_t)ix : pix;
                     if (ws) sum += psum[ip];
+                    if (any_uni) us += usum[ip];
                     const uint8_t *src = x + ip * C;
                     uint8_t *d = a + q * K + ((size_t)ky * t->kw + kx) * cu;
                     if (all)
@@ -231,12 +285,18 @@ npk_status emu_conv_direct8(npk_rk_emu *e, const emu_task *t, int32_t *acc, int3
                 }
             }
             if (ws) sm[q] = sum;
+            if (any_uni) ub[q] = us;
         }
         g.m = m, g.a = in_place ? x + p0 * C : a, g.lda = in_place ? C : K;
         if (K)
             qk->gemm_s32(&g, cm, N);
         else
             memset(cm, 0, m * N * sizeof *cm);
+        if (any_uni) /* the channels left out: the same term for every kernel */
+            for (size_t q = 0; q < m; q++) {
+                uint32_t *r = (uint32_t *)cm + q * N;
+                for (size_t n = 0; n < N; n++) r[n] += ub[q];
+            }
         if (dpu) emu_dpu8_rows(dpu, t, (const uint32_t *)cm, (const int32_t *)sm, p0, m);
     }
     return NPK_OK;

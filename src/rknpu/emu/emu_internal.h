@@ -48,8 +48,9 @@ typedef struct emu_wpack {
     size_t raw_bytes;
     uint8_t *b; /* the operand */
     size_t b_bytes;
-    uint16_t *use; /* the channels some weight uses */
+    uint16_t *use; /* the channels in the product */
     size_t cu;
+    int8_t *uni; /* per channel: the one weight of a channel left out, else 0 */
 } emu_wpack;
 
 /* Growable scratch buffers, reused across tasks. */
@@ -65,7 +66,7 @@ struct npk_rk_emu {
     emu_core core[NPK_RKNPU_MAX_CORES];
     npk_rk_emu_stats st;
     uint64_t budget; /* multiply-accumulates left in this run (UINT64_MAX: unlimited) */
-    emu_scratch a, b, c, t, s, ops, pb, work, im, s2;
+    emu_scratch a, b, c, t, s, ops, pb, work, im, s2, u;
     bool simd;
     const struct npk_tfl_qkern *qk; /* the interpreter's 8-bit kernels (emu_conv8.c) */
     emu_wpack *wp;                  /* emu_wcache.c */
