@@ -47,7 +47,7 @@ static int16_t *load_int(npk_rk_emu *e, const emu_task *t, int16_t **padv)
 #include <immintrin.h>
 #define HAVE_AVX2_CONV 1
 /* With the DPU fused: a block's sums and window sums. */
-#define DW_BLOCK_BYTES (32 * 1024)
+#define DW_BLOCK_BYTES (64 * 1024)
 
 /* Depthwise straight from the NC1HWC2 cube: for every output pixel (its
  * taps' byte offsets in a plane found once), every plane of 16 channels,
@@ -128,27 +128,37 @@ npk_status emu_conv_int(npk_rk_emu *e, const emu_task *t, int32_t *acc, int32_t 
         if (!wp || !off) return emu_fail(w, err, NPK_E_NOMEM, "out of memory for the task");
         uint8_t *pb = (uint8_t *)(wp + pairs * C * 2); /* the pad lanes */
         for (uint32_t ch = 0; ch < C; ch++) pb[ch] = (uint8_t)pad_lane_int8(t->pad_value, ch);
+        /* CPEND folded into the weights where nothing can saturate: sum +
+         * OW_OP x window sum = the sum over the taps of x (w + OW_OP), all
+         * within int32 (the plan's bounds), with w + OW_OP within int16. */
+        const bool fold = dpu && t->cpend && !dpu->start_sat && t->ow_op >= -32768 + 128 &&
+                          t->ow_op <= 32767 - 127;
+        const int32_t ow = fold ? t->ow_op : 0;
         for (size_t ch = 0; ch < C; ch++)
             for (size_t tap = 0; tap < 2 * pairs; tap++)
                 wp[(tap / 2 * C + ch) * 2 + tap % 2] =
-                    tap < taps ? (int8_t)t->wt[(ch / G) * taps * G + tap * G + ch % G] : 0;
+                    tap < taps
+                        ? (int16_t)((int8_t)t->wt[(ch / G) * taps * G + tap * G + ch % G] + ow)
+                        : 0;
         const size_t P = (size_t)t->ow * t->oh;
         if (!dpu) {
             dw_avx2(t, wp, pb, off, (uint32_t *)acc, (uint32_t *)s, 0, P);
             return NPK_OK;
         }
-        /* Blocks of pixels whose sums stay in the first-level cache, each
+        /* Blocks of pixels whose sums stay in cache, each
          * through the DPU right after it is made. */
         size_t rows = DW_BLOCK_BYTES / (N * 8);
         rows = rows < 1 ? 1 : rows < P ? rows : P;
+        const bool ws = t->cpend && !fold;
+        emu_dpu8 d = *dpu;
+        d.cpend = ws;
         uint32_t *cb = emu_scratch_get(&e->c, rows * N * sizeof *cb);
-        uint32_t *sb = t->cpend ? emu_scratch_get(&e->s, rows * N * sizeof *sb) : NULL;
-        if (!cb || (t->cpend && !sb))
-            return emu_fail(w, err, NPK_E_NOMEM, "out of memory for the task");
+        uint32_t *sb = ws ? emu_scratch_get(&e->s, rows * N * sizeof *sb) : NULL;
+        if (!cb || (ws && !sb)) return emu_fail(w, err, NPK_E_NOMEM, "out of memory for the task");
         for (size_t p0 = 0; p0 < P; p0 += rows) {
             const size_t m = P - p0 < rows ? P - p0 : rows;
             dw_avx2(t, wp, pb, off, cb, sb, p0, p0 + m);
-            emu_dpu8_rows(dpu, t, cb, (const int32_t *)sb, p0, m);
+            emu_dpu8_rows(&d, t, cb, (const int32_t *)sb, p0, m);
         }
         return NPK_OK;
     }

@@ -24,8 +24,9 @@
 /* Rows of A built at a time (a multiple of every kernel's tile height). */
 #define A_BLOCK_BYTES (192 * 1024)
 /* With the DPU fused: the int32 sums of a block of rows, in cache when the
- * DPU reads them. */
-#define C_BLOCK_BYTES (32 * 1024)
+ * DPU reads them (second-level cache: smaller blocks cost more in the
+ * DPU's per-block setup than they save). */
+#define C_BLOCK_BYTES (128 * 1024)
 
 static uint8_t pad_lane(uint32_t pad, size_t ch)
 {
@@ -197,8 +198,9 @@ npk_status emu_conv_direct8(npk_rk_emu *e, const emu_task *t, int32_t *acc, int3
     if (ws || any_uni) {
         psum = emu_scratch_get(&e->s2, 2 * (pix + 1) * sizeof *psum);
         if (!psum) return emu_fail(w, err, NPK_E_NOMEM, "out of memory for the task");
-        memset(psum, 0, 2 * (pix + 1) * sizeof *psum);
         usum = psum + pix + 1;
+        if (!ws || C < 16) memset(psum, 0, (pix + 1) * sizeof *psum); /* else set by plane 0 */
+        if (any_uni) memset(usum, 0, (pix + 1) * sizeof *usum);
     }
     const size_t W = t->w, H = t->h; /* locals: the byte stores cannot alias them */
     const uint64_t lp = t->line_pitch, sp = t->surf_pitch;
@@ -209,7 +211,9 @@ npk_status emu_conv_direct8(npk_rk_emu *e, const emu_task *t, int32_t *acc, int3
             const uint8_t *row = t->in + cp * sp + y * lp;
             uint8_t *d = x + y * W * C + cp * 16;
             for (size_t xx = 0; xx < W; xx++) memcpy(d + xx * C, row + xx * 16, 16);
-            if (ws)
+            if (ws && cp == 0)
+                for (size_t xx = 0; xx < W; xx++) psum[y * W + xx] = sum16(row + xx * 16);
+            else if (ws)
                 for (size_t xx = 0; xx < W; xx++) psum[y * W + xx] += sum16(row + xx * 16);
             if (up)
                 for (size_t xx = 0; xx < W; xx++)
@@ -218,11 +222,14 @@ npk_status emu_conv_direct8(npk_rk_emu *e, const emu_task *t, int32_t *acc, int3
     }
     uint8_t *padv = x + pix * C;
     for (size_t ch = 0; ch < C; ch++) padv[ch] = pad_lane(t->pad_value, ch);
-    if (psum)
+    if (psum) {
+        uint32_t ps = 0, us = 0;
         for (size_t ch = 0; ch < C; ch++) {
-            psum[pix] += (uint32_t)(int32_t)(int8_t)padv[ch];
-            usum[pix] += (uint32_t)(int32_t)(int8_t)padv[ch] * (uint32_t)(int32_t)uni[ch];
+            ps += (uint32_t)(int32_t)(int8_t)padv[ch];
+            us += (uint32_t)(int32_t)(int8_t)padv[ch] * (uint32_t)(int32_t)uni[ch];
         }
+        psum[pix] = ps, usum[pix] = us;
+    }
 
     const bool all = cu == C;
     const size_t K = taps * cu;
@@ -246,7 +253,7 @@ npk_status emu_conv_direct8(npk_rk_emu *e, const emu_task *t, int32_t *acc, int3
     if (in_place) rows = P;
     int32_t *cb = acc, *sb = s;
     if (dpu) {
-        /* Blocks whose sums stay in the first-level cache. */
+        /* Blocks whose sums stay in cache. */
         size_t rf = C_BLOCK_BYTES / (N * 4) / 12 * 12;
         rows = rows < rf ? rows : rf < 12 ? 12 : rf;
         rows = rows < P ? rows : P;

@@ -149,7 +149,8 @@ static AVX2 void atom_rows(const plan *pl, const emu_task *t, const uint32_t *c,
 }
 
 /* The common case, with its steps fixed at compile time (no branches in
- * the loop): CPEND without saturation, BS add (unsaturated) and multiply,
+ * the loop): CPEND without saturation (or, depthwise, none: emu_conv.c
+ * folds it into the weights), BS add (unsaturated) and multiply,
  * BN add and multiply by 2^-shift (shift <= 32, proven within int32), no
  * ReLU, no EW, OUT_CVT with shift <= 32 proven within int32. Where a step's
  * value is proven to fit int32 the shift is a logical one (its low 32 bits
@@ -158,15 +159,15 @@ static AVX2 void atom_rows(const plan *pl, const emu_task *t, const uint32_t *c,
 static bool is_common(const plan *pl)
 {
     const step *bs = &pl->st[0], *bn = &pl->st[1];
-    return pl->cpend && !pl->start_sat && bs->on && bs->add && !bs->add_sat && bs->mul &&
-           !bs->relu && !bs->relux && bn->on && bn->add && bn->mul && !bn->mul_sat &&
+    return (pl->cpend || pl->dw) && !pl->start_sat && bs->on && bs->add && !bs->add_sat &&
+           bs->mul && !bs->relu && !bs->relux && bn->on && bn->add && bn->mul && !bn->mul_sat &&
            bn->shift <= 32 && !bn->relu && !bn->relux && !pl->st[2].on && !pl->out_sat &&
            pl->shift <= 32;
 }
 
 static AVX2 inline __attribute__((always_inline)) void
 common_rows(const plan *pl, const emu_task *t, const uint32_t *c, const int32_t *sums, size_t ch0,
-            uint8_t *dst, const bool dw, size_t p0, size_t P)
+            uint8_t *dst, const bool dw, const bool cp, size_t p0, size_t P)
 {
     const size_t N = t->n;
     const __m256i lo32 = _mm256_set1_epi64x(INT32_MIN), hi32 = _mm256_set1_epi64x(INT32_MAX);
@@ -184,14 +185,15 @@ common_rows(const plan *pl, const emu_task *t, const uint32_t *c, const int32_t 
         a1[q] = ld32x4(bn->addv + ch0 + 4 * q), m1[q] = ld32x4(bn->mulv + ch0 + 4 * q);
     }
     for (size_t p = p0; p < P; p++, dst += 16) {
-        const int32_t *cp = (const int32_t *)(const void *)(c + p * N + ch0);
-        const __m256i s0 = dw ? owv : _mm256_set1_epi64x(pl->ow * sums[p] + 0);
+        const int32_t *cr = (const int32_t *)(const void *)(c + p * N + ch0);
+        const __m256i s0 = dw || !cp ? owv : _mm256_set1_epi64x(pl->ow * sums[p] + 0);
         __m128i v[4];
 #pragma GCC unroll 4
         for (int q = 0; q < 4; q++) {
-            __m256i x = ld32x4(cp + 4 * q);
-            x = _mm256_add_epi64(x, dw ? _mm256_mul_epi32(s0, ld32x4(sums + p * N + ch0 + 4 * q))
-                                       : s0);
+            __m256i x = ld32x4(cr + 4 * q);
+            if (cp)
+                x = _mm256_add_epi64(
+                    x, dw ? _mm256_mul_epi32(s0, ld32x4(sums + p * N + ch0 + 4 * q)) : s0);
             x = _mm256_mul_epi32(_mm256_add_epi64(x, a0[q]), m0[q]);
             if (bs->shift) x = sar64(x, bssh);
             x = clamp64(x, lo32, hi32);
@@ -230,7 +232,7 @@ static bool is_fast(const plan *pl)
 
 static AVX2 inline __attribute__((always_inline)) void
 fast_rows(const plan *pl, const emu_task *t, const uint32_t *c, const int32_t *sums, size_t ch0,
-          uint8_t *dst, const bool dw, size_t P)
+          uint8_t *dst, const bool dw, const bool cp, size_t P)
 {
     const size_t N = t->n;
     const step *bs = &pl->st[0], *bn = &pl->st[1];
@@ -254,16 +256,17 @@ fast_rows(const plan *pl, const emu_task *t, const uint32_t *c, const int32_t *s
         m1o[q] = _mm256_srli_epi64(m1e[q], 32);
     }
     for (size_t p = 0; p < P; p++, dst += 16) {
-        const __m256i *cp = (const __m256i *)(const void *)(c + p * N + ch0);
-        const __m256i s0 = _mm256_set1_epi32((int32_t)(pl->ow * sums[p]));
+        const __m256i *cr = (const __m256i *)(const void *)(c + p * N + ch0);
+        const __m256i s0 = _mm256_set1_epi32(dw || !cp ? 0 : (int32_t)(pl->ow * sums[p]));
         __m256i bad = _mm256_setzero_si256(), v[2];
         for (int q = 0; q < 2; q++) {
-            __m256i x = _mm256_loadu_si256(cp + q);
-            x = _mm256_add_epi32(
-                x, dw ? _mm256_mullo_epi32(
-                            owv, _mm256_loadu_si256(
-                                     (const __m256i *)(const void *)(sums + p * N + ch0) + q))
-                      : s0);
+            __m256i x = _mm256_loadu_si256(cr + q);
+            if (cp)
+                x = _mm256_add_epi32(
+                    x, dw ? _mm256_mullo_epi32(
+                                owv, _mm256_loadu_si256(
+                                         (const __m256i *)(const void *)(sums + p * N + ch0) + q))
+                          : s0);
             x = _mm256_add_epi32(x, a0[q]);
             bad = _mm256_or_si256(
                 bad, _mm256_or_si256(_mm256_cmpgt_epi32(x, hi[q]), _mm256_cmpgt_epi32(lo[q], x)));
@@ -281,7 +284,7 @@ fast_rows(const plan *pl, const emu_task *t, const uint32_t *c, const int32_t *s
                                  offset);
         }
         if (_mm256_movemask_ps(_mm256_castsi256_ps(bad))) {
-            common_rows(pl, t, c, sums, ch0, dst, dw, p, p + 1);
+            common_rows(pl, t, c, sums, ch0, dst, dw, cp, p, p + 1);
             continue;
         }
         /* The packs work per 128-bit half: the low half holds channels
@@ -293,29 +296,18 @@ fast_rows(const plan *pl, const emu_task *t, const uint32_t *c, const int32_t *s
     }
 }
 
-static AVX2 void fast_rows_dw(const plan *pl, const emu_task *t, const uint32_t *c,
-                              const int32_t *sums, size_t ch0, uint8_t *dst, size_t P)
-{
-    fast_rows(pl, t, c, sums, ch0, dst, true, P);
-}
-
-static AVX2 void fast_rows_direct(const plan *pl, const emu_task *t, const uint32_t *c,
-                                  const int32_t *sums, size_t ch0, uint8_t *dst, size_t P)
-{
-    fast_rows(pl, t, c, sums, ch0, dst, false, P);
-}
-
-static AVX2 void common_rows_dw(const plan *pl, const emu_task *t, const uint32_t *c,
-                                const int32_t *sums, size_t ch0, uint8_t *dst, size_t P)
-{
-    common_rows(pl, t, c, sums, ch0, dst, true, 0, P);
-}
-
-static AVX2 void common_rows_direct(const plan *pl, const emu_task *t, const uint32_t *c,
-                                    const int32_t *sums, size_t ch0, uint8_t *dst, size_t P)
-{
-    common_rows(pl, t, c, sums, ch0, dst, false, 0, P);
-}
+#define ROWS(NAME, BODY)                                                                           \
+    static AVX2 void NAME(const plan *pl, const emu_task *t, const uint32_t *c,                    \
+                          const int32_t *sums, size_t ch0, uint8_t *dst, size_t P)                 \
+    {                                                                                              \
+        BODY;                                                                                      \
+    }
+ROWS(fast_rows_dw, fast_rows(pl, t, c, sums, ch0, dst, true, true, P))
+ROWS(fast_rows_dw0, fast_rows(pl, t, c, sums, ch0, dst, true, false, P))
+ROWS(fast_rows_direct, fast_rows(pl, t, c, sums, ch0, dst, false, true, P))
+ROWS(common_rows_dw, common_rows(pl, t, c, sums, ch0, dst, true, true, 0, P))
+ROWS(common_rows_dw0, common_rows(pl, t, c, sums, ch0, dst, true, false, 0, P))
+ROWS(common_rows_direct, common_rows(pl, t, c, sums, ch0, dst, false, true, 0, P))
 
 typedef void rows_fn(const plan *, const emu_task *, const uint32_t *, const int32_t *, size_t,
                      uint8_t *, size_t);
@@ -326,11 +318,14 @@ bool emu_dpu8_plan(const emu_task *t, const int32_t *ops, int32_t *th, emu_dpu8 
         return false;
     d->loop = is_fast(d) ? 2 : is_common(d) ? 1 : 0;
     d->th = th;
+    /* floor(INT32_MAX / |m|) through a double division: exact for the int16
+     * multipliers (the rounded quotient is within 2^-22 of the true one,
+     * which is an integer or at least 2^-15 from the next). */
     if (d->loop == 2)
         for (size_t ch = 0; ch < t->n; ch++) {
-            int64_t m = d->st[0].mulv[ch];
-            m = m < 0 ? -m : m;
-            th[ch] = (int32_t)(m ? INT32_MAX / m : INT32_MAX);
+            const int32_t m = d->st[0].mulv[ch];
+            const double a = m < 0 ? -(double)m : (double)m;
+            th[ch] = a > 0 ? (int32_t)((double)INT32_MAX / a) : INT32_MAX;
         }
     return true;
 }
@@ -338,8 +333,13 @@ bool emu_dpu8_plan(const emu_task *t, const int32_t *ops, int32_t *th, emu_dpu8 
 void emu_dpu8_rows(const emu_dpu8 *d, const emu_task *t, const uint32_t *c, const int32_t *sums,
                    size_t p0, size_t np)
 {
-    rows_fn *rows = d->loop == 2   ? t->dw ? fast_rows_dw : fast_rows_direct
-                    : d->loop == 1 ? t->dw ? common_rows_dw : common_rows_direct
+    const bool dw = t->dw, dw0 = dw && !d->cpend;
+    rows_fn *rows = d->loop == 2   ? dw0  ? fast_rows_dw0
+                                     : dw ? fast_rows_dw
+                                          : fast_rows_direct
+                    : d->loop == 1 ? dw0  ? common_rows_dw0
+                                     : dw ? common_rows_dw
+                                          : common_rows_direct
                                    : atom_rows;
     for (size_t g0 = 0, gi = 0; g0 < t->n; g0 += t->group, gi++)
         for (size_t sub = 0, ai = 0; sub < t->group && g0 + sub < t->n; sub += 16, ai++)
