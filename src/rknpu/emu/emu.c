@@ -75,6 +75,7 @@ void npk_rk_emu_destroy(npk_rk_emu *e)
     free(e->im.p);
     free(e->s2.p);
     free(e->u.p);
+    free(e->sf.p);
     emu_wcache_free(e);
     free(e);
 }

@@ -152,6 +152,20 @@ npk_status emu_conv_int(npk_rk_emu *e, const emu_task *t, int32_t *acc, int32_t 
         const bool ws = t->cpend && !fold;
         emu_dpu8 d = *dpu;
         d.cpend = ws;
+        /* Without window sums, 128 x the sum of |w + OW_OP| over a
+         * channel's taps bounds its values: the atoms that need no checks. */
+        uint64_t *bound = ws ? NULL : emu_scratch_get(&e->sf, C * sizeof *bound + C / 16 + 1);
+        if (bound) {
+            for (size_t ch = 0; ch < C; ch++) {
+                uint64_t sum = 0;
+                for (size_t tap = 0; tap < taps; tap++) {
+                    const int32_t v = wp[(tap / 2 * C + ch) * 2 + tap % 2];
+                    sum += (uint64_t)(v < 0 ? -v : v);
+                }
+                bound[ch] = 128 * sum;
+            }
+            emu_dpu8_safe(&d, t, bound, (uint8_t *)(bound + C));
+        }
         uint32_t *cb = emu_scratch_get(&e->c, rows * N * sizeof *cb);
         uint32_t *sb = ws ? emu_scratch_get(&e->s, rows * N * sizeof *sb) : NULL;
         if (!cb || (ws && !sb)) return emu_fail(w, err, NPK_E_NOMEM, "out of memory for the task");

@@ -50,6 +50,31 @@ static inline uint32_t sum16(const uint8_t *p)
 #endif
 }
 
+/* The 16-byte atoms of n planes (pitch sp) to d, one after another; the sum
+ * of their int8 values (wrapping, like the sums). */
+static inline uint32_t copy_sum(const uint8_t *src, uint64_t sp, size_t n, uint8_t *d)
+{
+#ifdef __SSE2__
+    const __m128i flip = _mm_set1_epi8((char)0x80), zero = _mm_setzero_si128();
+    __m128i acc = zero;
+    for (size_t cp = 0; cp < n; cp++) {
+        const __m128i v = _mm_loadu_si128((const __m128i *)(const void *)(src + cp * sp));
+        _mm_storeu_si128((__m128i *)(void *)(d + cp * 16), v);
+        acc = _mm_add_epi64(acc, _mm_sad_epu8(_mm_xor_si128(v, flip), zero));
+    }
+    /* sum(v) = sum(v ^ 0x80 as unsigned) - 16 * 128 per atom */
+    return (uint32_t)_mm_cvtsi128_si32(acc) + (uint32_t)_mm_cvtsi128_si32(_mm_srli_si128(acc, 8)) -
+           (uint32_t)n * 16u * 128u;
+#else
+    uint32_t sum = 0;
+    for (size_t cp = 0; cp < n; cp++) {
+        memcpy(d + cp * 16, src + cp * sp, 16);
+        sum += sum16(d + cp * 16);
+    }
+    return sum;
+#endif
+}
+
 /* Weight of kernel k, tap, channel ch in the CNA's layout. */
 static const uint8_t *wt_at(const emu_task *t, size_t k, size_t tap, size_t ch)
 {
@@ -150,6 +175,25 @@ static inline uint32_t dot16(const uint8_t *p, const int8_t *u)
 #endif
 }
 
+/* 128 x the sum of |w + ow| over each kernel's taps and channels: |x| <= 128
+ * for every input and pad lane, so it bounds |sum + ow x window sum|. */
+static void kernel_bounds(const emu_task *t, int32_t ow, uint64_t *bound)
+{
+    const size_t C = t->c, N = t->n, taps = (size_t)t->kw * t->kh;
+    for (size_t k = 0; k < N; k++) {
+        uint64_t sum = 0;
+        for (size_t c0 = 0; c0 < C; c0 += 32)
+            for (size_t tap = 0; tap < taps; tap++) {
+                const uint8_t *w = wt_at(t, k, tap, c0);
+                for (size_t i = 0; i < 32; i++) {
+                    const int32_t v = (int8_t)w[i] + ow;
+                    sum += (uint64_t)(v < 0 ? -v : v);
+                }
+            }
+        bound[k] = 128 * sum;
+    }
+}
+
 npk_status emu_conv_direct8(npk_rk_emu *e, const emu_task *t, int32_t *acc, int32_t *s,
                             const emu_dpu8 *dpu, const emu_where *w, npk_error *err)
 {
@@ -180,7 +224,7 @@ npk_status emu_conv_direct8(npk_rk_emu *e, const emu_task *t, int32_t *acc, int3
         (packed ? pack_b : rows_b)(t, use, cu, K, b);
         if (wp) {
             memcpy(wp->use, use, cu * sizeof *use), memcpy(wp->uni, uni, C), wp->cu = cu;
-            use = wp->use, uni = wp->uni;
+            use = wp->use, uni = wp->uni, wp->wabs_ok = false;
         }
         bop = b;
     }
@@ -199,27 +243,26 @@ npk_status emu_conv_direct8(npk_rk_emu *e, const emu_task *t, int32_t *acc, int3
         psum = emu_scratch_get(&e->s2, 2 * (pix + 1) * sizeof *psum);
         if (!psum) return emu_fail(w, err, NPK_E_NOMEM, "out of memory for the task");
         usum = psum + pix + 1;
-        if (!ws || C < 16) memset(psum, 0, (pix + 1) * sizeof *psum); /* else set by plane 0 */
-        if (any_uni) memset(usum, 0, (pix + 1) * sizeof *usum);
+        if (!ws) memset(psum, 0, (pix + 1) * sizeof *psum);
     }
     const size_t W = t->w, H = t->h; /* locals: the byte stores cannot alias them */
     const uint64_t lp = t->line_pitch, sp = t->surf_pitch;
-    for (size_t cp = 0; cp < C / 16; cp++) {
-        bool up = false;
-        for (size_t i = 0; i < 16; i++) up |= uni[cp * 16 + i] != 0;
-        for (size_t y = 0; y < H; y++) {
-            const uint8_t *row = t->in + cp * sp + y * lp;
-            uint8_t *d = x + y * W * C + cp * 16;
-            for (size_t xx = 0; xx < W; xx++) memcpy(d + xx * C, row + xx * 16, 16);
-            if (ws && cp == 0)
-                for (size_t xx = 0; xx < W; xx++) psum[y * W + xx] = sum16(row + xx * 16);
-            else if (ws)
-                for (size_t xx = 0; xx < W; xx++) psum[y * W + xx] += sum16(row + xx * 16);
-            if (up)
-                for (size_t xx = 0; xx < W; xx++)
-                    usum[y * W + xx] += dot16(row + xx * 16, uni + cp * 16);
+    const size_t planes = C / 16;
+    for (size_t y = 0; y < H; y++)
+        for (size_t xx = 0; xx < W; xx++) {
+            /* a pixel's atoms from every plane, stored one after another */
+            const uint8_t *src = t->in + y * lp + xx * 16;
+            uint8_t *d = x + (y * W + xx) * C;
+            if (ws)
+                psum[y * W + xx] = copy_sum(src, sp, planes, d);
+            else
+                for (size_t cp = 0; cp < planes; cp++) memcpy(d + cp * 16, src + cp * sp, 16);
+            if (any_uni) {
+                uint32_t us = 0;
+                for (size_t cp = 0; cp < planes; cp++) us += dot16(src + cp * sp, uni + cp * 16);
+                usum[y * W + xx] = us;
+            }
         }
-    }
     uint8_t *padv = x + pix * C;
     for (size_t ch = 0; ch < C; ch++) padv[ch] = pad_lane(t->pad_value, ch);
     if (psum) {
@@ -252,7 +295,18 @@ npk_status emu_conv_direct8(npk_rk_emu *e, const emu_task *t, int32_t *acc, int3
     if (rows < 12) rows = 12;
     if (in_place) rows = P;
     int32_t *cb = acc, *sb = s;
+    emu_dpu8 d;
     if (dpu) {
+        /* The atoms that need no per-pixel checks, from the kernels' bounds
+         * (kept with the packed kernels, for this OW_OP). */
+        d = *dpu, dpu = &d;
+        const int32_t ow = t->cpend ? t->ow_op : 0;
+        uint8_t *safe = wp && d.loop == 2 ? emu_scratch_get(&e->sf, N / 16 + 1) : NULL;
+        if (safe) {
+            if (!wp->wabs_ok || wp->wabs_ow != ow)
+                kernel_bounds(t, ow, wp->wabs), wp->wabs_ow = ow, wp->wabs_ok = true;
+            emu_dpu8_safe(&d, t, wp->wabs, safe);
+        }
         /* Blocks whose sums stay in cache. */
         size_t rf = C_BLOCK_BYTES / (N * 4) / 12 * 12;
         rows = rows < rf ? rows : rf < 12 ? 12 : rf;

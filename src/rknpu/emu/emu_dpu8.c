@@ -232,7 +232,7 @@ static bool is_fast(const plan *pl)
 
 static AVX2 inline __attribute__((always_inline)) void
 fast_rows(const plan *pl, const emu_task *t, const uint32_t *c, const int32_t *sums, size_t ch0,
-          uint8_t *dst, const bool dw, const bool cp, size_t P)
+          uint8_t *dst, const bool dw, const bool cp, const bool chk, size_t P)
 {
     const size_t N = t->n;
     const step *bs = &pl->st[0], *bn = &pl->st[1];
@@ -268,12 +268,14 @@ fast_rows(const plan *pl, const emu_task *t, const uint32_t *c, const int32_t *s
                                          (const __m256i *)(const void *)(sums + p * N + ch0) + q))
                           : s0);
             x = _mm256_add_epi32(x, a0[q]);
-            bad = _mm256_or_si256(
-                bad, _mm256_or_si256(_mm256_cmpgt_epi32(x, hi[q]), _mm256_cmpgt_epi32(lo[q], x)));
+            if (chk)
+                bad = _mm256_or_si256(bad, _mm256_or_si256(_mm256_cmpgt_epi32(x, hi[q]),
+                                                           _mm256_cmpgt_epi32(lo[q], x)));
             x = _mm256_mullo_epi32(x, m0[q]);
             const __m256i y = _mm256_add_epi32(x, a1[q]);
-            bad = _mm256_or_si256(
-                bad, _mm256_and_si256(_mm256_xor_si256(y, x), _mm256_xor_si256(y, a1[q])));
+            if (chk)
+                bad = _mm256_or_si256(
+                    bad, _mm256_and_si256(_mm256_xor_si256(y, x), _mm256_xor_si256(y, a1[q])));
             const __m256i e = _mm256_srl_epi64(_mm256_mul_epi32(y, m1e[q]), bnr);
             const __m256i o =
                 _mm256_sll_epi64(_mm256_mul_epi32(_mm256_srli_epi64(y, 32), m1o[q]), bnl);
@@ -283,7 +285,7 @@ fast_rows(const plan *pl, const emu_task *t, const uint32_t *c, const int32_t *s
                                                   _mm256_and_si256(_mm256_sra_epi32(z, rb), one)),
                                  offset);
         }
-        if (_mm256_movemask_ps(_mm256_castsi256_ps(bad))) {
+        if (chk && _mm256_movemask_ps(_mm256_castsi256_ps(bad))) {
             common_rows(pl, t, c, sums, ch0, dst, dw, cp, p, p + 1);
             continue;
         }
@@ -302,9 +304,12 @@ fast_rows(const plan *pl, const emu_task *t, const uint32_t *c, const int32_t *s
     {                                                                                              \
         BODY;                                                                                      \
     }
-ROWS(fast_rows_dw, fast_rows(pl, t, c, sums, ch0, dst, true, true, P))
-ROWS(fast_rows_dw0, fast_rows(pl, t, c, sums, ch0, dst, true, false, P))
-ROWS(fast_rows_direct, fast_rows(pl, t, c, sums, ch0, dst, false, true, P))
+ROWS(fast_rows_dw, fast_rows(pl, t, c, sums, ch0, dst, true, true, true, P))
+ROWS(fast_rows_dw0, fast_rows(pl, t, c, sums, ch0, dst, true, false, true, P))
+ROWS(fast_rows_direct, fast_rows(pl, t, c, sums, ch0, dst, false, true, true, P))
+/* the same where every channel of the atom is proven safe (emu_dpu8_safe) */
+ROWS(fast_rows_dw0_safe, fast_rows(pl, t, c, sums, ch0, dst, true, false, false, P))
+ROWS(fast_rows_direct_safe, fast_rows(pl, t, c, sums, ch0, dst, false, true, false, P))
 ROWS(common_rows_dw, common_rows(pl, t, c, sums, ch0, dst, true, true, 0, P))
 ROWS(common_rows_dw0, common_rows(pl, t, c, sums, ch0, dst, true, false, 0, P))
 ROWS(common_rows_direct, common_rows(pl, t, c, sums, ch0, dst, false, true, 0, P))
@@ -318,6 +323,7 @@ bool emu_dpu8_plan(const emu_task *t, const int32_t *ops, int32_t *th, emu_dpu8 
         return false;
     d->loop = is_fast(d) ? 2 : is_common(d) ? 1 : 0;
     d->th = th;
+    d->safe = NULL;
     /* floor(INT32_MAX / |m|) through a double division: exact for the int16
      * multipliers (the rounded quotient is within 2^-22 of the true one,
      * which is an integer or at least 2^-15 from the next). */
@@ -328,6 +334,27 @@ bool emu_dpu8_plan(const emu_task *t, const int32_t *ops, int32_t *th, emu_dpu8 
             th[ch] = a > 0 ? (int32_t)((double)INT32_MAX / a) : INT32_MAX;
         }
     return true;
+}
+
+void emu_dpu8_safe(emu_dpu8 *d, const emu_task *t, const uint64_t *bound, uint8_t *safe)
+{
+    if (d->loop != 2) return;
+    const emu_dpu8_step *bs = &d->st[0], *bn = &d->st[1];
+    for (size_t a = 0; a < t->n / 16; a++) {
+        bool ok = true;
+        for (size_t ch = 16 * a; ch < 16 * a + 16 && ok; ch++) {
+            /* |x| <= th after the BS add: the BS product is exact in int32 */
+            const uint64_t x =
+                bound[ch] + (uint64_t)(bs->addv[ch] < 0 ? -(int64_t)bs->addv[ch] : bs->addv[ch]);
+            const uint64_t m = (uint64_t)(bs->mulv[ch] < 0 ? -(int64_t)bs->mulv[ch] : bs->mulv[ch]);
+            const uint64_t a1 =
+                (uint64_t)(bn->addv[ch] < 0 ? -(int64_t)bn->addv[ch] : bn->addv[ch]);
+            /* and the BN add does not leave int32 */
+            ok = x <= (uint64_t)d->th[ch] && x * m + a1 <= (uint64_t)INT32_MAX;
+        }
+        safe[a] = ok;
+    }
+    d->safe = safe;
 }
 
 void emu_dpu8_rows(const emu_dpu8 *d, const emu_task *t, const uint32_t *c, const int32_t *sums,
@@ -341,12 +368,21 @@ void emu_dpu8_rows(const emu_dpu8 *d, const emu_task *t, const uint32_t *c, cons
                                      : dw ? common_rows_dw
                                           : common_rows_direct
                                    : atom_rows;
+    rows_fn *safe = d->loop != 2 || !d->safe || (dw && !dw0) ? rows
+                    : dw0                                    ? fast_rows_dw0_safe
+                                                             : fast_rows_direct_safe;
     for (size_t g0 = 0, gi = 0; g0 < t->n; g0 += t->group, gi++)
         for (size_t sub = 0, ai = 0; sub < t->group && g0 + sub < t->n; sub += 16, ai++)
-            rows(d, t, c, sums, g0 + sub, t->out + gi * t->surf_add + ai * t->dst_surf + p0 * 16,
-                 np);
+            (d->safe && d->safe[(g0 + sub) / 16] ? safe : rows)(
+                d, t, c, sums, g0 + sub, t->out + gi * t->surf_add + ai * t->dst_surf + p0 * 16,
+                np);
 }
 #else
+void emu_dpu8_safe(emu_dpu8 *d, const emu_task *t, const uint64_t *bound, uint8_t *safe)
+{
+    (void)d, (void)t, (void)bound, (void)safe;
+}
+
 bool emu_dpu8_plan(const emu_task *t, const int32_t *ops, int32_t *th, emu_dpu8 *d)
 {
     (void)t, (void)ops, (void)th, (void)d;

@@ -51,6 +51,11 @@ typedef struct emu_wpack {
     uint16_t *use; /* the channels in the product */
     size_t cu;
     int8_t *uni; /* per channel: the one weight of a channel left out, else 0 */
+    /* per kernel: 128 x the sum of |w + wabs_ow| over its taps and channels,
+     * a bound on |sum + CPEND term| (valid when wabs_ok) */
+    uint64_t *wabs;
+    int32_t wabs_ow;
+    bool wabs_ok;
 } emu_wpack;
 
 /* Growable scratch buffers, reused across tasks. */
@@ -66,7 +71,7 @@ struct npk_rk_emu {
     emu_core core[NPK_RKNPU_MAX_CORES];
     npk_rk_emu_stats st;
     uint64_t budget; /* multiply-accumulates left in this run (UINT64_MAX: unlimited) */
-    emu_scratch a, b, c, t, s, ops, pb, work, im, s2, u;
+    emu_scratch a, b, c, t, s, ops, pb, work, im, s2, u, sf;
     bool simd;
     const struct npk_tfl_qkern *qk; /* the interpreter's 8-bit kernels (emu_conv8.c) */
     emu_wpack *wp;                  /* emu_wcache.c */
@@ -188,6 +193,9 @@ typedef struct emu_dpu8 {
     bool out_sat;
     int loop;          /* 0 any stages, 1 the common sequence, 2 its int32-lane form */
     const int32_t *th; /* loop 2: INT32_MAX / |BS multiplier| per channel */
+    /* loop 2: per 16-channel atom, whether no value the sums can take needs
+     * the per-pixel checks (emu_dpu8_safe); NULL: check every pixel */
+    const uint8_t *safe;
 } emu_dpu8;
 
 /* Plans the fused DPU of task t (ops: the stages' add and multiply operands
@@ -195,6 +203,10 @@ typedef struct emu_dpu8 {
  * plan points at); false when the task is outside what it models or AVX2
  * is not compiled in (nothing is written then). */
 bool emu_dpu8_plan(const emu_task *t, const int32_t *ops, int32_t *th, emu_dpu8 *d);
+/* Marks the atoms whose channels cannot leave int32 in the BS product or
+ * the BN add, given bound[ch] >= |sum + CPEND term| for every input (the
+ * sums' true values, before any wrapping); safe: t->n / 16 bytes. */
+void emu_dpu8_safe(emu_dpu8 *d, const emu_task *t, const uint64_t *bound, uint8_t *safe);
 /* Output pixels p0 .. p0 + np - 1 of every channel: c holds their sums (np
  * rows of t->n), sums their CPEND window sums (np values; depthwise np rows
  * of t->n; NULL without CPEND). Blocks may come in any order. */
