@@ -134,12 +134,26 @@ npk_status emu_conv_int(npk_rk_emu *e, const emu_task *t, int32_t *acc, int32_t 
         const bool fold = dpu && t->cpend && !dpu->start_sat && t->ow_op >= -32768 + 128 &&
                           t->ow_op <= 32767 - 127;
         const int32_t ow = fold ? t->ow_op : 0;
-        for (size_t ch = 0; ch < C; ch++)
-            for (size_t tap = 0; tap < 2 * pairs; tap++)
-                wp[(tap / 2 * C + ch) * 2 + tap % 2] =
-                    tap < taps
-                        ? (int16_t)((int8_t)t->wt[(ch / G) * taps * G + tap * G + ch % G] + ow)
-                        : 0;
+        /* Without window sums, 128 x the sum of |w + OW_OP| over a
+         * channel's taps bounds its values: the atoms that need no checks. */
+        const bool ws = t->cpend && !fold;
+        uint64_t *bound =
+            dpu && !ws ? emu_scratch_get(&e->sf, C * sizeof *bound + C / 16 + 1) : NULL;
+        if (bound) memset(bound, 0, C * sizeof *bound);
+        for (size_t g0 = 0; g0 < C; g0 += G) {
+            const size_t gn = C - g0 < G ? C - g0 : G;
+            for (size_t tap = 0; tap < taps; tap++) {
+                const uint8_t *src = t->wt + g0 * taps + tap * G;
+                int16_t *d = wp + (tap / 2 * C + g0) * 2 + tap % 2;
+                for (size_t j = 0; j < gn; j++) {
+                    const int32_t v = (int8_t)src[j] + ow;
+                    d[2 * j] = (int16_t)v;
+                    if (bound) bound[g0 + j] += (uint64_t)(v < 0 ? -v : v);
+                }
+            }
+        }
+        if (taps % 2) /* the odd tap's partner */
+            for (size_t ch = 0; ch < C; ch++) wp[((taps / 2) * C + ch) * 2 + 1] = 0;
         const size_t P = (size_t)t->ow * t->oh;
         if (!dpu) {
             dw_avx2(t, wp, pb, off, (uint32_t *)acc, (uint32_t *)s, 0, P);
@@ -149,21 +163,10 @@ npk_status emu_conv_int(npk_rk_emu *e, const emu_task *t, int32_t *acc, int32_t 
          * through the DPU right after it is made. */
         size_t rows = DW_BLOCK_BYTES / (N * 8);
         rows = rows < 1 ? 1 : rows < P ? rows : P;
-        const bool ws = t->cpend && !fold;
         emu_dpu8 d = *dpu;
         d.cpend = ws;
-        /* Without window sums, 128 x the sum of |w + OW_OP| over a
-         * channel's taps bounds its values: the atoms that need no checks. */
-        uint64_t *bound = ws ? NULL : emu_scratch_get(&e->sf, C * sizeof *bound + C / 16 + 1);
         if (bound) {
-            for (size_t ch = 0; ch < C; ch++) {
-                uint64_t sum = 0;
-                for (size_t tap = 0; tap < taps; tap++) {
-                    const int32_t v = wp[(tap / 2 * C + ch) * 2 + tap % 2];
-                    sum += (uint64_t)(v < 0 ? -v : v);
-                }
-                bound[ch] = 128 * sum;
-            }
+            for (size_t ch = 0; ch < C; ch++) bound[ch] *= 128;
             emu_dpu8_safe(&d, t, bound, (uint8_t *)(bound + C));
         }
         uint32_t *cb = emu_scratch_get(&e->c, rows * N * sizeof *cb);

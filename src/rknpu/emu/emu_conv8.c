@@ -233,7 +233,7 @@ npk_status emu_conv_direct8(npk_rk_emu *e, const emu_task *t, int32_t *acc, int3
     for (size_t ch = 0; ch < C; ch++) any_uni |= uni[ch] != 0;
 
     /* The input pixel-major (pix rows of C bytes), then the pad lanes' row. */
-    uint8_t *x = emu_scratch_get(&e->a, (pix + 1) * C);
+    uint8_t *x = emu_scratch_get(&e->a, (pix + 1) * C + 16); /* + 16: see `run` */
     if (!x) return emu_fail(w, err, NPK_E_NOMEM, "out of memory for the task");
     /* CPEND: each input pixel's sum of every channel, taken on the way; and
      * each input pixel's sum over the channels left out, times their weight. */
@@ -275,6 +275,11 @@ npk_status emu_conv_direct8(npk_rk_emu *e, const emu_task *t, int32_t *acc, int3
     }
 
     const bool all = cu == C;
+    /* A few used channels in one run (the first layer's 3): each tap's are
+     * copied as 16 bytes from the first, the bytes past the run read from
+     * the next pixel (or the slack) and overwritten by the next tap or row
+     * (or written to the slack of A). */
+    const bool run = !all && cu && cu <= 16 && (size_t)use[cu - 1] - use[0] == cu - 1;
     const size_t K = taps * cu;
     npk_tfl_qgemm g;
     memset(&g, 0, sizeof g);
@@ -315,7 +320,8 @@ npk_status emu_conv_direct8(npk_rk_emu *e, const emu_task *t, int32_t *acc, int3
         sb = ws ? emu_scratch_get(&e->s, rows * sizeof *sb) : NULL;
         if (!cb || (ws && !sb)) return emu_fail(w, err, NPK_E_NOMEM, "out of memory for the task");
     }
-    uint8_t *a = in_place ? NULL : emu_scratch_get(&e->im, (rows < P ? rows : P) * (K ? K : 1));
+    uint8_t *a =
+        in_place ? NULL : emu_scratch_get(&e->im, (rows < P ? rows : P) * (K ? K : 1) + 16);
     uint32_t *ub = any_uni ? emu_scratch_get(&e->u, (rows < P ? rows : P) * sizeof *ub) : NULL;
     if ((!in_place && !a) || (any_uni && !ub))
         return emu_fail(w, err, NPK_E_NOMEM, "out of memory for the task");
@@ -341,6 +347,8 @@ npk_status emu_conv_direct8(npk_rk_emu *e, const emu_task *t, int32_t *acc, int3
                     uint8_t *d = a + q * K + ((size_t)ky * t->kw + kx) * cu;
                     if (all)
                         memcpy(d, src, C);
+                    else if (run)
+                        memcpy(d, src + use[0], 16);
                     else
                         for (size_t u = 0; u < cu; u++) d[u] = src[use[u]];
                 }
