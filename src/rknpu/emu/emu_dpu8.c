@@ -212,13 +212,12 @@ common_rows(const plan *pl, const emu_task *t, const uint32_t *c, const int32_t 
 
 /* The common case again, eight int32 lanes per vector, where the values
  * stay within int32 (checked per pixel instead of clamped per lane; a pixel
- * that fails the check goes through common_rows): the BS product when
- * |x| <= INT32_MAX / |multiplier| per channel (then vpmulld is exact and
- * its saturation idle), the BN add when it does not overflow int32 (then
- * its saturation is idle). The BN product takes int64 lanes (vpmuldq on the
- * even and odd lanes), its shift a logical one (the result is proven within
- * int32). OUT_CVT with scale 2^a and shift s > a rounds as
- * floor((x + 2^(s-a-1)) / 2^(s-a)) = (x >> (s-a)) + bit (s-a-1) of x. */
+ * that fails the check goes through common_rows): the BS product and the
+ * BN add when |x| <= (INT32_MAX - |BN add|) / |BS multiplier| per channel
+ * (then vpmulld is exact and both saturations idle). The BN product takes int64 lanes (vpmuldq on
+ * the even and odd lanes), its shift a logical one (the result is proven within int32). OUT_CVT
+ * with scale 2^a and shift s > a rounds as floor((x + 2^(s-a-1)) / 2^(s-a)) = (x >> (s-a)) + bit
+ * (s-a-1) of x. */
 static bool is_fast(const plan *pl)
 {
     const step *bs = &pl->st[0], *bn = &pl->st[1];
@@ -273,9 +272,6 @@ fast_rows(const plan *pl, const emu_task *t, const uint32_t *c, const int32_t *s
                                                            _mm256_cmpgt_epi32(lo[q], x)));
             x = _mm256_mullo_epi32(x, m0[q]);
             const __m256i y = _mm256_add_epi32(x, a1[q]);
-            if (chk)
-                bad = _mm256_or_si256(
-                    bad, _mm256_and_si256(_mm256_xor_si256(y, x), _mm256_xor_si256(y, a1[q])));
             const __m256i e = _mm256_srl_epi64(_mm256_mul_epi32(y, m1e[q]), bnr);
             const __m256i o =
                 _mm256_sll_epi64(_mm256_mul_epi32(_mm256_srli_epi64(y, 32), m1o[q]), bnl);
@@ -324,14 +320,21 @@ bool emu_dpu8_plan(const emu_task *t, const int32_t *ops, int32_t *th, emu_dpu8 
     d->loop = is_fast(d) ? 2 : is_common(d) ? 1 : 0;
     d->th = th;
     d->safe = NULL;
-    /* floor(INT32_MAX / |m|) through a double division: exact for the int16
-     * multipliers (the rounded quotient is within 2^-22 of the true one,
-     * which is an integer or at least 2^-15 from the next). */
+    /* th = floor((INT32_MAX - |a1|) / |m0|): |x| <= th keeps the BS product
+     * x m0 and the BN add x m0 + a1 within int32. Through a double division:
+     * exact for the int16 multipliers (the rounded quotient is within 2^-22
+     * of the true one, which is an integer or at least 2^-15 from the next);
+     * per-tensor layers repeat one pair, computed once. */
     if (d->loop == 2)
         for (size_t ch = 0; ch < t->n; ch++) {
-            const int32_t m = d->st[0].mulv[ch];
+            const int32_t m = d->st[0].mulv[ch], a1 = d->st[1].addv[ch];
+            if (ch && m == d->st[0].mulv[ch - 1] && a1 == d->st[1].addv[ch - 1]) {
+                th[ch] = th[ch - 1];
+                continue;
+            }
             const double a = m < 0 ? -(double)m : (double)m;
-            th[ch] = a > 0 ? (int32_t)((double)INT32_MAX / a) : INT32_MAX;
+            const double r = (double)INT32_MAX - (a1 < 0 ? -(double)a1 : (double)a1);
+            th[ch] = r < 0 ? -1 : a > 0 ? (int32_t)(r / a) : INT32_MAX;
         }
     return true;
 }
