@@ -4,15 +4,21 @@
  *   BN  Y = floor((X + K) * a1 / 2^sa)           (the pair b1*a1: ~30 bits)
  *   EW  E = (x2 - z2) * s2                       (operand conversion, shift 0)
  *   OUT_CVT round((Y + E) * c / 2^k) + zo        (s2*c: ~30 bits)
- * and proves, by enumerating all 65,536 input pairs of the modelled
- * arithmetic against TFLite's add.cc (left shift 20, three
- * MultiplyByQuantizedMultiplierSmallerThanOneExp, each a double rounding),
- * that the outputs are equal. The output is monotone in K, so each pair
- * bounds K from both sides; a nonempty intersection is an exact encoding. */
+ * and proves that the outputs equal TFLite's add.cc (left shift 20, three
+ * MultiplyByQuantizedMultiplierSmallerThanOneExp, each a double rounding)
+ * for all 65,536 input pairs. Both sides are nondecreasing functions of a
+ * sum of one term per input, so the proof works on rows: TFLite's row x1 is
+ * a run of levels (tfl_rows), the registers' row must change level at the
+ * same columns, which bounds BN's output Y per row (y_bounds), and Y is
+ * nondecreasing in K, so each row bounds K from both sides (k_interval); a
+ * nonempty intersection is an exact encoding. test_add_exact compares the
+ * answers with a brute force over every pair. */
 #include "add_exact.h"
 
+#include <float.h>
 #include <math.h>
 #include <stdint.h>
+#include <stdlib.h>
 #include <string.h>
 
 /* TFLite's QuantizeMultiplier (double): q in [2^30, 2^31), real = q*2^(e-31). */
@@ -46,14 +52,6 @@ typedef struct tfl_add {
     int e1, e2, eo;
 } tfl_add;
 
-/* TFLite's output less the zero point for the offsets d1 = x1 - z1, d2. */
-static int32_t tfl_eval(const tfl_add *t, int32_t d1, int32_t d2)
-{
-    int32_t a = rdbpot(srdhm(d1 * (1 << 20), t->q1), -t->e1);
-    int32_t b = rdbpot(srdhm(d2 * (1 << 20), t->q2), -t->e2);
-    return rdbpot(srdhm(a + b, t->qo), -t->eo);
-}
-
 static int64_t sat32(int64_t v)
 {
     return v > INT32_MAX ? INT32_MAX : v < INT32_MIN ? INT32_MIN : v;
@@ -64,75 +62,320 @@ static int64_t floor_shift(int64_t v, int s)
     return v >= 0 ? v >> s : -((-v - 1) >> s) - 1;
 }
 
-/* The modelled registers (the emulator's arithmetic), output stored. */
-static int64_t hw_eval(const rk_add_enc *h, int32_t d1, int32_t d2, int64_t K)
+/* The best `n` values v in [2^14, 2^15) for v * (mant of target / v),
+ * by relative error: fills v[], a[], e[]. The mantissa of target / v is
+ * rounded to 15 bits (half up: the value is positive), a = mant * 2^e;
+ * ties in the error keep the smaller v. */
+#define CANDS 6
+#define BLOCK 256
+
+/* Whether any of BLOCK values (no NaN, no -0) is negative: an OR of the
+ * sign bits, which the compiler vectorises (a compare-and-count does not). */
+static bool any_negative(const double *t)
 {
-    int64_t X = sat32((int64_t)d1 * h->b1);
-    int64_t Y = sat32(floor_shift(sat32(X + K) * h->a1, h->sa));
-    int64_t E = sat32((int64_t)d2 * h->s2);
-    int64_t S = sat32(Y + E);
+    uint64_t acc = 0;
+    for (int i = 0; i < BLOCK; i++) {
+        uint64_t b;
+        memcpy(&b, &t[i], sizeof b);
+        acc |= b;
+    }
+    return acc >> 63;
+}
+static int best_pairs(double target, uint32_t v[CANDS], uint32_t a[CANDS], int e[CANDS])
+{
+    double err[CANDS], dev[CANDS]; /* relative and absolute errors of the kept ones */
+    int n = 0;
+    if (!(target > 0) || !isfinite(target)) return 0;
+    double xs[BLOCK];
+    for (int i = 0; i < BLOCK; i++) xs[i] = (double)i;
+    for (uint32_t x0 = 1u << 14; x0 < (1u << 15); x0 += BLOCK) {
+        /* target / v over a block, and the error of each v. frexp's
+         * exponent ea is the same across the block when its two ends share
+         * it (the quotient falls with v); then the mantissa rounded to 15
+         * bits is floor(q * 2^(15 - ea) + 0.5), exact (q * 2^(15 - ea) is
+         * in [2^14, 2^15) with 38 fraction bits), and v * mant * 2^(ea - 15)
+         * is exact (v * mant < 2^30); a mantissa that rounds up to 2^15
+         * becomes 2^14 with one more shift, the same product. Branch-free:
+         * the compiler vectorises these loops. */
+        double q[BLOCK], d[BLOCK];
+        const double xb = (double)x0;
+        int ea, eb;
+        (void)frexp(target / xb, &ea);
+        (void)frexp(target / (xb + (BLOCK - 1)), &eb);
+        const bool same =
+            ea == eb && 15 - ea <= 62 && 15 - ea >= 2 && target / (xb + (BLOCK - 1)) >= DBL_MIN;
+        const double sc = ldexp(1.0, 15 - ea), lo = ldexp(1.0, ea - 15);
+        for (int i = 0; i < BLOCK; i++) q[i] = target / (xb + xs[i]);
+        if (same) {
+            for (int i = 0; i < BLOCK; i++)
+                d[i] = fabs((xb + xs[i]) * (double)(int32_t)(q[i] * sc + 0.5) * lo - target);
+        } else {
+            for (int i = 0; i < BLOCK; i++) {
+                int ex;
+                const double f = frexp(q[i], &ex);
+                const int s = 15 - ex - ((int32_t)(f * 32768.0 + 0.5) == 32768);
+                d[i] = s < 1 || s > 62 ? INFINITY
+                                       : fabs((xb + xs[i]) * (double)(int32_t)(f * 32768.0 + 0.5) *
+                                                  ldexp(1.0, -(15 - ex)) -
+                                              target);
+            }
+        }
+        if (n == CANDS) { /* a block with nothing better than the last kept one */
+            double t[BLOCK];
+            for (int i = 0; i < BLOCK; i++) t[i] = d[i] - dev[CANDS - 1];
+            if (!any_negative(t)) continue;
+        }
+        for (int i = 0; i < BLOCK; i++) {
+            if (n == CANDS && !(d[i] < dev[CANDS - 1])) continue; /* r >= err[CANDS - 1] */
+            if (d[i] == INFINITY) continue;
+            int ex; /* the mantissa and shift */
+            const double f = frexp(q[i], &ex);
+            int32_t m = (int32_t)(f * 32768.0 + 0.5);
+            int s = 15 - ex;
+            if (m == 32768) m = 16384, s--;
+            if (s < 1 || s > 62) continue;
+            const double r = d[i] / target;
+            int at = n < CANDS ? n : CANDS;
+            while (at > 0 && err[at - 1] > r) at--;
+            if (at >= CANDS) continue;
+            int last = n < CANDS ? n : CANDS - 1;
+            for (int j = last; j > at; j--)
+                err[j] = err[j - 1], dev[j] = dev[j - 1], v[j] = v[j - 1], a[j] = a[j - 1],
+                e[j] = e[j - 1];
+            err[at] = r, dev[at] = d[i], v[at] = x0 + (uint32_t)i, a[at] = (uint32_t)m, e[at] = s;
+            if (n < CANDS) n++;
+        }
+    }
+    return n;
+}
+
+/* The smallest x in [a, b] with f(x) >= want (b + 1 if none), f
+ * nondecreasing: a bracket grown from the guess g, then bisection. */
+typedef int64_t (*mono_fn)(const void *cx, int64_t x);
+static int64_t first_at_least(mono_fn f, const void *cx, int64_t want, int64_t a, int64_t b,
+                              int64_t g)
+{
+    if (a > b) return b + 1;
+    g = g < a ? a : g > b ? b : g;
+    int64_t lo, hi, step = 1; /* f(lo) < want or lo = a - 1; f(hi) >= want or hi = b + 1 */
+    if (f(cx, g) >= want) {
+        for (hi = g;; step *= 2) {
+            lo = hi - step;
+            if (lo < a) {
+                lo = a - 1;
+                break;
+            }
+            if (f(cx, lo) < want) break;
+            hi = lo;
+        }
+    } else {
+        for (lo = g;; step *= 2) {
+            hi = lo + step;
+            if (hi > b) {
+                hi = b + 1;
+                break;
+            }
+            if (f(cx, hi) >= want) break;
+            lo = hi;
+        }
+    }
+    while (hi - lo > 1) {
+        int64_t mid = lo + (hi - lo) / 2;
+        if (f(cx, mid) >= want)
+            hi = mid;
+        else
+            lo = mid;
+    }
+    return hi;
+}
+
+/* TFLite's clamped output from the sum T of the two per-input terms. */
+typedef struct tfl_out_cx {
+    const tfl_add *t;
+    int32_t zo, lo, hi;
+} tfl_out_cx;
+
+static int64_t tfl_out(const void *p, int64_t T)
+{
+    const tfl_out_cx *c = p;
+    int64_t r = (int64_t)rdbpot(srdhm((int32_t)T, c->t->qo), -c->t->eo) + c->zo;
+    r = r < c->lo ? c->lo : r > c->hi ? c->hi : r;
+    return r > 127 ? 127 : r < -128 ? -128 : r;
+}
+
+/* The modelled registers' output from the sum S = Y + E (saturated). */
+static int64_t hw_out(const void *p, int64_t S)
+{
+    const rk_add_enc *h = p;
+    S = sat32(S);
     if (h->relu && S < 0) S = 0;
     if (h->relux && S > h->cap) S = h->cap;
     int64_t r = floor_shift(S * h->c + ((int64_t)1 << (h->k - 1)), h->k) + h->off;
     return r > 127 ? 127 : r < -128 ? -128 : r;
 }
 
-/* m = a * 2^-e with a in [2^14, 2^15). */
-static void mant15(double m, uint32_t *a, int *e)
+/* BN's output Y for one row's X as a function of K. */
+typedef struct hw_y_cx {
+    const rk_add_enc *h;
+    int64_t X;
+} hw_y_cx;
+
+static int64_t hw_y(const void *p, int64_t K)
 {
-    int x;
-    double f = frexp(m, &x);
-    long q = lround(f * 32768.0);
-    int s = 15 - x;
-    if (q == 32768) q = 16384, s--;
-    *a = (uint32_t)q;
-    *e = s;
+    const hw_y_cx *c = p;
+    return sat32(floor_shift(sat32(c->X + K) * c->h->a1, c->h->sa));
 }
 
-/* The best `n` values v in [2^14, 2^15) for v * (mant of target / v),
- * by relative error: fills v[], a[], e[]. */
-#define CANDS 6
-static int best_pairs(double target, uint32_t v[CANDS], uint32_t a[CANDS], int e[CANDS])
+#define NO_SUM ((int64_t)1 << 60) /* a threshold no sum reaches (+) or every sum does (-) */
+
+/* TFLite's side of a layer, computed once for all candidates. Row x1,
+ * column x2; the output is a nondecreasing function of A[x1] + B[x2], so
+ * each row is runs of levels: the row starts at level wmin, ends at wmax,
+ * and reaches level w (wmin < w <= wmax) first at column p(x1, w). */
+typedef struct tfl_rows {
+    int16_t wmin[256], wmax[256];
+    uint32_t at[257];     /* row x1's p values: p[at[x1] + w - wmin - 1] */
+    uint8_t p[256 * 256]; /* 1..255 */
+} tfl_rows;
+
+static void tfl_rows_fill(const tfl_add *t, int32_t z1, int32_t z2, int32_t zo, int32_t lo,
+                          int32_t hi, tfl_rows *r)
 {
-    double err[CANDS];
-    int n = 0;
-    for (uint32_t x = 1u << 14; x < (1u << 15); x++) {
-        uint32_t m;
-        int s;
-        mant15(target / x, &m, &s);
-        if (s < 1 || s > 62) continue;
-        double r = fabs((double)x * ldexp(m, -s) - target) / target;
-        int at = n < CANDS ? n : CANDS;
-        while (at > 0 && err[at - 1] > r) at--;
-        if (at >= CANDS) continue;
-        int last = n < CANDS ? n : CANDS - 1;
-        for (int j = last; j > at; j--)
-            err[j] = err[j - 1], v[j] = v[j - 1], a[j] = a[j - 1], e[j] = e[j - 1];
-        err[at] = r, v[at] = x, a[at] = m, e[at] = s;
-        if (n < CANDS) n++;
+    int32_t A[256], B[256];
+    for (int x = 0; x < 256; x++) {
+        A[x] = rdbpot(srdhm((x - 128 - z1) * (1 << 20), t->q1), -t->e1);
+        B[x] = rdbpot(srdhm((x - 128 - z2) * (1 << 20), t->q2), -t->e2);
     }
-    return n;
+    const tfl_out_cx cx = {t, zo, lo, hi};
+    const int64_t Tmin = (int64_t)A[0] + B[0], Tmax = (int64_t)A[255] + B[255];
+    const int w0 = (int)tfl_out(&cx, Tmin), w1 = (int)tfl_out(&cx, Tmax);
+    /* tF[w - w0]: the smallest sum at level w (w0 < w <= w1); a guess from
+     * the real multiplier, made exact by the bracket */
+    int64_t tF[257];
+    const double per = ldexp(1.0, 31 - t->eo) / t->qo; /* sum units per output step */
+    int64_t prev = Tmin;
+    for (int w = w0 + 1; w <= w1; w++) {
+        int64_t g = prev + (int64_t)per;
+        tF[w - w0] = prev = first_at_least(tfl_out, &cx, w, prev + 1, Tmax, g);
+    }
+    uint32_t n = 0;
+    for (int x1 = 0; x1 < 256; x1++) {
+        const int a = (int)tfl_out(&cx, (int64_t)A[x1] + B[0]),
+                  b = (int)tfl_out(&cx, (int64_t)A[x1] + B[255]);
+        r->wmin[x1] = (int16_t)a, r->wmax[x1] = (int16_t)b, r->at[x1] = n;
+        int j = 0;
+        for (int w = a + 1; w <= b; w++) {
+            const int64_t need = tF[w - w0] - A[x1];
+            while (j < 255 && B[j] < need) j++; /* B[255] >= need: w <= b */
+            r->p[n++] = (uint8_t)j;
+        }
+    }
+    r->at[256] = n;
 }
 
-/* Smallest K in [lo, hi] with clamped output >= want (hi + 1 if none). */
-static int64_t kmin(const rk_add_enc *h, int32_t d1, int32_t d2, int32_t want, int64_t lo,
-                    int64_t hi)
+/* The interval [L, H] BN's output Y must lie in, per row x1, for the
+ * outputs to equal TFLite's across the row: for every level w the row
+ * reaches at column p,
+ *   Y + E[p] >= tG(w)  and  Y + E[p-1] < tG(w),
+ * with E[x2] = E0 + s2 x2 EW's term and tG(w) the smallest sum the
+ * registers put at level w (OUT_CVT, clips); the row's first level bounds
+ * Y from below alone, one past its last from above. Only EW and OUT_CVT
+ * enter (s2, c, k, clips), so a pair of them that leaves a row empty fails
+ * with every BS/BN pair. False then. */
+static bool y_bounds(const rk_add_enc *h, const tfl_rows *r, int32_t z2, int64_t L[256],
+                     int64_t H[256])
 {
-    while (lo <= hi) {
-        int64_t mid = lo + (hi - lo) / 2;
-        if (hw_eval(h, d1, d2, mid) >= want)
-            hi = mid - 1;
-        else
-            lo = mid + 1;
+    /* tG[w + 128] for w in -127..127 */
+    int64_t tG[257];
+    const double per = ldexp(1.0, h->k) / h->c; /* sum units per output step */
+    const int64_t gmin = hw_out(h, INT32_MIN), gmax = hw_out(h, INT32_MAX);
+    for (int w = -127; w <= 127; w++) {
+        if (gmin >= w)
+            tG[w + 128] = -NO_SUM;
+        else if (gmax < w)
+            tG[w + 128] = NO_SUM;
+        else {
+            double e = ((double)(w - h->off) - 0.5) * per;
+            e = e < INT32_MIN ? INT32_MIN : e > INT32_MAX ? INT32_MAX : e;
+            tG[w + 128] =
+                first_at_least(hw_out, h, w, (int64_t)INT32_MIN + 1, INT32_MAX, (int64_t)e);
+        }
     }
-    return lo;
+    /* The same in int32 where a row's thresholds are within 2^30 (then
+     * |tG - s2 p| < 2^31): the loop the compiler vectorises. far[] counts
+     * the levels below w that are not. */
+    int32_t t32[257];
+    int16_t far[258];
+    far[0] = 0;
+    for (int i = 0; i < 257; i++) {
+        const bool near = tG[i] >= -((int64_t)1 << 30) && tG[i] <= (int64_t)1 << 30;
+        t32[i] = near ? (int32_t)tG[i] : 0;
+        far[i + 1] = (int16_t)(far[i] + !near);
+    }
+    const int64_t s2 = h->s2, E0 = (int64_t)(0 - 128 - z2) * s2;
+    const int32_t s32 = (int32_t)h->s2;
+    for (int x1 = 0; x1 < 256; x1++) {
+        const int a = r->wmin[x1], b = r->wmax[x1];
+        int64_t lo = a > -128 ? tG[a + 128] - E0 : -NO_SUM;
+        int64_t hi = b < 127 ? tG[b + 129] - (E0 + 255 * s2) - 1 : NO_SUM;
+        const uint8_t *p = r->p + r->at[x1];
+        int64_t vmax = -2 * NO_SUM, vmin = 2 * NO_SUM;
+        if (far[b + 129] == far[a + 129]) {
+            const int32_t *t = t32 + a + 129;
+            int32_t mx = INT32_MIN, mn = INT32_MAX;
+            for (int i = 0; i < b - a; i++) {
+                const int32_t v = t[i] - s32 * (int32_t)p[i];
+                mx = v > mx ? v : mx;
+                mn = v < mn ? v : mn;
+            }
+            if (b > a) vmax = mx, vmin = mn;
+        } else {
+            const int64_t *t = tG + a + 129;
+            for (int i = 0; i < b - a; i++) {
+                const int64_t v = t[i] - s2 * p[i];
+                vmax = v > vmax ? v : vmax;
+                vmin = v < vmin ? v : vmin;
+            }
+        }
+        if (b > a) {
+            lo = vmax - E0 > lo ? vmax - E0 : lo;
+            hi = vmin + s2 - 1 - E0 < hi ? vmin + s2 - 1 - E0 : hi;
+        }
+        if (lo > hi || lo > INT32_MAX || hi < INT32_MIN) return false;
+        L[x1] = lo, H[x1] = hi;
+    }
+    return true;
+}
+
+/* Narrow [*klo, *khi] to the K where every row's Y(x1, K) lies in its
+ * [L, H] (Y is nondecreasing in K); false when nothing is left. */
+static bool k_interval(const rk_add_enc *h, const int64_t L[256], const int64_t H[256], int32_t z1,
+                       int64_t *klo, int64_t *khi)
+{
+    const double ky = ldexp(1.0, h->sa) / h->a1; /* K units per unit of Y */
+    for (int x1 = 0; x1 < 256; x1++) {
+        const hw_y_cx yc = {h, sat32((int64_t)(x1 - 128 - z1) * h->b1)};
+        if (L[x1] > INT32_MIN && hw_y(&yc, *klo) < L[x1]) {
+            double g = (double)L[x1] * ky - (double)yc.X;
+            g = g < (double)*klo ? (double)*klo : g > (double)*khi ? (double)*khi : g;
+            *klo = first_at_least(hw_y, &yc, L[x1], *klo, *khi, (int64_t)g);
+            if (*klo > *khi) return false;
+        }
+        if (H[x1] < INT32_MAX && hw_y(&yc, *khi) > H[x1]) {
+            double g = (double)(H[x1] + 1) * ky - (double)yc.X;
+            g = g < (double)*klo ? (double)*klo : g > (double)*khi ? (double)*khi : g;
+            *khi = first_at_least(hw_y, &yc, H[x1] + 1, *klo, *khi, (int64_t)g) - 1;
+            if (*klo > *khi) return false;
+        }
+    }
+    return true;
 }
 
 static bool add_exact_search(double sc1, double sc2, double sco, int32_t z1, int32_t z2, int32_t zo,
                              int32_t lo, int32_t hi, rk_add_enc *out);
 
-/* The search proves every candidate over all 65,536 input pairs (about
- * 10 ms a layer); it is a pure function of its arguments, so a result is
+/* The search costs a fraction of a millisecond a layer (docs/rknpu.md,
+ * "Add"); it is a pure function of its arguments, so a result is
  * reused for the same arguments, bit for bit, and compiles give the same
  * bytes with or without this table. Per thread (a compile runs on one),
  * direct-mapped. */
@@ -151,6 +394,11 @@ static uint64_t dbits(double d)
     uint64_t u;
     memcpy(&u, &d, sizeof u);
     return u;
+}
+
+void rk_add_exact_forget(void)
+{
+    memset(add_table, 0, sizeof add_table);
 }
 
 bool rk_add_exact_find(double sc1, double sc2, double sco, int32_t z1, int32_t z2, int32_t zo,
@@ -199,14 +447,8 @@ static bool add_exact_search(double sc1, double sc2, double sco, int32_t z1, int
     /* the effective real multipliers of the two inputs */
     double mo = ldexp(t.qo, t.eo - 31) * 1048576.0;
     double m1 = ldexp(t.q1, t.e1 - 31) * mo, m2 = ldexp(t.q2, t.e2 - 31) * mo;
-    int32_t want[256][256];
-    int32_t zlim = 128; /* stored domain: x in [-128, 127] */
-    for (int x1 = 0; x1 < 256; x1++)
-        for (int x2 = 0; x2 < 256; x2++) {
-            int64_t r = (int64_t)tfl_eval(&t, x1 - zlim - z1, x2 - zlim - z2) + zo;
-            r = r < lo ? lo : r > hi ? hi : r;
-            want[x1][x2] = (int32_t)(r > 127 ? 127 : r < -128 ? -128 : r);
-        }
+    tfl_rows rows;
+    tfl_rows_fill(&t, z1, z2, zo, lo, hi, &rows);
     uint32_t s2v[CANDS], cv[CANDS];
     int kv[CANDS];
     int n2 = best_pairs(m2, s2v, cv, kv);
@@ -215,6 +457,21 @@ static bool add_exact_search(double sc1, double sc2, double sco, int32_t z1, int
         memset(&h, 0, sizeof h);
         h.s2 = s2v[i], h.c = cv[i], h.k = kv[i];
         if (h.k > 63) continue;
+        /* A clip below: EW's ReLU at the threshold, OUT_CVT adds lo back,
+         * so K also moves the sum by zo - lo steps. A clip above: ReLU-X at
+         * the largest sum that rounds to at most hi. */
+        h.relu = lo > -128;
+        h.off = h.relu ? lo : zo;
+        h.relux = hi < 127;
+        if (h.relux) {
+            int64_t top = ((int64_t)(hi - h.off) + 1) * ((int64_t)1 << h.k) -
+                          ((int64_t)1 << (h.k - 1)); /* S * c < top */
+            int64_t cap = (top + (int64_t)h.c - 1) / (int64_t)h.c - 1;
+            if (top <= 0 || cap > INT32_MAX) continue;
+            h.cap = (int32_t)cap;
+        }
+        int64_t L[256], H[256];
+        if (!y_bounds(&h, &rows, z2, L, H)) continue;
         /* Y per unit of d1: m1 in output steps times 2^k / c */
         double V = m1 * ldexp(1.0, h.k) / h.c;
         uint32_t b1v[CANDS], a1v[CANDS];
@@ -222,19 +479,6 @@ static bool add_exact_search(double sc1, double sc2, double sco, int32_t z1, int
         int n1 = best_pairs(V, b1v, a1v, sav);
         for (int j = 0; j < n1; j++) {
             h.b1 = b1v[j], h.a1 = a1v[j], h.sa = sav[j];
-            /* A clip below: EW's ReLU at the threshold, OUT_CVT adds lo
-             * back, so K also moves the sum by zo - lo steps. A clip above:
-             * ReLU-X at the largest sum that rounds to at most hi. */
-            h.relu = lo > -128;
-            h.off = h.relu ? lo : zo;
-            h.relux = hi < 127;
-            if (h.relux) {
-                int64_t top = ((int64_t)(hi - h.off) + 1) * ((int64_t)1 << h.k) -
-                              ((int64_t)1 << (h.k - 1)); /* S * c < top */
-                int64_t cap = (top + (int64_t)h.c - 1) / (int64_t)h.c - 1;
-                if (top <= 0 || cap > INT32_MAX) continue;
-                h.cap = (int32_t)cap;
-            }
             /* one output step in K units, and the search range around the
              * shift by zo - off steps */
             double step = ldexp(1.0, h.k) / h.c * ldexp(1.0, h.sa) / h.a1;
@@ -242,24 +486,8 @@ static bool add_exact_search(double sc1, double sc2, double sco, int32_t z1, int
             double k0 = (double)(zo - h.off) * step;
             if (span > ((int64_t)1 << 30) || fabs(k0) > (double)((int64_t)1 << 30)) continue;
             int64_t c0 = (int64_t)k0, klo = c0 - span, khi = c0 + span;
-            /* Monotone in K: a pair already right at both ends of the
-             * interval bounds nothing more; else a binary search inside it. */
-            for (int x1 = 0; x1 < 256 && klo <= khi; x1++)
-                for (int x2 = 0; x2 < 256 && klo <= khi; x2++) {
-                    int32_t d1 = x1 - zlim - z1, d2 = x2 - zlim - z2, w = want[x1][x2];
-                    if (hw_eval(&h, d1, d2, klo) < w) klo = kmin(&h, d1, d2, w, klo, khi);
-                    if (klo <= khi && hw_eval(&h, d1, d2, khi) > w)
-                        khi = kmin(&h, d1, d2, w + 1, klo, khi) - 1;
-                }
-            if (klo > khi) continue;
+            if (!k_interval(&h, L, H, z1, &klo, &khi)) continue;
             h.K = (int32_t)(klo + (khi - klo) / 2);
-            /* the proof, once more directly */
-            bool ok = true;
-            for (int x1 = 0; x1 < 256 && ok; x1++)
-                for (int x2 = 0; x2 < 256 && ok; x2++) {
-                    ok = hw_eval(&h, x1 - zlim - z1, x2 - zlim - z2, h.K) == want[x1][x2];
-                }
-            if (!ok) continue;
             *out = h;
             return true;
         }

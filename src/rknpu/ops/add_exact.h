@@ -20,4 +20,8 @@ typedef struct rk_add_enc {
 bool rk_add_exact_find(double s1, double s2, double so, int32_t z1, int32_t z2, int32_t zo,
                        int32_t lo, int32_t hi, rk_add_enc *out);
 
+/* Forget the searches this thread has kept (a later compile searches
+ * again, as a first one does: the cold-compile benchmark). */
+void rk_add_exact_forget(void);
+
 #endif
