@@ -34,22 +34,6 @@ static uint8_t pad_lane(uint32_t pad, size_t ch)
     return (uint8_t)(pad >> (8 * byte));
 }
 
-/* The sum of 16 int8 values (exact, as uint32 wrapping like the sums). */
-static inline uint32_t sum16(const uint8_t *p)
-{
-#ifdef __SSE2__
-    /* sum(v) = sum(v ^ 0x80 as unsigned) - 16 * 128 */
-    __m128i v =
-        _mm_xor_si128(_mm_loadu_si128((const __m128i *)(const void *)p), _mm_set1_epi8((char)0x80));
-    __m128i h = _mm_sad_epu8(v, _mm_setzero_si128());
-    return (uint32_t)(_mm_cvtsi128_si32(h) + _mm_extract_epi16(h, 4)) - 16u * 128u;
-#else
-    uint32_t sum = 0;
-    for (int i = 0; i < 16; i++) sum += (uint32_t)(int32_t)(int8_t)p[i];
-    return sum;
-#endif
-}
-
 /* The 16-byte atoms of n planes (pitch sp) to d, one after another; the sum
  * of their int8 values (wrapping, like the sums). */
 static inline uint32_t copy_sum(const uint8_t *src, uint64_t sp, size_t n, uint8_t *d)
@@ -69,7 +53,7 @@ static inline uint32_t copy_sum(const uint8_t *src, uint64_t sp, size_t n, uint8
     uint32_t sum = 0;
     for (size_t cp = 0; cp < n; cp++) {
         memcpy(d + cp * 16, src + cp * sp, 16);
-        sum += sum16(d + cp * 16);
+        for (int i = 0; i < 16; i++) sum += (uint32_t)(int32_t)(int8_t)d[cp * 16 + (size_t)i];
     }
     return sum;
 #endif

@@ -343,8 +343,8 @@ void emu_dpu8_safe(emu_dpu8 *d, const emu_task *t, const uint64_t *bound, uint8_
 {
     if (d->loop != 2) return;
     const emu_dpu8_step *bs = &d->st[0], *bn = &d->st[1];
-    for (size_t a = 0; a < t->n / 16; a++) {
-        bool ok = true;
+    for (size_t a = 0; a < (t->n + 15) / 16; a++) {
+        bool ok = 16 * a + 16 <= t->n; /* a partial atom (not seen) stays checked */
         for (size_t ch = 16 * a; ch < 16 * a + 16 && ok; ch++) {
             /* |x| <= th after the BS add: the BS product is exact in int32 */
             const uint64_t x =

@@ -205,7 +205,7 @@ typedef struct emu_dpu8 {
 bool emu_dpu8_plan(const emu_task *t, const int32_t *ops, int32_t *th, emu_dpu8 *d);
 /* Marks the atoms whose channels cannot leave int32 in the BS product or
  * the BN add, given bound[ch] >= |sum + CPEND term| for every input (the
- * sums' true values, before any wrapping); safe: t->n / 16 bytes. */
+ * sums' true values, before any wrapping); safe: ceil(t->n / 16) bytes. */
 void emu_dpu8_safe(emu_dpu8 *d, const emu_task *t, const uint64_t *bound, uint8_t *safe);
 /* Output pixels p0 .. p0 + np - 1 of every channel: c holds their sums (np
  * rows of t->n), sums their CPEND window sums (np values; depthwise np rows
