@@ -3,8 +3,10 @@
  * operators, 128 tensors or 65536 elements per tensor skipped, to keep runs
  * short). Invariants: a refusal has a message; a compiled net passes its own
  * memory check, its segments cover every operator once in order, every
- * layer's task records point into the streams, and relocating the streams
- * gives the same bytes as planning every layer again. */
+ * layer's task records point into the streams, every submit over several
+ * cores passes npk_rk_net_check_submit with its records grouped by core,
+ * and relocating the streams gives the same bytes as planning every layer
+ * again. */
 #include <string.h>
 
 #include "npukit/rknpu_net.h"
@@ -49,6 +51,22 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
     for (size_t t = 0; t < a.ntasks; t++)
         if (a.records[t].regcmd_addr < a.opts.regcmd_addr || a.records[t].regcmd_addr >= reg_end)
             __builtin_trap();
+    /* Every submit over several cores keeps the cross-core rule, its core
+     * ranges contiguous and in order, every record once. */
+    npk_rk_net_submit_view v;
+    size_t recs = 0;
+    for (size_t k = 0; npk_rk_net_submit_at(&a, k, &v); k++) {
+        if (v.cores > 1 && npk_rk_net_check_submit(&a, v.first_op, v.nops, NULL) != NPK_OK)
+            __builtin_trap();
+        uint32_t sum = 0;
+        for (int c = 0; c < v.cores; c++) {
+            if (v.core_first[c] != sum) __builtin_trap();
+            sum += v.core_count[c];
+        }
+        if (sum != v.task_count || v.task_first != recs) __builtin_trap();
+        recs += v.task_count;
+    }
+    if (recs != a.ntasks) __builtin_trap();
     o.replan = true;
     npk_rk_net b;
     if (npk_rk_net_compile(&m, &o, &b, NULL) != NPK_OK) __builtin_trap();

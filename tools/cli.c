@@ -169,6 +169,12 @@ int cli_bad_option(const char *cmd, char **argv)
     return cli_usage(cmd, "invalid option '%s' or missing argument", arg ? arg : "?");
 }
 
+bool cli_ends_with(const char *s, const char *suffix)
+{
+    size_t a = strlen(s), b = strlen(suffix);
+    return a >= b && !strcmp(s + a - b, suffix);
+}
+
 bool cli_parse_u64(const char *s, uint64_t *v)
 {
     if (!s || !*s || *s == '-' || *s == '+' || *s == ' ') return false;

@@ -69,6 +69,9 @@ void cli_getopt_reset(void);
 /* Report the option getopt_long() just rejected; returns CLI_FAIL. */
 int cli_bad_option(const char *cmd, char **argv);
 
+/* True when s ends with suffix (file name extensions). */
+bool cli_ends_with(const char *s, const char *suffix);
+
 /* Strict number parsing (decimal or 0x hex); false on junk or overflow. */
 bool cli_parse_u64(const char *s, uint64_t *v);
 bool cli_parse_i64(const char *s, int64_t *v);

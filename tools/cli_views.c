@@ -118,12 +118,30 @@ static const char *task_name(cli_task t)
     }
 }
 
-static void print_label(const char *s)
+/* The label of class id (printable; nothing when the labels do not name
+ * it), then the end of the line. */
+static void print_label_line(const cli_views *v, int32_t id)
 {
-    char *u = cli_utf8_dup(s, true);
+    const char *l = npk_vis_label(&v->labels, id);
+    char *u = cli_utf8_dup(l ? l : "", true);
     fputs(u ? u : "?", stdout);
     free(u);
+    putchar('\n');
 }
+
+#ifdef NPK_HAVE_CJSON
+/* {"id": id, "label": its label (when the labels name it)}, added to arr;
+ * the caller adds what it knows of the class. */
+static cJSON *json_class(const cli_views *v, cJSON *arr, int32_t id)
+{
+    cJSON *o = cJSON_CreateObject();
+    cJSON_AddNumberToObject(o, "id", id);
+    const char *l = npk_vis_label(&v->labels, id);
+    if (l) cli_json_str(o, "label", l);
+    cJSON_AddItemToArray(arr, o);
+    return o;
+}
+#endif
 
 static int classify(cli_views *v, const npk_tfl_view *outs, uint32_t n, npk_image *canvas)
 {
@@ -140,12 +158,7 @@ static int classify(cli_views *v, const npk_tfl_view *outs, uint32_t n, npk_imag
     if (v->json) {
         v->out = cJSON_CreateArray();
         for (uint32_t i = 0; i < got; i++) {
-            cJSON *o = cJSON_CreateObject();
-            cJSON_AddNumberToObject(o, "id", c[i].id);
-            const char *l = npk_vis_label(&v->labels, c[i].id);
-            if (l) cli_json_str(o, "label", l);
-            cJSON_AddNumberToObject(o, "score", c[i].score);
-            cJSON_AddItemToArray(v->out, o);
+            cJSON_AddNumberToObject(json_class(v, v->out, c[i].id), "score", c[i].score);
         }
     }
 #endif
@@ -154,9 +167,7 @@ static int classify(cli_views *v, const npk_tfl_view *outs, uint32_t n, npk_imag
                (size_t)outs[0].bytes ? (size_t)outs[0].dims[outs[0].ndim - 1] : 0);
         for (uint32_t i = 0; i < got; i++) {
             printf("  %5d  %.5f  ", c[i].id, (double)c[i].score);
-            const char *l = npk_vis_label(&v->labels, c[i].id);
-            print_label(l ? l : "");
-            printf("\n");
+            print_label_line(v, c[i].id);
         }
     }
     if (canvas && got) {
@@ -184,24 +195,19 @@ static int detect(cli_views *v, const npk_tfl_view *outs, uint32_t n, npk_image 
     if (v->json) {
         v->out = cJSON_CreateArray();
         for (uint32_t i = 0; i < got; i++) {
-            cJSON *o = cJSON_CreateObject();
-            cJSON_AddNumberToObject(o, "id", b[i].id);
-            const char *l = npk_vis_label(&v->labels, b[i].id);
-            if (l) cli_json_str(o, "label", l);
+            cJSON *o = json_class(v, v->out, b[i].id);
             cJSON_AddNumberToObject(o, "score", b[i].score);
             cJSON *box = cJSON_AddObjectToObject(o, "box");
             cJSON_AddNumberToObject(box, "ymin", b[i].ymin);
             cJSON_AddNumberToObject(box, "xmin", b[i].xmin);
             cJSON_AddNumberToObject(box, "ymax", b[i].ymax);
             cJSON_AddNumberToObject(box, "xmax", b[i].xmax);
-            cJSON_AddItemToArray(v->out, o);
         }
     }
 #endif
     if (!v->json) {
         printf("%u detection%s with score >= %.2f:\n", got, got == 1 ? "" : "s", (double)thr);
         for (uint32_t i = 0; i < got; i++) {
-            const char *l = npk_vis_label(&v->labels, b[i].id);
             printf("  %4d  %.3f  box (y, x) %.3f, %.3f .. %.3f, %.3f", b[i].id, (double)b[i].score,
                    (double)b[i].ymin, (double)b[i].xmin, (double)b[i].ymax, (double)b[i].xmax);
             if (v->pic.rgb)
@@ -209,8 +215,7 @@ static int detect(cli_views *v, const npk_tfl_view *outs, uint32_t n, npk_image 
                        (double)b[i].xmax * v->pic.width, (double)b[i].ymin * v->pic.height,
                        (double)b[i].ymax * v->pic.height);
             printf("  ");
-            print_label(l ? l : "");
-            printf("\n");
+            print_label_line(v, b[i].id);
         }
     }
     if (canvas) npk_vis_draw_boxes(canvas, b, got, &v->labels);
@@ -289,13 +294,9 @@ static int segment(cli_views *v, const npk_tfl_view *outs, uint32_t n, npk_image
         cJSON *cs = cJSON_AddArrayToObject(v->out, "classes");
         for (uint32_t c = 0; c < nc; c++) {
             if (!counts[c]) continue;
-            cJSON *o = cJSON_CreateObject();
-            cJSON_AddNumberToObject(o, "id", c);
-            const char *l = npk_vis_label(&v->labels, c);
-            if (l) cli_json_str(o, "label", l);
+            cJSON *o = json_class(v, cs, (int32_t)c);
             cJSON_AddNumberToObject(o, "pixels", (double)counts[c]);
             cJSON_AddNumberToObject(o, "fraction", (double)counts[c] / total);
-            cJSON_AddItemToArray(cs, o);
         }
     }
 #endif
@@ -304,9 +305,7 @@ static int segment(cli_views *v, const npk_tfl_view *outs, uint32_t n, npk_image
         for (uint32_t c = 0; c < nc; c++) {
             if (!counts[c]) continue;
             printf("  %4u  %6.2f%%  ", c, 100.0 * (double)counts[c] / total);
-            const char *l = npk_vis_label(&v->labels, c);
-            print_label(l ? l : "");
-            printf("\n");
+            print_label_line(v, (int32_t)c);
         }
     }
     if (canvas) npk_vis_draw_segmap(canvas, &map, 0.5f, &v->labels);

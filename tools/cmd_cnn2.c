@@ -6,6 +6,7 @@
 #include <string.h>
 
 #include "cli.h"
+#include "cli_args.h"
 #include "cmd_cnn2.h"
 #include "commands.h"
 #include "npukit/cnn2.h"
@@ -157,15 +158,7 @@ static int c_validate(int argc, char **argv)
 static int c_info(int argc, char **argv)
 {
     bool json = false;
-    static const struct option opts[] = {{"json", no_argument, NULL, 'j'}, {0, 0, 0, 0}};
-    int c;
-    cli_getopt_reset();
-    while ((c = getopt_long(argc, argv, "", opts, NULL)) != -1) {
-        if (c == 'j')
-            json = true;
-        else
-            return cli_bad_option("cnn2 info", argv);
-    }
+    if (cli_args_json("cnn2 info", argc, argv, &json)) return CLI_FAIL;
     if (optind + 1 != argc) return cli_usage("cnn2 info", "expected one FILE");
     if (json && !cli_json_available()) return cli_no_json();
     const char *path = argv[optind];
@@ -295,15 +288,7 @@ static int c_pack(int argc, char **argv)
 static int c_unpack(int argc, char **argv)
 {
     const char *out = NULL;
-    static const struct option opts[] = {{"output", required_argument, NULL, 'o'}, {0, 0, 0, 0}};
-    int c;
-    cli_getopt_reset();
-    while ((c = getopt_long(argc, argv, "o:", opts, NULL)) != -1) {
-        if (c == 'o')
-            out = optarg;
-        else
-            return cli_bad_option("cnn2 unpack", argv);
-    }
+    if (cli_args_output("cnn2 unpack", argc, argv, &out)) return CLI_FAIL;
     if (!out) return cli_usage("cnn2 unpack", "missing -o OUT.safetensors");
     if (optind + 1 != argc) return cli_usage("cnn2 unpack", "expected one IN.bin");
     const char *in = argv[optind];

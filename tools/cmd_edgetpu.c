@@ -6,6 +6,7 @@
 #include <string.h>
 
 #include "cli.h"
+#include "cli_args.h"
 #include "cli_views.h"
 #include "commands.h"
 #include "npukit/edgetpu.h"
@@ -518,15 +519,7 @@ static cJSON *json_model(const npk_etpu_model *m)
 static int e_info(int argc, char **argv)
 {
     bool json = false;
-    static const struct option opts[] = {{"json", no_argument, NULL, 'j'}, {0, 0, 0, 0}};
-    int c;
-    cli_getopt_reset();
-    while ((c = getopt_long(argc, argv, "", opts, NULL)) != -1) {
-        if (c == 'j')
-            json = true;
-        else
-            return cli_bad_option("edgetpu info", argv);
-    }
+    if (cli_args_json("edgetpu info", argc, argv, &json)) return CLI_FAIL;
     if (optind + 1 != argc) return cli_usage("edgetpu info", "expected one MODEL");
     if (json && !cli_json_available()) return cli_no_json();
     loaded l;
@@ -659,19 +652,7 @@ static int e_weights(int argc, char **argv)
 static int e_set_weights(int argc, char **argv)
 {
     const char *out = NULL, *wpath = NULL;
-    static const struct option opts[] = {{"output", required_argument, NULL, 'o'},
-                                         {"weights", required_argument, NULL, 'w'},
-                                         {0, 0, 0, 0}};
-    int c;
-    cli_getopt_reset();
-    while ((c = getopt_long(argc, argv, "o:w:", opts, NULL)) != -1) {
-        if (c == 'o')
-            out = optarg;
-        else if (c == 'w')
-            wpath = optarg;
-        else
-            return cli_bad_option("edgetpu set-weights", argv);
-    }
+    if (cli_args_output_weights("edgetpu set-weights", argc, argv, &out, &wpath)) return CLI_FAIL;
     if (optind + 1 != argc || !out || !wpath)
         return cli_usage("edgetpu set-weights", "expected MODEL --weights W.npy -o OUT");
     loaded l;

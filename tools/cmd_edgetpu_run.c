@@ -9,10 +9,11 @@
 #include <stdarg.h>
 #include <stdlib.h>
 #include <string.h>
-#include <time.h>
 
 #include "cli.h"
 #include "cli_progress.h"
+#include "cli_tensor_io.h"
+#include "cli_timing.h"
 #include "cli_views.h"
 #include "npukit/edgetpu_emu.h"
 #include "npukit/edgetpu_graph.h"
@@ -83,28 +84,6 @@ static void info(const run_ctx *r, const char *fmt, ...)
     va_end(ap);
 }
 
-static npk_dtype dtype_of(int8_t type)
-{
-    switch (type) {
-    case NPK_TFL_FLOAT32: return NPK_F32;
-    case NPK_TFL_INT32: return NPK_I32;
-    case NPK_TFL_UINT8: return NPK_U8;
-    case NPK_TFL_INT64: return NPK_I64;
-    case NPK_TFL_BOOL: return NPK_BOOL;
-    case NPK_TFL_INT16: return NPK_I16;
-    case NPK_TFL_INT8: return NPK_I8;
-    default: return NPK_DT_INVALID;
-    }
-}
-
-static void describe(const npk_tfl_view *v, char *buf, size_t n)
-{
-    size_t k = (size_t)snprintf(buf, n, "%s [", npk_tfl_type_name(v->type));
-    for (uint32_t d = 0; d < v->ndim && k < n; d++)
-        k += (size_t)snprintf(buf + k, n - k, "%s%d", d ? ", " : "", v->dims[d]);
-    if (k < n) snprintf(buf + k, n - k, "]");
-}
-
 static bool quantised_int(const npk_tfl_view *v)
 {
     return v->q && v->scale > 0 &&
@@ -117,18 +96,18 @@ static bool quantised_int(const npk_tfl_view *v)
 static int fill_input(const npk_tfl_view *v, const npk_tensor *t, const char *path)
 {
     char want[128];
-    describe(v, want, sizeof want);
+    cli_view_describe(v, want, sizeof want);
     const size_t n = npk_tensor_count(t), es = npk_tfl_type_size(v->type);
     if (!es || n * es != v->bytes)
         return cli_fail("%s: input \"%.120s\" is %s; the file holds %zu %s values", path, v->name,
                         want, n, npk_dtype_name(t->dtype));
-    if (t->dtype == dtype_of(v->type)) {
+    if (t->dtype == cli_npu_view_dtype(v->type)) {
         memcpy(v->data, t->data, v->bytes);
         return CLI_OK;
     }
     if (t->dtype != NPK_F32 && t->dtype != NPK_F64 && t->dtype != NPK_F16)
         return cli_fail("%s: input \"%.120s\" is %s: give %s values or float32", path, v->name,
-                        want, npk_dtype_name(dtype_of(v->type)));
+                        want, npk_dtype_name(cli_npu_view_dtype(v->type)));
     npk_error err = {0};
     npk_tensor f;
     if (npk_tensor_alloc(&f, NULL, NPK_F32, t->ndim, t->shape, &err) ||
@@ -142,7 +121,7 @@ static int fill_input(const npk_tfl_view *v, const npk_tensor *t, const char *pa
         memcpy(v->data, x, v->bytes);
     } else if (!quantised_int(v)) {
         rc = cli_fail("%s: input \"%.120s\" (%s) has no quantisation: give %s values", path,
-                      v->name, want, npk_dtype_name(dtype_of(v->type)));
+                      v->name, want, npk_dtype_name(cli_npu_view_dtype(v->type)));
     } else {
         const double lo = v->type == NPK_TFL_UINT8  ? 0
                           : v->type == NPK_TFL_INT8 ? -128
@@ -203,7 +182,7 @@ static int assign_inputs(run_ctx *r, char **args, int nargs)
         if ((int)i == r->picture) continue;
         if (!path[i]) {
             char want[128];
-            describe(&r->in[i], want, sizeof want);
+            cli_view_describe(&r->in[i], want, sizeof want);
             const npk_etpu_pipe_port p = npk_etpu_pipeline_input_port(r->pipe, i);
             rc = p.segment > 0
                      ? cli_fail("no --input for \"%.120s\" (%s), an input of %s that no earlier "
@@ -222,12 +201,6 @@ static int assign_inputs(run_ctx *r, char **args, int nargs)
     }
     free(path);
     return rc;
-}
-
-static bool ends_with(const char *s, const char *suffix)
-{
-    size_t a = strlen(s), b = strlen(suffix);
-    return a >= b && !strcmp(s + a - b, suffix);
 }
 
 /* Several tensors as DIR/NAME.npy through the output-directory transaction
@@ -260,7 +233,7 @@ static int output_tensor(const run_ctx *r, const npk_tfl_view *v, npk_tensor *t)
     int64_t shape[NPK_MAX_DIMS];
     for (uint32_t d = 0; d < v->ndim && d < NPK_MAX_DIMS; d++) shape[d] = v->dims[d];
     const bool deq = !r->raw && quantised_int(v);
-    const npk_dtype dt = deq ? NPK_F32 : dtype_of(v->type);
+    const npk_dtype dt = deq ? NPK_F32 : cli_npu_view_dtype(v->type);
     if (dt == NPK_DT_INVALID)
         return cli_fail("output \"%.120s\" has type %s, not writable as .npy", v->name,
                         npk_tfl_type_name(v->type));
@@ -294,9 +267,9 @@ static int write_outputs(run_ctx *r, const char *out)
         else if (!(rc = output_tensor(r, &v, &ts[nt])))
             nt++;
     }
-    const bool dir = !rc && !ends_with(out, ".safetensors") && nt > 1;
+    const bool dir = !rc && !cli_ends_with(out, ".safetensors") && nt > 1;
     if (!rc) {
-        if (ends_with(out, ".safetensors")) {
+        if (cli_ends_with(out, ".safetensors")) {
             if (npk_st_save(out, ts, nt, &err)) rc = cli_error(out, &err);
         } else if (nt == 1) {
             if (npk_npy_save(out, &ts[0], &err)) rc = cli_error(out, &err);
@@ -309,7 +282,7 @@ static int write_outputs(run_ctx *r, const char *out)
 #endif
     for (uint32_t i = 0; i < nt && !rc; i++) {
         char buf[128], file[4200];
-        snprintf(file, sizeof file, "%s%s%s", out, dir && !ends_with(out, "/") ? "/" : "",
+        snprintf(file, sizeof file, "%s%s%s", out, dir && !cli_ends_with(out, "/") ? "/" : "",
                  dir ? names[i] : "");
         info(r, "output \"%.200s\" %s %s -> %s\n", ts[i].name,
              npk_shape_str(&ts[i], buf, sizeof buf), npk_dtype_name(ts[i].dtype), file);
@@ -330,13 +303,6 @@ static int write_outputs(run_ctx *r, const char *out)
     free(ts);
     free(names);
     return rc;
-}
-
-static double now_ms(void)
-{
-    struct timespec ts;
-    clock_gettime(CLOCK_MONOTONIC, &ts);
-    return (double)ts.tv_sec * 1e3 + (double)ts.tv_nsec / 1e6;
 }
 
 /* Models, pipeline, CPU model and inputs: everything before the device. */
@@ -408,9 +374,9 @@ static int open_device(run_ctx *r, bool emu, uint64_t vanish, const char *fw_pat
                              .firmware_size = fw_path ? r->fw.size : 0,
                              .timeout_ms = (unsigned)timeout};
     const bool dfu = npk_etpu_transport_is_dfu(t);
-    const double t0 = now_ms();
+    const double t0 = cli_now_ms();
     if (npk_etpu_open(t, &oo, &r->dev, &err)) return cli_error(NULL, &err);
-    info(r, "%s: opened in %.3f ms%s\n", t->name, now_ms() - t0,
+    info(r, "%s: opened in %.3f ms%s\n", t->name, cli_now_ms() - t0,
          dfu       ? " (firmware uploaded over DFU)"
          : fw_path ? " (already in application mode: --firmware not used)"
                    : "");
@@ -504,14 +470,14 @@ int cmd_edgetpu_run(int argc, char **argv)
     cli_progress_start(&pr, "edgetpu run");
     for (uint64_t k = 1; k <= repeat; k++) {
         npk_etpu_graph_info gi;
-        const double t0 = now_ms();
+        const double t0 = cli_now_ms();
         if (npk_etpu_pipeline_invoke(r.pipe, r.dev, &gi, &err)) {
             cli_progress_end(&pr, false);
             rc = cli_error(NULL, &err);
             goto done;
         }
         cli_progress_update(&pr, "run", k, repeat);
-        const double ms = now_ms() - t0;
+        const double ms = cli_now_ms() - t0;
         info(&r, "run %" PRIu64 ": %.3f ms (Edge TPU %.3f ms in %u op%s%s)\n", k, ms, gi.device_ms,
              gi.device_runs, gi.device_runs == 1 ? "" : "s",
              gi.parameter_uploads ? "; parameters uploaded" : "");

@@ -7,6 +7,7 @@
 #include <time.h>
 
 #include "cli.h"
+#include "cli_args.h"
 #include "npukit/edgetpu_emu.h"
 #include "npukit/edgetpu_usb.h"
 
@@ -27,15 +28,7 @@ static const char *speed_name(int s)
 int cmd_edgetpu_devices(int argc, char **argv)
 {
     bool json = false;
-    static const struct option opts[] = {{"json", no_argument, NULL, 'j'}, {0, 0, 0, 0}};
-    int c;
-    cli_getopt_reset();
-    while ((c = getopt_long(argc, argv, "", opts, NULL)) != -1) {
-        if (c == 'j')
-            json = true;
-        else
-            return cli_bad_option("edgetpu devices", argv);
-    }
+    if (cli_args_json("edgetpu devices", argc, argv, &json)) return CLI_FAIL;
     if (optind != argc) return cli_usage("edgetpu devices", "no arguments expected");
     if (json && !cli_json_available()) return cli_no_json();
     npk_etpu_usb_info devs[16];

@@ -3,6 +3,7 @@
 #include <string.h>
 
 #include "cli.h"
+#include "cli_args.h"
 #include "commands.h"
 
 void cmd_info_help(FILE *out)
@@ -109,15 +110,7 @@ static int info_one(const char *path, bool json)
 int cmd_info(int argc, char **argv)
 {
     bool json = false;
-    static const struct option opts[] = {{"json", no_argument, NULL, 'j'}, {0, 0, 0, 0}};
-    int c;
-    cli_getopt_reset();
-    while ((c = getopt_long(argc, argv, "", opts, NULL)) != -1) {
-        if (c == 'j')
-            json = true;
-        else
-            return cli_bad_option("info", argv);
-    }
+    if (cli_args_json("info", argc, argv, &json)) return CLI_FAIL;
     if (optind >= argc) return cli_usage("info", "no FILE given");
     if (json && !cli_json_available()) return cli_no_json();
     int rc = CLI_OK;

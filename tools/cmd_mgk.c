@@ -5,6 +5,7 @@
 #include <string.h>
 
 #include "cli.h"
+#include "cli_args.h"
 #include "cmd_mgk.h"
 #include "commands.h"
 #include "npukit/bytes.h"
@@ -641,15 +642,7 @@ static int m_layer(int argc, char **argv)
 static int m_extract(int argc, char **argv)
 {
     const char *out = NULL;
-    static const struct option opts[] = {{"output", required_argument, NULL, 'o'}, {0, 0, 0, 0}};
-    int c;
-    cli_getopt_reset();
-    while ((c = getopt_long(argc, argv, "o:", opts, NULL)) != -1) {
-        if (c == 'o')
-            out = optarg;
-        else
-            return cli_bad_option("mgk extract", argv);
-    }
+    if (cli_args_output("mgk extract", argc, argv, &out)) return CLI_FAIL;
     if (!out) return cli_usage("mgk extract", "missing -o OUT.safetensors");
     if (optind + 1 != argc) return cli_usage("mgk extract", "expected one FILE");
     if (!npk_safetensors_available())
@@ -687,19 +680,7 @@ static int m_extract(int argc, char **argv)
 static int m_replace(int argc, char **argv)
 {
     const char *out = NULL, *weights = NULL;
-    static const struct option opts[] = {{"output", required_argument, NULL, 'o'},
-                                         {"weights", required_argument, NULL, 'w'},
-                                         {0, 0, 0, 0}};
-    int c;
-    cli_getopt_reset();
-    while ((c = getopt_long(argc, argv, "o:w:", opts, NULL)) != -1) {
-        if (c == 'o')
-            out = optarg;
-        else if (c == 'w')
-            weights = optarg;
-        else
-            return cli_bad_option("mgk replace", argv);
-    }
+    if (cli_args_output_weights("mgk replace", argc, argv, &out, &weights)) return CLI_FAIL;
     if (!out || !weights)
         return cli_usage("mgk replace", "need --weights IN.safetensors and -o OUT");
     if (optind + 1 != argc) return cli_usage("mgk replace", "expected one FILE");

@@ -6,6 +6,7 @@
 #include <string.h>
 
 #include "cli.h"
+#include "cmd_rknpu.h"
 #include "cli_views.h"
 #include "commands.h"
 #include "npukit/rknpu_layout.h"
@@ -506,9 +507,7 @@ static int r_plan(int argc, char **argv)
         case 'o': dir = optarg; break;
         case OPT_JSON: json = true; break;
         case OPT_CORES:
-            if (!parse_u32(optarg, &v) || v < 1 || v > 3)
-                return cli_usage("rknpu plan", "--cores is 1, 2 or 3");
-            o.cores = (int)v;
+            if (rknpu_opt_cores("rknpu plan", optarg, &o.cores)) return CLI_FAIL;
             break;
         case OPT_REGCMD:
         case OPT_MAXM:

@@ -8,6 +8,7 @@
 #include <string.h>
 
 #include "cli.h"
+#include "cli_outdir.h"
 #include "cli_progress.h"
 #include "cmd_rknpu.h"
 #include "npukit/rknpu_bundle.h"
@@ -274,29 +275,6 @@ static cJSON *json_bundle(const char *path, const npk_rk_bundle *b, const npk_rk
 }
 #endif
 
-/* The output files of DIR, all or nothing (npk_outdir: written into a
- * staging directory renamed into place when every write worked). */
-typedef struct out_file {
-    const char *name;
-    const void *data;
-    size_t len;
-} out_file;
-
-static int write_dir(const char *dir, const out_file *f, size_t n)
-{
-    npk_error err = {0};
-    npk_outdir *d;
-    if (npk_outdir_open(&d, dir, &err)) return cli_error(dir, &err);
-    npk_status st = NPK_OK;
-    for (size_t i = 0; i < n && !st; i++)
-        st = npk_outdir_write(d, f[i].name, f[i].data, f[i].len, &err);
-    if (st) {
-        npk_outdir_abort(d);
-        return cli_error(dir, &err);
-    }
-    return npk_outdir_commit(d, &err) ? cli_error(dir, &err) : CLI_OK;
-}
-
 static int write_bundle(const char *dir, const char *path, const npk_rk_bundle *b,
                         const npk_rk_tfl_layer *ls)
 {
@@ -314,11 +292,11 @@ static int write_bundle(const char *dir, const char *path, const npk_rk_bundle *
         npk_rknpu_task_to_bytes(&b->records[i], tasks + i * NPK_RKNPU_TASK_SIZE);
     for (size_t i = 0; i < b->nops; i++)
         npk_rknpu_submit_to_bytes(&b->submits[i], subs + i * NPK_RKNPU_SUBMIT_SIZE);
-    out_file f[5] = {{"regcmd.bin", reg, rb},
-                     {"tasks.bin", tasks, tb},
-                     {"submit.bin", subs, sb},
-                     {"weights.bin", b->weights, (size_t)b->weight_bytes},
-                     {"plan.json", NULL, 0}};
+    cli_out_file f[5] = {{"regcmd.bin", reg, rb},
+                         {"tasks.bin", tasks, tb},
+                         {"submit.bin", subs, sb},
+                         {"weights.bin", b->weights, (size_t)b->weight_bytes},
+                         {"plan.json", NULL, 0}};
     size_t nf = 4;
 #ifdef NPK_HAVE_CJSON
     cJSON *j = json_bundle(path, b, ls);
@@ -343,7 +321,7 @@ static int write_bundle(const char *dir, const char *path, const npk_rk_bundle *
     (void)path, (void)ls;
     fprintf(stderr, "npukit: built without libcjson: plan.json is not written\n");
 #endif
-    rc = write_dir(dir, f, nf);
+    rc = cli_write_dir(dir, f, nf);
 done:
     free(reg);
     free(tasks);
@@ -377,27 +355,6 @@ static void print_summary(const npk_rk_bundle *b, const npk_rk_tfl_layer *ls, co
            b->regcmd_entries * 8, dir ? " -> " : "", dir ? dir : "");
 }
 
-bool rknpu_parse_form(const char *s, npk_rk_form *f)
-{
-    if (!strcmp(s, "vendor"))
-        *f = NPK_RK_FORM_VENDOR;
-    else if (!strcmp(s, "rocket"))
-        *f = NPK_RK_FORM_ROCKET;
-    else
-        return false;
-    return true;
-}
-
-bool rknpu_parse_requant(const char *s, npk_rk_rq_mode *m)
-{
-    for (int k = NPK_RK_RQ_EXACT; k <= NPK_RK_RQ_EXACT1; k++)
-        if (!strcmp(s, npk_rk_rq_mode_name((npk_rk_rq_mode)k))) {
-            *m = (npk_rk_rq_mode)k;
-            return true;
-        }
-    return false;
-}
-
 int rknpu_cmd_compile(int argc, char **argv)
 {
     if (!has_op(argc, argv)) return rknpu_net_compile(argc, argv);
@@ -423,17 +380,13 @@ int rknpu_cmd_compile(int argc, char **argv)
         case OPT_OP: opstr = optarg; break;
         case OPT_JSON: json = true; break;
         case OPT_CORES:
-            if (!cli_parse_u64(optarg, &v) || v < 1 || v > 3)
-                return cli_usage(cmd, "--cores is 1, 2 or 3");
-            bo.cores = (int)v;
+            if (rknpu_opt_cores(cmd, optarg, &bo.cores)) return CLI_FAIL;
             break;
         case OPT_FORM:
-            if (!rknpu_parse_form(optarg, &bo.form))
-                return cli_usage(cmd, "unknown --form '%s' (vendor, rocket)", optarg);
+            if (rknpu_opt_form(cmd, optarg, &bo.form)) return CLI_FAIL;
             break;
         case OPT_REQUANT:
-            if (!rknpu_parse_requant(optarg, &bo.requant))
-                return cli_usage(cmd, "unknown --requant '%s' (exact, exact1, simple)", optarg);
+            if (rknpu_opt_requant(cmd, optarg, &bo.requant)) return CLI_FAIL;
             break;
         case OPT_ACT:
         case OPT_WT:
@@ -625,18 +578,13 @@ int rknpu_cmd_run(int argc, char **argv)
             break;
         case OPT_CHECK: check = true; break;
         case OPT_CORES:
-            if (!cli_parse_u64(optarg, &v) || v < 1 || v > 3)
-                return cli_usage(cmd, "--cores is 1, 2 or 3");
-            cores = (int)v;
+            if (rknpu_opt_cores(cmd, optarg, &cores)) return CLI_FAIL;
             break;
         case OPT_EMU_CORES:
-            if (!cli_parse_u64(optarg, &v) || (v != 1 && v != 3))
-                return cli_usage(cmd, "--emu-cores is 1 or 3");
-            emu_cores = (int)v;
+            if (rknpu_opt_emu_cores(cmd, optarg, &emu_cores)) return CLI_FAIL;
             break;
         case OPT_DEVICE:
-            if (!npk_rk_devkind_parse(optarg, &kind))
-                return cli_usage(cmd, "unknown --device '%s' (emu, rknpu, rocket)", optarg);
+            if (rknpu_opt_device(cmd, optarg, &kind)) return CLI_FAIL;
             break;
         case OPT_PATH: devpath = optarg; break;
         default: return cli_bad_option(cmd, argv);

@@ -10,9 +10,11 @@
 #include <stdlib.h>
 #include <string.h>
 #include <sys/stat.h>
-#include <time.h>
 
 #include "cli.h"
+#include "cli_outdir.h"
+#include "cli_tensor_io.h"
+#include "cli_timing.h"
 #include "cli_views.h"
 #include "cmd_rknpu.h"
 #include "npukit/image.h"
@@ -110,6 +112,24 @@ static double op_us(const npk_rk_net *net, size_t i, const npk_rk_net_estimate *
     return worst;
 }
 
+/* A submit's estimate: each core runs its tasks of every layer in the
+ * submit back to back, the submit ends with its slowest core. */
+static double submit_us(const npk_rk_net *net, const npk_rk_net_submit_view *v,
+                        const npk_rk_net_estimate *e, double core[NPK_RKNPU_MAX_CORES])
+{
+    double worst = 0;
+    memset(core, 0, NPK_RKNPU_MAX_CORES * sizeof *core);
+    for (size_t i = v->first_op; i < v->first_op + v->nops; i++)
+        for (size_t t = 0; t < net->ops[i].plan.count; t++) {
+            int c = net->ops[i].plan.tasks[t].core;
+            if (c < 0 || c >= NPK_RKNPU_MAX_CORES) c = 0;
+            core[c] += npk_rk_net_task_us(net, i, t, e, NULL);
+        }
+    for (int c = 0; c < NPK_RKNPU_MAX_CORES; c++)
+        if (core[c] > worst) worst = core[c];
+    return worst;
+}
+
 static void human(uint64_t b, char *buf, size_t len)
 {
     if (b >= 10u << 20)
@@ -149,12 +169,14 @@ static void print_summary(const loaded *l, const char *dir, bool tasks)
     }
     printf("  weights %s, activations %s (largest live set %s), streams %s, %.1f GMAC\n", w, a, pk,
            r, (double)net->macs / 1e9);
-    double total = 0;
+    double total = 0, core_us[NPK_RKNPU_MAX_CORES];
+    npk_rk_net_submit_view v;
+    for (size_t k = 0; npk_rk_net_submit_at(net, k, &v); k++)
+        total += submit_us(net, &v, &e, core_us);
     size_t slow[5] = {0};
     double slow_us[5] = {0};
     for (size_t i = 0; i < net->nops; i++) {
         double us = op_us(net, i, &e);
-        total += us;
         for (int k = 0; k < 5; k++)
             if (us > slow_us[k]) {
                 memmove(slow + k + 1, slow + k, (4 - (size_t)k) * sizeof *slow);
@@ -166,7 +188,7 @@ static void print_summary(const loaded *l, const char *dir, bool tasks)
     printf("  estimated NPU time %.2f ms per inference: per task max(MACs / (%.0f MACs/cycle x "
            "%.1f GHz), bytes / %.0f GB/s) + %.0f us,\n"
            "    depthwise, pools and adds at 1/%.0f of the MAC array; tasks on different cores "
-           "overlap, layers do not\n",
+           "overlap, submits do not\n",
            total / 1000, e.macs_per_cycle, e.clock_hz / 1e9, e.bytes_per_s / 1e9, e.task_us,
            1 / e.dw_efficiency);
     if (net->opts.cores > 1) {
@@ -183,7 +205,21 @@ static void print_summary(const loaded *l, const char *dir, bool tasks)
         for (int c = 0; c < net->opts.cores; c++)
             printf("%s core %d %.2f ms (%.0f%%)", c ? "," : "", c, busy[c] / 1000,
                    total > 0 ? 100 * busy[c] / total : 0);
-        printf("; the rest waits for the slowest core of each layer\n");
+        printf("; the rest waits for the slowest core of each submit\n");
+    }
+    if (net->opts.cores > 1) {
+        /* Each submit: its layers (operators) and tasks per core. */
+        printf("  submits (operators: tasks per core):");
+        for (size_t k = 0; npk_rk_net_submit_at(net, k, &v); k++) {
+            const npk_rk_net_op *f = &net->ops[v.first_op], *b = &net->ops[v.first_op + v.nops - 1];
+            if (k) printf(",");
+            if (v.nops > 1)
+                printf(" %u-%u:", f->op_index, b->op_index);
+            else
+                printf(" %u:", f->op_index);
+            for (int c = 0; c < v.cores; c++) printf("%s%u", c ? "+" : " ", v.core_count[c]);
+        }
+        printf("\n");
     }
     printf("  slowest layers:");
     for (int k = 0; k < 5 && k < (int)net->nops; k++)
@@ -195,9 +231,9 @@ static void print_summary(const loaded *l, const char *dir, bool tasks)
                 uint64_t bytes;
                 double us = npk_rk_net_task_us(net, i, t, &e, &bytes);
                 const npk_rk_ltask *tk = &net->ops[i].plan.tasks[t];
-                printf("  task %zu: %s core %d: %" PRIu64 " MACs, %" PRIu64 " bytes: %.1f us\n",
-                       net->ops[i].task_first + t, net->ops[i].tl.name, tk->core, tk->macs, bytes,
-                       us);
+                printf("  task %u: %s core %d: %" PRIu64 " MACs, %" PRIu64 " bytes: %.1f us\n",
+                       net->task_rec[net->ops[i].task_first + t], net->ops[i].tl.name, tk->core,
+                       tk->macs, bytes, us);
             }
     if (dir) printf("  written to %s\n", dir);
 }
@@ -287,6 +323,26 @@ static cJSON *json_plan(const loaded *l)
         cJSON_AddItemToArray(segs, o);
     }
     cli_json_u64(j, "submits", npk_rk_net_submits(net));
+    /* Each submit: its layers (indices in npu_ops), records and per-core
+     * ranges in them (records of a submit over several layers and cores
+     * are grouped by core). */
+    cJSON *sl = cJSON_AddArrayToObject(j, "submit_list");
+    npk_rk_net_submit_view v;
+    for (size_t k = 0; npk_rk_net_submit_at(net, k, &v); k++) {
+        cJSON *x = cJSON_CreateObject();
+        cli_json_u64(x, "first_layer", v.first_op);
+        cli_json_u64(x, "layers", v.nops);
+        cli_json_u64(x, "first_record", v.task_first);
+        cli_json_u64(x, "records", v.task_count);
+        cJSON *cs = cJSON_AddArrayToObject(x, "cores");
+        for (int c = 0; c < v.cores; c++) {
+            cJSON *y = cJSON_CreateObject();
+            cli_json_u64(y, "first_record", v.task_first + v.core_first[c]);
+            cli_json_u64(y, "records", v.core_count[c]);
+            cJSON_AddItemToArray(cs, y);
+        }
+        cJSON_AddItemToArray(sl, x);
+    }
     cJSON *layers = cJSON_AddArrayToObject(j, "npu_ops");
     size_t submit = 0, seg = 0;
     for (size_t i = 0; i < net->nops; i++) {
@@ -323,7 +379,7 @@ static cJSON *json_plan(const loaded *l)
             uint64_t bytes;
             double us = npk_rk_net_task_us(net, i, t, &e, &bytes);
             cJSON *x = cJSON_CreateObject();
-            cli_json_u64(x, "index", op->task_first + t);
+            cli_json_u64(x, "index", net->task_rec[op->task_first + t]);
             cli_json_u64(x, "core", (uint64_t)tk->core);
             cli_json_u64(x, "row", tk->oy0);
             cli_json_u64(x, "rows", tk->oh);
@@ -352,29 +408,6 @@ static cJSON *json_plan(const loaded *l)
 }
 #endif
 
-typedef struct out_file {
-    const char *name;
-    const void *data;
-    size_t len;
-} out_file;
-
-/* The output files of DIR, all or nothing (npk_outdir: written into a
- * staging directory renamed into place when every write worked). */
-static int write_dir(const char *dir, const out_file *f, size_t n)
-{
-    npk_error err = {0};
-    npk_outdir *d;
-    if (npk_outdir_open(&d, dir, &err)) return cli_error(dir, &err);
-    npk_status st = NPK_OK;
-    for (size_t i = 0; i < n && !st; i++)
-        st = npk_outdir_write(d, f[i].name, f[i].data, f[i].len, &err);
-    if (st) {
-        npk_outdir_abort(d);
-        return cli_error(dir, &err);
-    }
-    return npk_outdir_commit(d, &err) ? cli_error(dir, &err) : CLI_OK;
-}
-
 /* The NPU side (npk_rk_netdir_files), plan.json, and what makes DIR
  * runnable on its own: a copy of the model and the manifest naming it. */
 static int write_compiled(const char *dir, const loaded *l)
@@ -387,12 +420,12 @@ static int write_compiled(const char *dir, const loaded *l)
     npk_rk_netdir_manifest_write(net, nf, l->map.data, l->map.size, manifest);
     char *json = NULL;
     int rc = CLI_OK;
-    out_file f[8];
+    cli_out_file f[8];
     size_t n = 0;
     for (int i = 0; i < NPK_RK_NETDIR_FILES; i++)
-        f[n++] = (out_file){npk_rk_netdir_name(i), nf[i].data, nf[i].len};
-    f[n++] = (out_file){NPK_RK_NETDIR_MODEL_NAME, l->map.data, l->map.size};
-    f[n++] = (out_file){NPK_RK_NETDIR_MANIFEST_NAME, manifest, sizeof manifest};
+        f[n++] = (cli_out_file){npk_rk_netdir_name(i), nf[i].data, nf[i].len};
+    f[n++] = (cli_out_file){NPK_RK_NETDIR_MODEL_NAME, l->map.data, l->map.size};
+    f[n++] = (cli_out_file){NPK_RK_NETDIR_MANIFEST_NAME, manifest, sizeof manifest};
 #ifdef NPK_HAVE_CJSON
     cJSON *j = json_plan(l);
     char *s = j ? cli_json_text(j, false) : NULL; /* UTF-8 repaired: names from the model */
@@ -404,12 +437,12 @@ static int write_compiled(const char *dir, const loaded *l)
         rc = cli_fail("out of memory");
     } else {
         json[len] = '\n';
-        f[n++] = (out_file){"plan.json", json, len + 1};
+        f[n++] = (cli_out_file){"plan.json", json, len + 1};
     }
 #else
     fprintf(stderr, "npukit: built without libcjson: plan.json is not written\n");
 #endif
-    if (rc == CLI_OK) rc = write_dir(dir, f, n);
+    if (rc == CLI_OK) rc = cli_write_dir(dir, f, n);
     npk_rk_netdir_files_free(nf);
     free(json);
     return rc;
@@ -427,24 +460,19 @@ int rknpu_net_compile(int argc, char **argv)
                                          {"tasks", no_argument, NULL, OPT_TASKS},
                                          {0, 0, 0, 0}};
     int c;
-    uint64_t v;
     cli_getopt_reset();
     while ((c = getopt_long(argc, argv, "o:", opts, NULL)) != -1) {
         switch (c) {
         case 'o': dir = optarg; break;
         case OPT_TASKS: tasks = true; break;
         case OPT_CORES:
-            if (!cli_parse_u64(optarg, &v) || v < 1 || v > 3)
-                return cli_usage(cmd, "--cores is 1, 2 or 3");
-            no.cores = (int)v;
+            if (rknpu_opt_cores(cmd, optarg, &no.cores)) return CLI_FAIL;
             break;
         case OPT_FORM:
-            if (!rknpu_parse_form(optarg, &no.form))
-                return cli_usage(cmd, "unknown --form '%s' (vendor, rocket)", optarg);
+            if (rknpu_opt_form(cmd, optarg, &no.form)) return CLI_FAIL;
             break;
         case OPT_REQUANT:
-            if (!rknpu_parse_requant(optarg, &no.requant))
-                return cli_usage(cmd, "unknown --requant '%s' (exact, exact1, simple)", optarg);
+            if (rknpu_opt_requant(cmd, optarg, &no.requant)) return CLI_FAIL;
             break;
         default: return cli_bad_option(cmd, argv);
         }
@@ -461,28 +489,6 @@ int rknpu_net_compile(int argc, char **argv)
 }
 
 /* ---- run ---- */
-
-static npk_dtype dtype_of(int8_t type)
-{
-    switch (type) {
-    case NPK_TFL_FLOAT32: return NPK_F32;
-    case NPK_TFL_INT32: return NPK_I32;
-    case NPK_TFL_UINT8: return NPK_U8;
-    case NPK_TFL_INT64: return NPK_I64;
-    case NPK_TFL_INT16: return NPK_I16;
-    case NPK_TFL_INT8: return NPK_I8;
-    case NPK_TFL_BOOL: return NPK_BOOL;
-    default: return NPK_DT_INVALID;
-    }
-}
-
-static void want_str(const npk_tfl_view *v, char *want, size_t len)
-{
-    size_t k = (size_t)snprintf(want, len, "%s [", npk_tfl_type_name(v->type));
-    for (uint32_t d = 0; d < v->ndim && k < len; d++)
-        k += (size_t)snprintf(want + k, len - k, "%s%d", d ? ", " : "", v->dims[d]);
-    if (k < len) snprintf(want + k, len - k, "]");
-}
 
 /* --image PICTURE into the input that takes a picture (cli_views, as `tflite
  * run` fills it), then --input [NAME=]X.npy ... into the others. */
@@ -528,12 +534,12 @@ static int assign_inputs(npk_rk_net_exec *x, char **args, int nargs, cli_views *
         const npk_tfl_view *v = &views[i];
         char want[128], got[160];
         if ((int)i == picture) continue;
-        want_str(v, want, sizeof want);
+        cli_view_describe(v, want, sizeof want);
         if (!path[i]) return cli_fail("no --input for \"%s\" (%s)", v->name, want);
         npk_tensor t;
         if (npk_protect_path(path[i], &err) || npk_npy_load(path[i], &t, &err))
             return cli_error(path[i], &err);
-        bool ok = t.dtype == dtype_of(v->type) && t.ndim == (int)v->ndim;
+        bool ok = t.dtype == cli_npu_view_dtype(v->type) && t.ndim == (int)v->ndim;
         for (uint32_t d = 0; ok && d < v->ndim; d++) ok = t.shape[d] == v->dims[d];
         if (!ok) {
             char sh[96];
@@ -549,44 +555,6 @@ static int assign_inputs(npk_rk_net_exec *x, char **args, int nargs, cli_views *
     return CLI_OK;
 }
 
-static npk_status view_tensor(const npk_tfl_view *v, npk_tensor *t, npk_error *err)
-{
-    int64_t shape[NPK_MAX_DIMS];
-    for (uint32_t d = 0; d < v->ndim && d < NPK_MAX_DIMS; d++) shape[d] = v->dims[d];
-    npk_dtype dt = dtype_of(v->type);
-    if (dt == NPK_DT_INVALID)
-        return npk_fail(err, NPK_E_UNSUPPORTED, "tensor \"%s\" has type %s, not writable as .npy",
-                        v->name, npk_tfl_type_name(v->type));
-    npk_status st = npk_tensor_alloc(t, v->name, dt, (int)v->ndim, shape, err);
-    if (st) return st;
-    if (t->nbytes != v->bytes) {
-        npk_tensor_free(t);
-        return npk_fail(err, NPK_E_ARG, "tensor \"%s\": size mismatch", v->name);
-    }
-    memcpy(t->data, v->data, v->bytes);
-    return NPK_OK;
-}
-
-static bool ends_with(const char *s, const char *suffix)
-{
-    size_t a = strlen(s), b = strlen(suffix);
-    return a >= b && !strcmp(s + a - b, suffix);
-}
-
-/* A tensor name as a file name, as `tflite run` makes it: anything but
- * [A-Za-z0-9.-] becomes '_', at most 120 characters, ".npy" added. */
-static void file_name(const char *name, char *out, size_t n)
-{
-    size_t k = 0;
-    for (const char *c = name; *c && k + 5 < n && k < 120; c++)
-        out[k++] = ((*c >= 'a' && *c <= 'z') || (*c >= 'A' && *c <= 'Z') ||
-                    (*c >= '0' && *c <= '9') || *c == '.' || *c == '-')
-                       ? *c
-                       : '_';
-    if (k == 0 || (k <= 2 && out[0] == '.' && (k == 1 || out[1] == '.'))) out[k++] = '_';
-    memcpy(out + k, ".npy", 5);
-}
-
 /* One output: OUT.npy; several: OUT.safetensors or a directory of .npy
  * named after the tensors (as `tflite run`). All or nothing. */
 static int write_outputs(npk_rk_net_exec *x, const char *out, bool quiet)
@@ -594,7 +562,7 @@ static int write_outputs(npk_rk_net_exec *x, const char *out, bool quiet)
     npk_error err = {0};
     uint32_t n = npk_rk_net_noutputs(x);
     npk_tensor *ts = calloc(n + 1, sizeof *ts);
-    out_file *f = calloc(n + 1, sizeof *f);
+    cli_out_file *f = calloc(n + 1, sizeof *f);
     char(*names)[136] = calloc(n + 1, sizeof *names);
     uint8_t **bufs = calloc(n + 1, sizeof *bufs);
     uint32_t nt = 0;
@@ -602,19 +570,20 @@ static int write_outputs(npk_rk_net_exec *x, const char *out, bool quiet)
     if (!ts || !f || !names || !bufs) rc = cli_fail("out of memory");
     for (uint32_t i = 0; i < n && !rc; i++) {
         npk_tfl_view v;
-        if (npk_rk_net_output(x, i, &v, &err) || view_tensor(&v, &ts[i], &err))
+        if (npk_rk_net_output(x, i, &v, &err) ||
+            cli_view_tensor(&v, cli_npu_view_dtype(v.type), &ts[i], &err))
             rc = cli_error(NULL, &err);
         else
             nt = i + 1;
-        file_name(ts[i].name ? ts[i].name : "", names[i], sizeof names[i]);
+        cli_npy_file_name(ts[i].name ? ts[i].name : "", names[i], sizeof names[i]);
         for (uint32_t j = 0; j < i && !rc; j++)
-            if (!strcmp(names[j], names[i]) && !ends_with(out, ".safetensors") && n > 1)
+            if (!strcmp(names[j], names[i]) && !cli_ends_with(out, ".safetensors") && n > 1)
                 rc = cli_fail("outputs \"%s\" and \"%s\" map to the same file name: use "
                               "-o OUT.safetensors",
                               ts[j].name, ts[i].name);
     }
     if (!rc) {
-        if (ends_with(out, ".safetensors")) {
+        if (cli_ends_with(out, ".safetensors")) {
             if (npk_st_save(out, ts, nt, &err)) rc = cli_error(out, &err);
         } else if (nt == 1) {
             if (npk_npy_save(out, &ts[0], &err)) rc = cli_error(out, &err);
@@ -624,15 +593,15 @@ static int write_outputs(npk_rk_net_exec *x, const char *out, bool quiet)
                 f[i].name = names[i];
                 f[i].data = bufs[i];
             }
-            if (!rc) rc = write_dir(out, f, nt);
+            if (!rc) rc = cli_write_dir(out, f, nt);
         }
     }
     for (uint32_t i = 0; !rc && !quiet && i < nt; i++) {
         char buf[96];
         printf("output \"%s\" %s %s%s%s\n", ts[i].name ? ts[i].name : "",
                npk_shape_str(&ts[i], buf, sizeof buf), npk_dtype_name(ts[i].dtype),
-               nt > 1 && !ends_with(out, ".safetensors") ? " -> " : "",
-               nt > 1 && !ends_with(out, ".safetensors") ? names[i] : "");
+               nt > 1 && !cli_ends_with(out, ".safetensors") ? " -> " : "",
+               nt > 1 && !cli_ends_with(out, ".safetensors") ? names[i] : "");
     }
     for (uint32_t i = 0; i < nt; i++) {
         npk_tensor_free(&ts[i]);
@@ -712,12 +681,6 @@ static int check(npk_rk_net_exec *x, const loaded *l, int threads)
     return rc;
 }
 
-static int cmp_double(const void *a, const void *b)
-{
-    double x = *(const double *)a, y = *(const double *)b;
-    return x < y ? -1 : x > y;
-}
-
 /* The task view of the outputs (cli_views: the same text as `tflite run`). */
 static int show_views(npk_rk_net_exec *x, cli_views *pv, const npk_tfl_view *pic_view,
                       const char *model)
@@ -767,9 +730,7 @@ int rknpu_net_run(int argc, char **argv)
             break;
         case OPT_CHECK: do_check = true; break;
         case OPT_CORES:
-            if (!cli_parse_u64(optarg, &v) || v < 1 || v > 3)
-                return cli_usage(cmd, "--cores is 1, 2 or 3");
-            no.cores = (int)v;
+            if (rknpu_opt_cores(cmd, optarg, &no.cores)) return CLI_FAIL;
             cores_set = true;
             break;
         case OPT_REPEAT:
@@ -783,18 +744,14 @@ int rknpu_net_run(int argc, char **argv)
             no.threads = (int)v;
             break;
         case OPT_EMU_CORES:
-            if (!cli_parse_u64(optarg, &v) || (v != 1 && v != 3))
-                return cli_usage(cmd, "--emu-cores is 1 or 3");
-            emu_cores = (int)v;
+            if (rknpu_opt_emu_cores(cmd, optarg, &emu_cores)) return CLI_FAIL;
             break;
         case OPT_DEVICE:
-            if (!npk_rk_devkind_parse(optarg, &kind))
-                return cli_usage(cmd, "unknown --device '%s' (emu, rknpu, rocket)", optarg);
+            if (rknpu_opt_device(cmd, optarg, &kind)) return CLI_FAIL;
             break;
         case OPT_PATH: devpath = optarg; break;
         case OPT_REQUANT:
-            if (!rknpu_parse_requant(optarg, &no.requant))
-                return cli_usage(cmd, "unknown --requant '%s' (exact, exact1, simple)", optarg);
+            if (rknpu_opt_requant(cmd, optarg, &no.requant)) return CLI_FAIL;
             requant_set = true;
             break;
         default: {
@@ -862,14 +819,12 @@ int rknpu_net_run(int argc, char **argv)
     }
     npk_rk_net_timing tm = {0};
     for (uint64_t r = 0; r < repeat; r++) {
-        struct timespec t0, t1;
-        clock_gettime(CLOCK_MONOTONIC, &t0);
+        const double t0 = cli_now_ms();
         if (npk_rk_net_run(x, &tm, &err)) {
             rc = cli_error(l.path, &err);
             goto done;
         }
-        clock_gettime(CLOCK_MONOTONIC, &t1);
-        ms[r] = (double)(t1.tv_sec - t0.tv_sec) * 1e3 + (double)(t1.tv_nsec - t0.tv_nsec) / 1e6;
+        ms[r] = cli_now_ms() - t0;
     }
     if (out && (rc = write_outputs(x, out, views.json))) goto done;
 #ifdef NPK_HAVE_CJSON
@@ -884,7 +839,7 @@ int rknpu_net_run(int argc, char **argv)
         cJSON_AddNumberToObject(j, "layout_ms", tm.convert_ms);
     }
 #endif
-    qsort(ms, repeat, sizeof *ms, cmp_double);
+    cli_sort_ms(ms, repeat);
     if (!views.json)
         printf("%s on %s: %u ops on the NPU (%zu submits, %zu tasks), %u on the CPU; %s%.2f ms "
                "(NPU %.2f, CPU %.2f, layout %.2f)\n",

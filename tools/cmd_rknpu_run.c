@@ -5,6 +5,7 @@
 #include <string.h>
 
 #include "cli.h"
+#include "cmd_rknpu.h"
 #include "npukit/half.h"
 #include "npukit/rknpu_device.h"
 #include "npukit/rknpu_plan.h"
@@ -76,7 +77,6 @@ int rknpu_cmd_run_matmul(int argc, char **argv)
                                          {"check", no_argument, NULL, OPT_CHECK},
                                          {0, 0, 0, 0}};
     int c;
-    uint64_t v;
     cli_getopt_reset();
     while ((c = getopt_long(argc, argv, "o:", opts, NULL)) != -1) {
         switch (c) {
@@ -86,18 +86,13 @@ int rknpu_cmd_run_matmul(int argc, char **argv)
                 return cli_usage(cmd, "unknown --dtype '%s' (fp16, fp16-fp16, int8)", optarg);
             break;
         case OPT_CORES:
-            if (!cli_parse_u64(optarg, &v) || v < 1 || v > 3)
-                return cli_usage(cmd, "--cores is 1, 2 or 3");
-            cores = (int)v;
+            if (rknpu_opt_cores(cmd, optarg, &cores)) return CLI_FAIL;
             break;
         case OPT_EMU_CORES:
-            if (!cli_parse_u64(optarg, &v) || (v != 1 && v != 3))
-                return cli_usage(cmd, "--emu-cores is 1 or 3");
-            emu_cores = (int)v;
+            if (rknpu_opt_emu_cores(cmd, optarg, &emu_cores)) return CLI_FAIL;
             break;
         case OPT_DEVICE:
-            if (!npk_rk_devkind_parse(optarg, &kind))
-                return cli_usage(cmd, "unknown --device '%s' (emu, rknpu, rocket)", optarg);
+            if (rknpu_opt_device(cmd, optarg, &kind)) return CLI_FAIL;
             break;
         case OPT_PATH: path = optarg; break;
         case OPT_CHECK: check = true; break;

@@ -4,6 +4,7 @@
 #include <string.h>
 
 #include "cli.h"
+#include "cli_args.h"
 #include "commands.h"
 
 static int t_info(int argc, char **argv);
@@ -100,15 +101,7 @@ static int load_any(const char *path, const char *name, bool header_only, npk_te
 static int t_info(int argc, char **argv)
 {
     bool json = false;
-    static const struct option opts[] = {{"json", no_argument, NULL, 'j'}, {0, 0, 0, 0}};
-    int c;
-    cli_getopt_reset();
-    while ((c = getopt_long(argc, argv, "", opts, NULL)) != -1) {
-        if (c == 'j')
-            json = true;
-        else
-            return cli_bad_option("tensor info", argv);
-    }
+    if (cli_args_json("tensor info", argc, argv, &json)) return CLI_FAIL;
     if (optind + 1 != argc) return cli_usage("tensor info", "expected one FILE");
     if (json && !cli_json_available()) return cli_no_json();
     npk_tensor_set set;

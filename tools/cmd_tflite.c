@@ -6,12 +6,15 @@
 #include <math.h>
 #include <stdlib.h>
 #include <string.h>
-#include <time.h>
 
 #include "cli.h"
+#include "cli_args.h"
 #include "cli_progress.h"
+#include "cli_tensor_io.h"
+#include "cli_timing.h"
 #include "cli_views.h"
 #include "commands.h"
+#include "npukit/bind.h"
 #include "npukit/tflite.h"
 #include "npukit/tflite_build.h"
 #include "npukit/tflite_interp.h"
@@ -337,15 +340,7 @@ static cJSON *json_model(const char *path, const npk_tfl_model *m)
 static int t_info(int argc, char **argv)
 {
     bool json = false;
-    static const struct option opts[] = {{"json", no_argument, NULL, 'j'}, {0, 0, 0, 0}};
-    int c;
-    cli_getopt_reset();
-    while ((c = getopt_long(argc, argv, "", opts, NULL)) != -1) {
-        if (c == 'j')
-            json = true;
-        else
-            return cli_bad_option("tflite info", argv);
-    }
+    if (cli_args_json("tflite info", argc, argv, &json)) return CLI_FAIL;
     if (optind + 1 != argc) return cli_usage("tflite info", "expected one MODEL");
     if (json && !cli_json_available()) return cli_no_json();
     loaded l;
@@ -364,65 +359,6 @@ static int t_info(int argc, char **argv)
 /* ---- run ---- */
 
 #define MAX_INPUT_ARGS 64
-
-static npk_dtype dtype_of(int8_t type)
-{
-    switch (type) {
-    case NPK_TFL_FLOAT32: return NPK_F32;
-    case NPK_TFL_FLOAT16: return NPK_F16;
-    case NPK_TFL_INT32: return NPK_I32;
-    case NPK_TFL_UINT8: return NPK_U8;
-    case NPK_TFL_INT64: return NPK_I64;
-    case NPK_TFL_BOOL: return NPK_BOOL;
-    case NPK_TFL_INT16: return NPK_I16;
-    case NPK_TFL_INT8: return NPK_I8;
-    case 10: return NPK_F64;
-    case 12: return NPK_U64;
-    case 15: return NPK_U32;
-    case 16: return NPK_U16;
-    default: return NPK_DT_INVALID;
-    }
-}
-
-/* A view's bytes as an owned tensor. */
-static npk_status view_tensor(const npk_tfl_view *v, npk_tensor *t, npk_error *err)
-{
-    int64_t shape[NPK_MAX_DIMS];
-    for (uint32_t d = 0; d < v->ndim && d < NPK_MAX_DIMS; d++) shape[d] = v->dims[d];
-    const npk_dtype dt = dtype_of(v->type);
-    if (dt == NPK_DT_INVALID)
-        return npk_fail(err, NPK_E_UNSUPPORTED, "tensor \"%s\" has type %s, not writable as .npy",
-                        v->name, npk_tfl_type_name(v->type));
-    npk_status st = npk_tensor_alloc(t, v->name, dt, (int)v->ndim, shape, err);
-    if (st) return st;
-    if (t->nbytes != v->bytes) {
-        npk_tensor_free(t);
-        return npk_fail(err, NPK_E_ARG, "tensor \"%s\": size mismatch", v->name);
-    }
-    if (v->bytes) memcpy(t->data, v->data, v->bytes);
-    return NPK_OK;
-}
-
-static bool ends_with(const char *s, const char *suffix)
-{
-    size_t a = strlen(s), b = strlen(suffix);
-    return a >= b && !strcmp(s + a - b, suffix);
-}
-
-/* A tensor name as a file name: anything but [A-Za-z0-9._-] becomes '_'. */
-static void file_name(const char *name, char *out, size_t n)
-{
-    size_t k = 0;
-    /* At most 120 characters: names of real tensors can be much longer than a
-     * file system allows. */
-    for (const char *c = name; *c && k + 5 < n && k < 120; c++)
-        out[k++] = ((*c >= 'a' && *c <= 'z') || (*c >= 'A' && *c <= 'Z') ||
-                    (*c >= '0' && *c <= '9') || *c == '.' || *c == '-')
-                       ? *c
-                       : '_';
-    if (k == 0 || (k <= 2 && out[0] == '.' && (k == 1 || out[1] == '.'))) out[k++] = '_';
-    memcpy(out + k, ".npy", 5);
-}
 
 /* Every tensor into DIR/<file name>.npy, all or nothing, through the shared
  * output-directory transaction (file.h): nothing appears under DIR until all
@@ -448,7 +384,7 @@ static const char **file_names(const npk_tensor *ts, const int32_t *index, size_
     if (!names) return NULL;
     for (size_t i = 0; i < n; i++) {
         char name[256];
-        file_name(ts[i].name ? ts[i].name : "", name, sizeof name);
+        cli_npy_file_name(ts[i].name ? ts[i].name : "", name, sizeof name);
         for (size_t j = 0; j < i; j++)
             if (!strcmp(names[j], name)) {
                 if (strict) {
@@ -539,11 +475,7 @@ static int assign_inputs(run_ctx *r, char **args, int nargs)
         }
         char want[128], got[128];
         npk_tensor *t = &r->in[i];
-        size_t k = 0;
-        k += (size_t)snprintf(want + k, sizeof want - k, "%s [", npk_tfl_type_name(v->type));
-        for (uint32_t d = 0; d < v->ndim && k < sizeof want; d++)
-            k += (size_t)snprintf(want + k, sizeof want - k, "%s%d", d ? ", " : "", v->dims[d]);
-        if (k < sizeof want) snprintf(want + k, sizeof want - k, "]");
+        cli_view_describe(v, want, sizeof want);
         if (!path[i]) {
             rc = cli_fail("no --input for \"%s\" (%s)", v->name, want);
             break;
@@ -553,7 +485,7 @@ static int assign_inputs(run_ctx *r, char **args, int nargs)
             break;
         }
         r->nin = i + 1;
-        bool ok = t->dtype == dtype_of(v->type) && t->ndim == (int)v->ndim;
+        bool ok = t->dtype == npk_bind_tfl_dtype(v->type) && t->ndim == (int)v->ndim;
         for (uint32_t d = 0; ok && d < v->ndim; d++) ok = t->shape[d] == v->dims[d];
         if (!ok) {
             snprintf(got, sizeof got, "%s %s", npk_dtype_name(t->dtype),
@@ -570,19 +502,6 @@ done:
     return rc;
 }
 
-static double now_ms(void)
-{
-    struct timespec ts;
-    clock_gettime(CLOCK_MONOTONIC, &ts);
-    return (double)ts.tv_sec * 1e3 + (double)ts.tv_nsec / 1e6;
-}
-
-static int cmp_double(const void *a, const void *b)
-{
-    const double x = *(const double *)a, y = *(const double *)b;
-    return x < y ? -1 : x > y;
-}
-
 static int write_outputs(run_ctx *r, const char *out, bool quiet)
 {
     npk_error err = {0};
@@ -594,13 +513,14 @@ static int write_outputs(run_ctx *r, const char *out, bool quiet)
     if (!ts || !idx) rc = cli_fail("out of memory");
     for (uint32_t i = 0; i < n && !rc; i++) {
         npk_tfl_view v;
-        if (npk_tfl_interp_output(r->it, i, &v, &err) || view_tensor(&v, &ts[nt], &err))
+        if (npk_tfl_interp_output(r->it, i, &v, &err) ||
+            cli_view_tensor(&v, npk_bind_tfl_dtype(v.type), &ts[nt], &err))
             rc = cli_error(r->l.path, &err);
         else
             idx[nt++] = v.index;
     }
     if (!rc) {
-        if (ends_with(out, ".safetensors")) {
+        if (cli_ends_with(out, ".safetensors")) {
             if (npk_st_save(out, ts, nt, &err)) rc = cli_error(out, &err);
         } else if (nt == 1) {
             if (npk_npy_save(out, &ts[0], &err)) rc = cli_error(out, &err);
@@ -638,7 +558,7 @@ static int write_dump(run_ctx *r, const char *dir)
             i < npk_tfl_interp_ninputs(r->it) ? -1 : r->order[i - npk_tfl_interp_ninputs(r->it)];
         npk_status st = t < 0 ? npk_tfl_interp_input(r->it, i, &v, &err)
                               : npk_tfl_interp_tensor(r->it, t, &v, &err);
-        if (st || view_tensor(&v, &ts[nt], &err))
+        if (st || cli_view_tensor(&v, npk_bind_tfl_dtype(v.type), &ts[nt], &err))
             rc = cli_error(r->l.path, &err);
         else
             idx[nt++] = v.index;
@@ -750,12 +670,12 @@ static int t_run(int argc, char **argv)
     cli_progress pr;
     cli_progress_start(&pr, "tflite run");
     for (uint64_t k = 0; k < runs && !rc; k++) {
-        const double t0 = now_ms();
+        const double t0 = cli_now_ms();
         if (npk_tfl_interp_invoke(r.it, &err)) {
             cli_progress_end(&pr, false);
             rc = cli_error(r.l.path, &err);
         }
-        ms[k] = now_ms() - t0;
+        ms[k] = cli_now_ms() - t0;
         if (dump) npk_tfl_interp_set_observer(r.it, NULL, NULL); /* record the first run only */
         if (!rc) cli_progress_update(&pr, "run", k + 1, runs);
     }
@@ -768,7 +688,7 @@ static int t_run(int argc, char **argv)
     }
 #endif
     if (!rc && repeat && !json) {
-        qsort(ms, runs, sizeof *ms, cmp_double);
+        cli_sort_ms(ms, runs);
         const size_t arena = npk_tfl_interp_arena_bytes(r.it),
                      peak = npk_tfl_interp_peak_live_bytes(r.it);
         printf("%" PRIu64 " runs, %" PRIu64 " thread%s: min %.3f ms, median %.3f ms; arena %zu "

@@ -257,11 +257,20 @@ typedef struct npk_rk_lplan {
     npk_rknpu_submit submit;
     uint32_t core_first[NPK_RKNPU_MAX_CORES], core_count[NPK_RKNPU_MAX_CORES];
     uint64_t core_work[NPK_RKNPU_MAX_CORES];
-    uint8_t *wblob; /* the weight buffer's contents (weight_bytes) */
+    uint32_t core_rows[NPK_RKNPU_MAX_CORES]; /* rows per core when given, else 0 */
+    uint8_t *wblob;                          /* the weight buffer's contents (weight_bytes) */
 } npk_rk_lplan;
 
 npk_status npk_rk_lplan_make(const npk_rk_layer *l, const npk_rk_lplan_opts *o, npk_rk_lplan *p,
                              npk_error *err);
+/* The same with each core's output rows given (core_rows[k] rows for core k,
+ * in order, summing to out_h; trailing 0s), so a layer can follow another's
+ * row split (whole networks: one submit over several layers, net_runs.c).
+ * Honoured by convolutions, depthwise layers and unpadded average pools
+ * planned with one channel tile and whole rows (core_rows in the plan then
+ * says so); otherwise the planner's own split, as npk_rk_lplan_make. */
+npk_status npk_rk_lplan_make_rows(const npk_rk_layer *l, const npk_rk_lplan_opts *o,
+                                  const uint32_t *core_rows, npk_rk_lplan *p, npk_error *err);
 void npk_rk_lplan_free(npk_rk_lplan *p);
 
 /* A bound on how far the plan's value before the final rounding can be from

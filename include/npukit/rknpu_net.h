@@ -87,11 +87,19 @@ typedef struct npk_rk_net_op {
     size_t task_first; /* its first record in the shared array */
     uint64_t weight_off, regcmd_off;
     int32_t in[2], out; /* root tensors (in[1] -1 unless ADD) */
-    /* 2-3 cores: consecutive layers all on one core share a submit
-     * (net_runs.c). The run's first layer holds its layer count, submit and
-     * per-core task ranges, the others 0; 1: a submit of its own. */
+    /* 2-3 cores: consecutive layers share a submit where no core's task
+     * touches what another core's task writes in it (net_runs.c,
+     * npk_rk_net_check_submit); the records of such a run are grouped by
+     * core. The run's first layer holds its layer count, submit, cores and
+     * per-core task ranges (counted from its task_first), the others 0; 1:
+     * a submit of its own. */
     uint32_t run;
     npk_rknpu_submit run_submit;
+    int run_cores;
+    /* Planned with the previous layer's rows per core (net_align_rows) and
+     * kept though not in its submit: faster on its own. */
+    bool rows_kept;
+    npk_rk_lplan own; /* while compiling: the planner's own split of a layer given rows */
     uint32_t run_core_first[NPK_RKNPU_MAX_CORES], run_core_count[NPK_RKNPU_MAX_CORES];
 } npk_rk_net_op;
 
@@ -108,9 +116,9 @@ typedef struct npk_rk_net_seg {
     /* One core: the segment's layers chained into one submit (vendor form:
      * each layer's last stream continues with the next layer's first; rocket:
      * one job), records task_first .. + task_count of the shared array; the
-     * submit counts them from 0. With more cores a layer's tasks run on
-     * several cores and the next layer must wait for all: a submit per layer
-     * (or per run of layers all on one core, npk_rk_net_op.run). */
+     * submit counts them from 0. With more cores: a submit per layer or per
+     * run of layers no core of which touches what another core writes in it
+     * (npk_rk_net_op.run, npk_rk_net_check_submit). */
     bool merged;
     size_t task_first, task_count;
     npk_rknpu_submit submit;
@@ -129,6 +137,10 @@ typedef struct npk_rk_net {
     /* The address map. */
     npk_rknpu_task *records;
     size_t ntasks;
+    /* Per record: its layer and task; per task in layer order (task_first +
+     * t): its record. The identity but in runs over several cores, whose
+     * records are grouped by core. */
+    uint32_t *rec_op, *rec_task, *task_rec;
     uint8_t *weights;
     uint64_t weight_bytes;
     uint64_t *regcmd; /* host order */
@@ -152,6 +164,14 @@ npk_status npk_rk_net_relocate(npk_rk_net *net, uint32_t act_addr, uint32_t weig
 /* No two device tensors alive at one operator share a byte, each lies in
  * the activation buffer, every layer's buffers are its tensors'. */
 npk_status npk_rk_net_check_memory(const npk_rk_net *net, npk_error *err);
+
+/* Layers first .. first+count-1 as one submit: no byte one core's task
+ * writes is read or written by another core's task (the cores do not wait
+ * for each other inside a submit). The ranges come from the task
+ * descriptors and the layers' buffers; the refusal names both tasks and the
+ * bytes. Compile runs it on every submit it emits. */
+npk_status npk_rk_net_check_submit(const npk_rk_net *net, size_t first, size_t count,
+                                   npk_error *err);
 
 /* A rough on-device time of one task (microseconds) from the work it does:
  * npk_rk_net_estimate documents the assumptions. */
@@ -195,8 +215,20 @@ typedef struct npk_rk_net_timing {
 } npk_rk_net_timing;
 
 /* Submits per run (one per merged segment, else one per layer or run of
- * layers on one core). */
+ * layers, npk_rk_net_op.run). */
 size_t npk_rk_net_submits(const npk_rk_net *net);
+
+/* Submit k of a run (0 .. npk_rk_net_submits - 1, in order): its layers
+ * (net->ops), its records and each core's range in them (counted from
+ * task_first); false past the last. */
+typedef struct npk_rk_net_submit_view {
+    size_t first_op, nops;
+    size_t task_first, task_count;
+    int cores;
+    uint32_t core_first[NPK_RKNPU_MAX_CORES], core_count[NPK_RKNPU_MAX_CORES];
+    const npk_rknpu_submit *submit;
+} npk_rk_net_submit_view;
+bool npk_rk_net_submit_at(const npk_rk_net *net, size_t k, npk_rk_net_submit_view *v);
 
 npk_status npk_rk_net_run(npk_rk_net_exec *x, npk_rk_net_timing *t, npk_error *err);
 

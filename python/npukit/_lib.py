@@ -541,6 +541,41 @@ def bytes_at(ptr, n):
     return ctypes.string_at(ptr, n) if n else b""
 
 
+class Handle:
+    """Base of the objects that own a library object (self._h): close() frees
+    it now, a with block at its end, the garbage collector otherwise. A
+    subclass names the library's free function: _free = staticmethod(fn)."""
+
+    def close(self):
+        """Free the library object (and the device it opened, if any) now."""
+        if getattr(self, "_h", None):
+            self._free(self._h)
+            self._h = None
+
+    __del__ = close
+
+    def __enter__(self):
+        return self
+
+    def __exit__(self, *exc):
+        self.close()
+
+
+def file_bytes(fn, h):
+    """The file bytes a model handle holds (fn: npk_bind_*_bytes)."""
+    n = ctypes.c_size_t()
+    p = fn(h, ctypes.byref(n))
+    return bytes_at(p, n.value)
+
+
+def save_file_bytes(fn, h, path):
+    """Write them atomically (never over an input of this process)."""
+    n = ctypes.c_size_t()
+    p = fn(h, ctypes.byref(n))
+    err = NpkError()
+    check(npk_write_file(path_arg(path), p, n.value, ctypes.byref(err)), err, path)
+
+
 class Source:
     """A path or bytes-like object as the (path, buf, len) triple the open
     functions take; keeps the bytes alive for the call."""

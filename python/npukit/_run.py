@@ -55,6 +55,31 @@ def assign(specs, x, named, what="input"):
     return got
 
 
+def exact_inputs(specs, x, named):
+    """assign(), each array required to have its input's exact dtype and
+    shape (as `npukit tflite run` and `rknpu run` require of their .npy files)."""
+    arrays = []
+    for spec, a in zip(specs, assign(specs, x, named)):
+        a = np.asarray(a)
+        if a.dtype != spec.dtype or a.shape != spec.shape:
+            raise _lib.ArgumentError(
+                "input %r must be %s, got %s [%s]"
+                % (spec.name, spec.describe(), a.dtype, ", ".join(map(str, a.shape)))
+            )
+        arrays.append(a)
+    return arrays
+
+
+def run_repeat(fn, handle, repeat, progress, path):
+    """fn(handle, repeat, progress, err) (npk_bind_*_run): progress(what, done,
+    total) after each run, False from it stops the runs (Cancelled)."""
+    pc = _lib.ProgressCall(progress)
+    err = _lib.NpkError()
+    rc = fn(handle, int(repeat), pc.pointer(), ctypes.byref(err))
+    pc.reraise()
+    _lib.check(rc, err, path)
+
+
 def results(pairs):
     """One output: the array; several: a dict name -> array in output order."""
     if len(pairs) == 1:

@@ -14,20 +14,22 @@ import os
 import numpy as np
 
 from . import _lib
-from ._run import TensorSpec, assign, read_view, results, view, view_spec, write_view
+from ._run import TensorSpec, assign, read_view, results, run_repeat, view, view_spec, write_view
 
 __all__ = ["Model"]
 
 DEVICES = ("cpu", "emu", "usb")
 
 
-class Model:
+class Model(_lib.Handle):
     """A compiled Edge TPU model. source: a path, or the model's bytes.
 
     Dense templates (one Edge TPU op computing y = W.x, as libredgetpu's
     dense_N templates) have .weights, .scales, .set_weights() and a CPU
     reference run; any model runs whole on a device ("emu", "usb"), its
     Edge TPU op alone with run_op()."""
+
+    _free = staticmethod(_lib.npk_bind_etpu_free)
 
     def __init__(self, source):
         src = _lib.Source(source)
@@ -41,20 +43,6 @@ class Model:
         )
         self._h = h
         self._device = None
-
-    def close(self):
-        """Free the model (and close its device) now."""
-        if getattr(self, "_h", None):
-            _lib.npk_bind_etpu_free(self._h)
-            self._h = None
-
-    __del__ = close
-
-    def __enter__(self):
-        return self
-
-    def __exit__(self, *exc):
-        self.close()
 
     # ---- Dense templates ----
 
@@ -130,18 +118,13 @@ class Model:
 
     def to_bytes(self):
         """The model file's bytes (with the current weights)."""
-        n = ctypes.c_size_t()
-        p = _lib.npk_bind_etpu_bytes(self._h, ctypes.byref(n))
-        return _lib.bytes_at(p, n.value)
+        return _lib.file_bytes(_lib.npk_bind_etpu_bytes, self._h)
 
     __bytes__ = to_bytes
 
     def save(self, path):
         """Write the model file atomically (never over an input of this process)."""
-        n = ctypes.c_size_t()
-        p = _lib.npk_bind_etpu_bytes(self._h, ctypes.byref(n))
-        err = _lib.NpkError()
-        _lib.check(_lib.npk_write_file(_lib.path_arg(path), p, n.value, ctypes.byref(err)), err, path)
+        _lib.save_file_bytes(_lib.npk_bind_etpu_bytes, self._h, path)
 
     # ---- running ----
 
@@ -209,11 +192,7 @@ class Model:
         ins, outs = self._graph_specs
         for i, (spec, a) in enumerate(zip(ins, assign(ins, x, named))):
             write_view(view(_lib.npk_tfl_interp_input, it, i, self._path), _quantise(spec, a))
-        pc = _lib.ProgressCall(progress)
-        err = _lib.NpkError()
-        rc = _lib.npk_bind_etpu_graph_run(self._h, int(repeat), pc.pointer(), ctypes.byref(err))
-        pc.reraise()
-        _lib.check(rc, err, self._path)
+        run_repeat(_lib.npk_bind_etpu_graph_run, self._h, repeat, progress, self._path)
         out = []
         for i, spec in enumerate(outs):
             a = read_view(view(_lib.npk_tfl_interp_output, it, i, self._path), spec)

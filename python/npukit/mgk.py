@@ -98,8 +98,10 @@ def _layer(l):
     )
 
 
-class Model:
+class Model(_lib.Handle):
     """An MGK model. source: a path, or the file's bytes."""
+
+    _free = staticmethod(_lib.npk_bind_mgk_free)
 
     def __init__(self, source=None, *, _handle=None, _label=None):
         self.replaced = None
@@ -117,19 +119,6 @@ class Model:
             )
             self._h = h
         self.layers = self._layers()
-
-    def close(self):
-        if getattr(self, "_h", None):
-            _lib.npk_bind_mgk_free(self._h)
-            self._h = None
-
-    __del__ = close
-
-    def __enter__(self):
-        return self
-
-    def __exit__(self, *exc):
-        self.close()
 
     def _layers(self):
         out = []
@@ -184,15 +173,10 @@ class Model:
         return m
 
     def to_bytes(self):
-        n = ctypes.c_size_t()
-        p = _lib.npk_bind_mgk_bytes(self._h, ctypes.byref(n))
-        return _lib.bytes_at(p, n.value)
+        return _lib.file_bytes(_lib.npk_bind_mgk_bytes, self._h)
 
     __bytes__ = to_bytes
 
     def save(self, path):
         """Write the model file atomically (never over an input of this process)."""
-        n = ctypes.c_size_t()
-        p = _lib.npk_bind_mgk_bytes(self._h, ctypes.byref(n))
-        err = _lib.NpkError()
-        _lib.check(_lib.npk_write_file(_lib.path_arg(path), p, n.value, ctypes.byref(err)), err, path)
+        _lib.save_file_bytes(_lib.npk_bind_mgk_bytes, self._h, path)

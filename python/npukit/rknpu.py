@@ -9,10 +9,9 @@ the interpreter.
 """
 import ctypes
 
-import numpy as np
-
 from . import _lib
-from ._run import TensorSpec, assign, read_view, results, view, view_spec, write_view
+from ._run import (TensorSpec, exact_inputs, read_view, results, run_repeat, view, view_spec,
+                   write_view)
 
 __all__ = ["compile", "load", "Network", "TensorSpec"]
 
@@ -34,8 +33,10 @@ def load(directory, *, threads=1):
     return Network(None, threads=threads, directory=directory)
 
 
-class Network:
+class Network(_lib.Handle):
     """A compiled network; bound to a device on its first run."""
+
+    _free = staticmethod(_lib.npk_bind_rk_free)
 
     def __init__(self, source, *, cores=1, threads=1, directory=None):
         h = ctypes.c_void_p()
@@ -56,20 +57,6 @@ class Network:
         self._h = h
         self._device = None
         self._specs = None
-
-    def close(self):
-        """Free the network and its device now."""
-        if getattr(self, "_h", None):
-            _lib.npk_bind_rk_free(self._h)
-            self._h = None
-
-    __del__ = close
-
-    def __enter__(self):
-        return self
-
-    def __exit__(self, *exc):
-        self.close()
 
     @property
     def stats(self):
@@ -137,20 +124,9 @@ class Network:
         output) or a dict name -> array, as the model's types."""
         ex = self._bind(device, device_path, emu_cores)
         ins, outs = self._specs
-        arrays = assign(ins, x, named)
-        for i, (spec, a) in enumerate(zip(ins, arrays)):
-            a = np.asarray(a)
-            if a.dtype != spec.dtype or a.shape != spec.shape:
-                raise _lib.ArgumentError(
-                    "input %r must be %s, got %s [%s]"
-                    % (spec.name, spec.describe(), a.dtype, ", ".join(map(str, a.shape)))
-                )
+        for i, a in enumerate(exact_inputs(ins, x, named)):
             write_view(view(_lib.npk_rk_net_input, ex, i, self._path), a)
-        pc = _lib.ProgressCall(progress)
-        err = _lib.NpkError()
-        rc = _lib.npk_bind_rk_run(self._h, int(repeat), pc.pointer(), ctypes.byref(err))
-        pc.reraise()
-        _lib.check(rc, err, self._path)
+        run_repeat(_lib.npk_bind_rk_run, self._h, repeat, progress, self._path)
         return results(
             [(s.name, read_view(view(_lib.npk_rk_net_output, ex, i, self._path), s))
              for i, s in enumerate(outs)]

@@ -7,21 +7,22 @@ semantics), as `npukit tflite run` runs them.
 """
 import ctypes
 
-import numpy as np
-
 from . import _lib
-from ._run import TensorSpec, assign, results
+from ._run import (TensorSpec, exact_inputs, read_view, results, run_repeat, view, view_spec,
+                   write_view)
 
 __all__ = ["Model", "TensorSpec"]
 
 
-class Model:
+class Model(_lib.Handle):
     """A TFLite model and its interpreter.
 
     source: a path, or the model's bytes. threads: worker threads for
     convolution, depthwise and fully-connected work (the results do not
     depend on it). Every operator is checked when the model is opened: an
     operator the interpreter lacks raises npukit.UnsupportedError here."""
+
+    _free = staticmethod(_lib.npk_bind_tfl_free)
 
     def __init__(self, source, *, threads=1):
         src = _lib.Source(source)
@@ -47,41 +48,10 @@ class Model:
         return _lib.npk_tfl_interp_noutputs(self._it)
 
     def _view(self, fn, i):
-        v = _lib.View()
-        err = _lib.NpkError()
-        _lib.check(fn(self._it, i, ctypes.byref(v), ctypes.byref(err)), err, self._path)
-        return v
+        return view(fn, self._it, i, self._path)
 
     def _spec(self, fn, i):
-        v = self._view(fn, i)
-        code = _lib.npk_bind_tfl_dtype(v.type)
-        if code == 0:
-            raise _lib.UnsupportedError(
-                "tensor %r has type %s, which has no NumPy type"
-                % (v.name.decode(), _lib.npk_tfl_type_name(v.type).decode())
-            )
-        return TensorSpec(
-            v.name.decode("utf-8", "replace"),
-            _lib.numpy_dtype(code),
-            tuple(v.dims[d] for d in range(v.ndim)),
-            float(v.scale),
-            int(v.zero_point),
-            int(v.index),
-        )
-
-    def close(self):
-        """Free the interpreter now (otherwise when the object is collected)."""
-        if getattr(self, "_h", None):
-            _lib.npk_bind_tfl_free(self._h)
-            self._h = None
-
-    __del__ = close
-
-    def __enter__(self):
-        return self
-
-    def __exit__(self, *exc):
-        self.close()
+        return view_spec(self._view(fn, i))
 
     def run(self, x=None, *, repeat=1, progress=None, **named):
         """Run the model once (or `repeat` times, e.g. to time it).
@@ -94,27 +64,11 @@ class Model:
         Returns the output array (one output) or a dict name -> array."""
         if not self._h:
             raise _lib.ArgumentError("the model is closed")
-        arrays = assign(self.inputs, x, named)
-        for i, (spec, a) in enumerate(zip(self.inputs, arrays)):
-            a = np.asarray(a)
-            if a.dtype != spec.dtype or a.shape != spec.shape:
-                raise _lib.ArgumentError(
-                    "input %r must be %s, got %s [%s]"
-                    % (spec.name, spec.describe(), a.dtype, ", ".join(map(str, a.shape)))
-                )
-            v = self._view(_lib.npk_tfl_interp_input, i)
-            a = np.ascontiguousarray(a)
-            ctypes.memmove(v.data, a.ctypes.data, a.nbytes)
-        pc = _lib.ProgressCall(progress)
-        err = _lib.NpkError()
-        rc = _lib.npk_bind_tfl_run(self._h, int(repeat), pc.pointer(), ctypes.byref(err))
-        pc.reraise()
-        _lib.check(rc, err, self._path)
-        out = []
-        for i, spec in enumerate(self.outputs):
-            v = self._view(_lib.npk_tfl_interp_output, i)
-            # The arena is reused by the next run: the outputs are copied.
-            a = np.empty(spec.shape, spec.dtype)
-            ctypes.memmove(a.ctypes.data, v.data, a.nbytes)
-            out.append((spec.name, a))
-        return results(out)
+        for i, a in enumerate(exact_inputs(self.inputs, x, named)):
+            write_view(self._view(_lib.npk_tfl_interp_input, i), a)
+        run_repeat(_lib.npk_bind_tfl_run, self._h, repeat, progress, self._path)
+        # The arena is reused by the next run: the outputs are copied.
+        return results(
+            [(s.name, read_view(self._view(_lib.npk_tfl_interp_output, i), s))
+             for i, s in enumerate(self.outputs)]
+        )

@@ -81,3 +81,12 @@ def test_load_compiled_dir(cli, tmp_path):
     with pytest.raises(npukit.FormatError, match="regcmd.bin differs") as e:
         npukit.rknpu.load(d)
     assert e.value.offset == 64
+
+
+def test_close():
+    net = npukit.rknpu.compile(fx(MODEL))
+    with net as n:
+        assert n is net
+    with pytest.raises(npukit.ArgumentError, match="the network is closed"):
+        net.run(np.zeros((1, 160, 160, 3), np.uint8))
+    net.close()

@@ -133,3 +133,13 @@ def test_repeat_progress_and_cancel():
     m.close()
     with pytest.raises(npukit.ArgumentError):
         m.run(x)
+
+
+def test_close():
+    # A with block frees the interpreter at its end; closing again is fine.
+    with npukit.tflite.Model(fx("models/mobilenet_v1_0.5_160_quant.tflite")) as m:
+        x = np.zeros(m.inputs[0].shape, m.inputs[0].dtype)
+        assert m.run(x).shape == m.outputs[0].shape
+    with pytest.raises(npukit.ArgumentError, match="the model is closed"):
+        m.run(x)
+    m.close()

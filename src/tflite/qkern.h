@@ -159,5 +159,23 @@ uint8_t npk_tfl_qrequant(uint32_t acc, int32_t mult, int32_t shift, int32_t zero
 /* Output channels [o0, out_c) of output pixel (oy, ox), as dw_row does. */
 void npk_tfl_qdw_pixel_ref(const npk_tfl_qdw *d, const uint8_t *in, int32_t oy, int32_t ox,
                            int32_t o0, uint8_t *out_px);
+/* The window of output pixel (oy, ox) for the packed dw_row loops: tp[t]
+ * (t = ky * kw + kx) points at the input pixel under tap t, or at zrow (in_c
+ * bytes of in_zero) where the tap falls in the padding. Inline: the vector
+ * loops call it once per output pixel. */
+static inline void npk_tfl_qdw_taps(const npk_tfl_qdw *d, const uint8_t *in, int32_t oy, int32_t ox,
+                                    const uint8_t *zrow, const uint8_t **tp)
+{
+    const int32_t y0 = oy * d->sh - d->pad_h, x0 = ox * d->sw - d->pad_w;
+    for (int32_t ky = 0, t = 0; ky < d->kh; ky++) {
+        const int32_t y = y0 + ky * d->dh;
+        for (int32_t kx = 0; kx < d->kw; kx++, t++) {
+            const int32_t x = x0 + kx * d->dw;
+            tp[t] = y < 0 || y >= d->in_h || x < 0 || x >= d->in_w
+                        ? zrow
+                        : in + ((size_t)y * d->in_w + x) * d->in_c;
+        }
+    }
+}
 
 #endif

@@ -67,39 +67,27 @@ static void test_fixture_headers(void **state)
     (void)state;
     npk_cnn2_model m;
 
-    parse_fixture("cnn2/synthetic_identity_1x1_v2.bin", &m);
-    assert_int_equal(m.version, 2);
-    assert_int_equal(m.num_layers, 1);
-    assert_int_equal(m.total_weights, 48);
-    assert_int_equal(m.mip_level, 0);
-    check_layer(&m.layers[0], 1, 12, 4, 0, 48);
-    check_weights(&m, identity_w);
-    npk_cnn2_free(&m);
-
-    parse_fixture("cnn2/synthetic_identity_1x1_v1.bin", &m);
-    assert_int_equal(m.version, 1);
-    assert_int_equal(m.num_layers, 1);
-    assert_int_equal(m.total_weights, 48);
-    assert_int_equal(m.mip_level, 0);
-    check_layer(&m.layers[0], 1, 12, 4, 0, 48);
-    check_weights(&m, identity_w);
-    npk_cnn2_free(&m);
-
-    parse_fixture("cnn2/synthetic_identity_3x3_v2.bin", &m);
-    assert_int_equal(m.version, 2);
-    assert_int_equal(m.total_weights, 432);
-    assert_int_equal(m.mip_level, 0);
-    check_layer(&m.layers[0], 3, 12, 4, 0, 432);
-    check_weights(&m, identity_w);
-    npk_cnn2_free(&m);
-
-    parse_fixture("cnn2/synthetic_mix_1x1_v2_mip2.bin", &m);
-    assert_int_equal(m.version, 2);
-    assert_int_equal(m.mip_level, 2);
-    assert_int_equal(m.total_weights, 48);
-    check_layer(&m.layers[0], 1, 12, 4, 0, 48);
-    check_weights(&m, mix_w);
-    npk_cnn2_free(&m);
+    /* The one-layer fixtures: 4 outputs of 12 inputs, weights known. */
+    static const struct {
+        const char *rel;
+        uint32_t version, mip, k, count;
+        uint16_t (*want)(uint32_t, uint32_t, uint32_t, uint32_t, uint32_t);
+    } one[] = {
+        {"cnn2/synthetic_identity_1x1_v2.bin", 2, 0, 1, 48, identity_w},
+        {"cnn2/synthetic_identity_1x1_v1.bin", 1, 0, 1, 48, identity_w},
+        {"cnn2/synthetic_identity_3x3_v2.bin", 2, 0, 3, 432, identity_w},
+        {"cnn2/synthetic_mix_1x1_v2_mip2.bin", 2, 2, 1, 48, mix_w},
+    };
+    for (size_t c = 0; c < sizeof one / sizeof *one; c++) {
+        parse_fixture(one[c].rel, &m);
+        assert_int_equal(m.version, one[c].version);
+        assert_int_equal(m.num_layers, 1);
+        assert_int_equal(m.total_weights, one[c].count);
+        assert_int_equal(m.mip_level, one[c].mip);
+        check_layer(&m.layers[0], one[c].k, 12, 4, 0, one[c].count);
+        check_weights(&m, one[c].want);
+        npk_cnn2_free(&m);
+    }
 
     parse_fixture("cnn2/synthetic_random_3layer_v2.bin", &m);
     assert_int_equal(m.version, 2);

@@ -27,6 +27,8 @@ expect 0 "$npk" rknpu compile "$model" --cores 2 -o "$tmp/c"
 grep -q "31 operators: 29 on the NPU" "$tmp/out" || fail "compile summary: $(cat "$tmp/out")"
 grep -q "estimated NPU time" "$tmp/out" || fail "no time estimate: $(cat "$tmp/out")"
 grep -q "per core busy: core 0 .*, core 1 " "$tmp/out" || fail "no per-core estimate: $(cat "$tmp/out")"
+grep -q "submits (operators: tasks per core): 0: 1+2, 1-2: 2+2, 3-4: 2+2, 5-27: 23, 28: 2+2" "$tmp/out" ||
+    fail "submits: $(cat "$tmp/out")"
 for f in regcmd.bin tasks.bin submit.bin weights.bin; do
     [ -s "$tmp/c/$f" ] || fail "compile: $f missing"
 done
@@ -49,25 +51,40 @@ assert ops == list(range(31)), ops
 assert [s["on"] for s in p["segments"]] == ["npu", "cpu"]
 assert [o["code"] for o in p["cpu_ops"]] == ["SOFTMAX"]
 layers = p["npu_ops"]
-# Two cores: a submit per layer spread over both, one per run of layers on one core.
-assert len(layers) == 29 and len(subs) == 104 * p["submits"] and p["submits"] < 29
+# Two cores: consecutive layers share a submit where no core reads or writes what the
+# other writes in it (runs on one core; a 1x1 convolution split at the rows of the
+# layer before it): 5 submits (operators 0, 1-2, 3-4, 5-27, 28).
+assert len(layers) == 29 and len(subs) == 104 * p["submits"] and p["submits"] == 5
+assert len(p["submit_list"]) == 5
 groups = {}
 for o in layers:
     groups.setdefault(o["submit"], []).append(o)
 assert sorted(groups) == list(range(p["submits"]))
 for si, g in groups.items():
     task_start, task_number = struct.unpack_from("<II", subs, 104 * si + 8)
-    assert task_number == sum(len(o["tasks"]) for o in g), (si, task_number)
-    assert task_start == g[0]["tasks"][0]["index"]
-    if len(g) > 1:
-        assert len({t["core"] for o in g for t in o["tasks"]}) == 1, si
+    (core_mask,) = struct.unpack_from("<I", subs, 104 * si + 56)
+    sl = p["submit_list"][si]
+    assert sl["layers"] == len(g) and layers[sl["first_layer"]] is g[0], si
+    assert task_number == sum(len(o["tasks"]) for o in g) == sl["records"], (si, task_number)
+    assert task_start == sl["first_record"] == g[0]["tasks"][0]["index"]
+    # Each core's tasks of every layer in the submit: its range of records, in layer order.
+    assert core_mask == (1 << len(sl["cores"])) - 1, (si, core_mask)
+    for c, cr in enumerate(sl["cores"]):
+        idx = [t["index"] for o in g for t in o["tasks"] if t["core"] == c]
+        assert idx == list(range(cr["first_record"], cr["first_record"] + cr["records"])), (si, c)
+        # The driver's slot for the core: subcore_task[core], or [core + 2] with three cores.
+        slot = c + 2 if core_mask == 7 else c
+        assert struct.unpack_from("<II", subs, 104 * si + 64 + 8 * slot) == (cr["first_record"], cr["records"]), (si, c)
+assert [(s["layers"], len(s["cores"])) for s in p["submit_list"]] == [(1, 2), (2, 2), (2, 2), (23, 1), (1, 2)]
 n = 0
 act0, act_n = int(r["activations"]["addr"], 16), r["activations"]["bytes"]
 bufs = {}
+seen = set()
 for i, o in enumerate(layers):
     for t in o["tasks"]:
-        assert t["index"] == n
-        rec = tasks[40 * n: 40 * n + 40]
+        k = t["index"]
+        seen.add(k)
+        rec = tasks[40 * k: 40 * k + 40]
         amount, addr = struct.unpack_from("<I4xQ", rec, 24)
         assert addr == int(t["regcmd"], 16) and amount == t["entries"] - 4
         assert t["estimate_us"] > 0
@@ -79,6 +96,7 @@ for i, o in enumerate(layers):
             assert act0 <= a and a + b["bytes"] <= act0 + act_n
             bufs[b.get("shares", b["tensor"])] = (a, b["bytes"], b["alive"])
 assert n * 40 == len(tasks)
+assert seen == set(range(n))
 # The linear logits layer runs in two sign passes; its scratch lies inside its output's bytes.
 two = [o for o in layers if "sign_scratch" in o]
 assert [o["op"] for o in two] == [28], [o["op"] for o in two]

@@ -86,6 +86,11 @@ typedef struct fake_kernel {
     unsigned long fail_req;
     int fail_after, fail_errno;
     char last_error[NPK_ERROR_MSG_MAX]; /* what the emulator said, if a submit failed */
+    /* Run a submit's cores (vendor) or jobs (rocket) last first: the
+     * hardware gives no order between them, so the outputs must not
+     * change (a core reading what another writes in the same submit
+     * would read stale bytes in one of the two orders). */
+    bool reverse_cores;
 } fake_kernel;
 
 static inline uint32_t fk_rd32(const void *p, size_t off)
@@ -325,10 +330,11 @@ static inline int fk_rknpu_submit(fake_kernel *k, void *arg)
     if (!tb || !(tb->flags & 0x8)) return fk_err(EFAULT); /* read through the kernel mapping */
     uint64_t ntasks = tb->size / 40;
     int ncores = (mask & 1) + ((mask >> 1) & 1) + ((mask >> 2) & 1);
-    for (int core = 0; core < 3; core++) {
+    for (int ci = 0; ci < 3; ci++) {
+        int core = k->reverse_cores ? 2 - ci : ci;
         uint32_t start = task_start, number = task_number;
         if (k->cores == 1) {
-            if (core > 0) break;
+            if (core > 0) continue;
         } else {
             if (!(mask & (1u << core))) continue;
             int slot = ncores == 3 ? core + 2 : core;
@@ -423,7 +429,8 @@ static inline int fk_rocket_submit(fake_kernel *k, int node, void *arg)
     uint32_t njobs = fk_rd32(arg, 8), jsize = fk_rd32(arg, 12);
     if (fk_rd64(arg, 16) != 0 || jsize < 40 || !jobs) return fk_err(EINVAL);
     k->submits++;
-    for (uint32_t j = 0; j < njobs; j++) {
+    for (uint32_t jn = 0; jn < njobs; jn++) {
+        uint32_t j = k->reverse_cores ? njobs - 1 - jn : jn;
         const uint8_t *job = jobs + (size_t)j * jsize;
         const uint8_t *tasks = fk_rdptr64(job, 0);
         const uint32_t *in = fk_rdptr64(job, 8), *out = fk_rdptr64(job, 16);

@@ -15,9 +15,21 @@
 /* Plan l with o (addresses are chosen here), run it, unpack into y (NHWC of
  * the layer's type). Returns the plan's status (err set), or the
  * emulator's. tasks receives the plan's task count. */
+static inline npk_status rk_lplan_emu_run_rows(const npk_rk_layer *l, const npk_rk_lplan_opts *o,
+                                               const uint32_t *rows, const void *x, const void *x2,
+                                               void *y, size_t *tasks, npk_error *err);
+
 static inline npk_status rk_lplan_emu_run(const npk_rk_layer *l, const npk_rk_lplan_opts *o,
                                           const void *x, const void *x2, void *y, size_t *tasks,
                                           npk_error *err)
+{
+    return rk_lplan_emu_run_rows(l, o, NULL, x, x2, y, tasks, err);
+}
+
+/* The same with each core's output rows given (npk_rk_lplan_make_rows). */
+static inline npk_status rk_lplan_emu_run_rows(const npk_rk_layer *l, const npk_rk_lplan_opts *o,
+                                               const uint32_t *rows, const void *x, const void *x2,
+                                               void *y, size_t *tasks, npk_error *err)
 {
     npk_rk_lplan_opts po = *o;
     po.input_addr = 0x10000000u;
@@ -27,7 +39,7 @@ static inline npk_status rk_lplan_emu_run(const npk_rk_layer *l, const npk_rk_lp
     po.input2_addr = 0x50000000u;
     po.form = NPK_RK_FORM_VENDOR;
     npk_rk_lplan p;
-    npk_status st = npk_rk_lplan_make(l, &po, &p, err);
+    npk_status st = npk_rk_lplan_make_rows(l, &po, rows, &p, err);
     if (st) return st;
     uint64_t n2 = npk_rk_lplan_input2_bytes(&p);
     uint8_t *in = calloc(1, (size_t)p.input_bytes), *in2 = calloc(1, n2 ? (size_t)n2 : 1);

@@ -210,8 +210,10 @@ static void test_round_trips_and_padding(void **state)
     }
     for (int iter = 0; iter < 100; iter++) {
         size_t g = npk_rand(&rng) % 2 ? 16 : 32, es = npk_rand(&rng) % 2 ? 1 : 2;
-        npk_rk_weight_shape sh = {32 * (1 + npk_rand(&rng) % 6), g * (1 + npk_rand(&rng) % 5), g,
-                                  es};
+        /* one draw per statement: C leaves the order of an initializer list's calls open */
+        size_t k = 32 * (1 + npk_rand(&rng) % 6);
+        size_t n = g * (1 + npk_rand(&rng) % 5);
+        npk_rk_weight_shape sh = {k, n, g, es};
         int order = NPK_RK_KN + (int)(npk_rand(&rng) % 2);
         size_t bytes = sh.k * sh.n * es;
         uint8_t *a = malloc(bytes), *b = malloc(bytes), *p = malloc(bytes);

@@ -70,9 +70,10 @@ static void run_on(npk_rk_device *d, const npk_tfl_model *m, int cores, uint8_t 
     npk_rk_net_timing tm;
     if (npk_rk_net_run(x, &tm, &err)) fail_msg("run on %s: %s", npk_rk_device_name(d), err.msg);
     assert_int_equal(tm.submits, npk_rk_net_submits(net));
-    /* One core: the segment in one submit; three: a submit per layer spread
-     * over cores, one per run of layers on one core (6 for this model). */
-    assert_int_equal(tm.submits, cores == 1 ? 1 : 6);
+    /* One core: the segment in one submit; three: operators 0, 1-2 (the 1x1
+     * convolution split at the depthwise layer's rows), 3-4, 5-27 (all on
+     * core 0), 28: 5, where each layer spread over cores had its own (6). */
+    assert_int_equal(tm.submits, cores == 1 ? 1 : 5);
     assert_int_equal(npk_rk_net_output(x, 0, &v, &err), NPK_OK);
     assert_int_equal(v.bytes, ylen);
     memcpy(y, v.data, ylen);
@@ -134,6 +135,173 @@ static void test_backends_match_emulator(void **state)
         assert_int_equal(k.destroy_while_mapped, 0);
         fk_free(&k);
     }
+    npk_tfl_free(&md.m);
+    npk_unmap_file(&md.mp);
+}
+
+/* The seven models that compile, a seeded input: every output's bytes
+ * after one run of a net compiled for `cores` in the device's form. The
+ * submits are counted; every submit over several cores is checked again. */
+static const char *const seven[] = {"mobilenet_v1_0.5_160_quant.tflite",
+                                    "mobilenet_v1_1.0_224_quant_embedding_extractor.tflite",
+                                    "mobilenet_v2_1.0_224_quant.tflite",
+                                    "tf2_mobilenet_v2_1.0_224_ptq.tflite",
+                                    "deeplabv3_mnv2_pascal_quant.tflite",
+                                    "posenet_mobilenet_v1_075_481_641_16_quant_decoder.tflite",
+                                    "movenet_single_pose_lightning_ptq.tflite"};
+
+static uint8_t *outputs_of(npk_rk_device *d, const npk_tfl_model *m, int cores, size_t *len,
+                           size_t *submits, size_t *multi)
+{
+    npk_error err = {0};
+    npk_rk_net_opts no = {cores, npk_rk_device_form(d), NPK_RK_RQ_EXACT, 0, 0, 0, 1, false, false};
+    npk_rk_net net;
+    if (npk_rk_net_compile(m, &no, &net, &err)) fail_msg("compile: %s", err.msg);
+    *multi = 0; /* submits with more than one layer on more than one core */
+    npk_rk_net_submit_view v;
+    for (size_t k = 0; npk_rk_net_submit_at(&net, k, &v); k++) {
+        if (v.cores > 1 && npk_rk_net_check_submit(&net, v.first_op, v.nops, &err))
+            fail_msg("submit %zu: %s", k, err.msg);
+        *multi += v.cores > 1 && v.nops > 1;
+        uint32_t sum = 0;
+        for (int c = 0; c < v.cores; c++) {
+            assert_int_equal(v.core_first[c], sum); /* contiguous, in core order */
+            sum += v.core_count[c];
+        }
+        assert_int_equal(sum, v.task_count);
+    }
+    npk_rk_net_exec *x;
+    if (npk_rk_net_exec_new(&net, d, &x, &err)) fail_msg("bind: %s", err.msg);
+    uint64_t rng = 0x5eed1234;
+    for (uint32_t i = 0; i < npk_rk_net_ninputs(x); i++) {
+        npk_tfl_view v;
+        assert_int_equal(npk_rk_net_input(x, i, &v, &err), NPK_OK);
+        for (size_t j = 0; j < v.bytes; j++) ((uint8_t *)v.data)[j] = (uint8_t)npk_rand(&rng);
+    }
+    npk_rk_net_timing tm;
+    if (npk_rk_net_run(x, &tm, &err)) fail_msg("run on %s: %s", npk_rk_device_name(d), err.msg);
+    *submits = tm.submits;
+    assert_int_equal(tm.submits, npk_rk_net_submits(&net));
+    size_t n = 0;
+    uint8_t *y = NULL;
+    for (uint32_t i = 0; i < npk_rk_net_noutputs(x); i++) {
+        npk_tfl_view v;
+        assert_int_equal(npk_rk_net_output(x, i, &v, &err), NPK_OK);
+        y = realloc(y, n + v.bytes);
+        assert_non_null(y);
+        memcpy(y + n, v.data, v.bytes);
+        n += v.bytes;
+    }
+    *len = n;
+    npk_rk_net_exec_free(x);
+    npk_rk_net_free(&net);
+    return y;
+}
+
+/* Every model on 2 and 3 cores: outputs byte-identical to one core on the
+ * emulator, on the fake vendor kernel and the fake rocket kernel, with the
+ * cores (vendor) or jobs (rocket) of each submit run first to last and last
+ * to first. */
+static void test_models_equal_one_core(void **state)
+{
+    (void)state;
+    npk_error err = {0};
+    npk_rk_device *emu;
+    npk_rk_open_opts eo = {0};
+    assert_int_equal(npk_rk_device_open(NPK_RK_DEV_EMU, &eo, &emu, &err), NPK_OK);
+    for (size_t mi = 0; mi < sizeof seven / sizeof *seven; mi++) {
+        char path[256];
+        snprintf(path, sizeof path, "models/%s", seven[mi]);
+        model md;
+        npk_fixture_map(path, &md.mp);
+        if (npk_tfl_parse(md.mp.data, md.mp.size, &md.m, &err)) fail_msg("%s", err.msg);
+        size_t want_len, subs1, multi;
+        uint8_t *want = outputs_of(emu, &md.m, 1, &want_len, &subs1, &multi);
+        for (int cores = 2; cores <= 3; cores++) {
+            size_t len, subs;
+            uint8_t *got = outputs_of(emu, &md.m, cores, &len, &subs, &multi);
+            assert_int_equal(len, want_len);
+            assert_memory_equal(got, want, len);
+            free(got);
+            printf("%s, %d cores: %zu submits (%zu over several layers and cores), outputs equal "
+                   "to one core's on the emulator",
+                   seven[mi], cores, subs, multi);
+            if (mi == 0) assert_int_equal(subs, 5); /* 6 with a submit per spread layer */
+            /* Vendor in both orders, rocket last job first; the two large
+             * models (DeepLab, PoseNet) on the fake kernels with 3 cores
+             * only, to keep the test in seconds. */
+            bool large = mi == 4 || mi == 5;
+            for (int run = large && cores == 2 ? 3 : 0; run < 3; run++) {
+                int kind = run == 2 ? NPK_RK_DEV_ROCKET : NPK_RK_DEV_RKNPU;
+                fake_kernel k;
+                fk_init(&k, 3);
+                k.reverse_cores = run >= 1;
+                char p[1024];
+                snprintf(p, sizeof p, "%s/card1", dri);
+                fk_add_node(&k, p, FK_RKNPU);
+                snprintf(p, sizeof p, "%s/accel0", accel);
+                fk_add_node(&k, p, FK_ROCKET);
+                npk_rk_sys sys = fk_sys(&k);
+                npk_rk_open_opts o = {&sys, NULL, dirs, 0};
+                npk_rk_device *d;
+                if (npk_rk_device_open((npk_rk_devkind)kind, &o, &d, &err)) fail_msg("%s", err.msg);
+                got = outputs_of(d, &md.m, cores, &len, &subs, &multi);
+                if (len != want_len || memcmp(got, want, len))
+                    fail_msg("%s on %s, %d cores%s: outputs differ from one core's", seven[mi],
+                             npk_rk_device_name(d), cores, k.reverse_cores ? ", reversed" : "");
+                free(got);
+                npk_rk_device_close(d);
+                assert_int_equal(fk_live_bos(&k), 0);
+                fk_free(&k);
+            }
+            printf(large && cores == 2 ? "\n"
+                                       : ", the fake vendor (both orders) and rocket kernels\n");
+        }
+        free(want);
+        npk_tfl_free(&md.m);
+        npk_unmap_file(&md.mp);
+    }
+    npk_rk_device_close(emu);
+}
+
+/* The check refuses a grouping where a core touches what another writes in
+ * the same submit: on 3 cores mobilenet_v1 0.5's first two layers (split by
+ * rows; the depthwise layer reads the rows around its own, which a
+ * neighbouring core writes, and its output reuses the first layer's input
+ * bytes). The pair the compiler groups (operators 1 and 2) passes; with one
+ * task moved to another core it fails. */
+static void test_bad_grouping_refused(void **state)
+{
+    (void)state;
+    model md;
+    load(&md);
+    npk_error err = {0};
+    npk_rk_net_opts no = {3, NPK_RK_FORM_VENDOR, NPK_RK_RQ_EXACT, 0, 0, 0, 1, false, false};
+    npk_rk_net net;
+    assert_int_equal(npk_rk_net_compile(&md.m, &no, &net, &err), NPK_OK);
+    assert_true(net.ops[0].plan.cores == 3 && net.ops[1].plan.cores == 2);
+    assert_int_equal(npk_rk_net_check_submit(&net, 0, 2, &err), NPK_E_LIMIT);
+    /* The first conflict by address: operator 1's output reuses the bytes
+     * of operator 0's input (its last reader), which another core may
+     * still read. */
+    assert_non_null(strstr(err.msg, "operator 1 (DEPTHWISE_CONV_2D) task 1 on core 1 writes 0x"));
+    assert_non_null(strstr(err.msg, "which operator 0 (CONV_2D) task 0 on core 0 reads in the same "
+                                    "submit (from operator 0 (CONV_2D))"));
+    assert_int_equal(err.offset, net.ops[0].tl.offset);
+    npk_error_clear(&err);
+    assert_int_equal(net.ops[1].run, 2); /* operators 1 and 2: one submit */
+    assert_int_equal(npk_rk_net_check_submit(&net, 1, 2, &err), NPK_OK);
+    /* Operator 2's task on core 1 moved to core 0: core 0 now reads rows
+     * that core 1 writes (operator 1's). */
+    npk_rk_ltask *t = &net.ops[2].plan.tasks[net.ops[2].plan.count - 1];
+    assert_int_equal(t->core, 1);
+    t->core = 0;
+    assert_int_equal(npk_rk_net_check_submit(&net, 1, 2, &err), NPK_E_LIMIT);
+    assert_non_null(strstr(err.msg, "operator 1 (DEPTHWISE_CONV_2D) task 1 on core 1 writes"));
+    t->core = 1;
+    npk_error_clear(&err);
+    assert_int_equal(npk_rk_net_check_submit(&net, 0, 99, &err), NPK_E_ARG);
+    npk_rk_net_free(&net);
     npk_tfl_free(&md.m);
     npk_unmap_file(&md.mp);
 }
@@ -219,6 +387,8 @@ int main(void)
 {
     const struct CMUnitTest tests[] = {
         cmocka_unit_test(test_backends_match_emulator),
+        cmocka_unit_test(test_models_equal_one_core),
+        cmocka_unit_test(test_bad_grouping_refused),
         cmocka_unit_test(test_two_executors),
         cmocka_unit_test(test_form_mismatch),
     };

@@ -6,44 +6,13 @@
 # Argument: "MODEL,OP_INDEX,INPUT.npy,NPUKIT_OUTPUT.npy". Exit 0 when every
 # element is equal, 1 otherwise (the count is printed).
 import math
+import os
 import sys
 
-import flatbuffers
 import numpy as np
-from flatbuffers.table import Table
 
-N = flatbuffers.number_types
-
-
-def field(t, slot):
-    return t.Offset(4 + 2 * slot)
-
-
-def sub(t, slot):
-    o = field(t, slot)
-    return Table(t.Bytes, t.Indirect(o + t.Pos)) if o else None
-
-
-def tables(t, slot):
-    o = field(t, slot)
-    if not o:
-        return []
-    n, s = t.VectorLen(o), t.Vector(o)
-    return [Table(t.Bytes, t.Indirect(s + 4 * i)) for i in range(n)]
-
-
-def array(t, slot, dtype):
-    o = field(t, slot) if t else 0
-    if not o:
-        return np.zeros(0, dtype)
-    n, s = t.VectorLen(o), t.Vector(o)
-    w = np.dtype(dtype).itemsize
-    return np.frombuffer(bytes(t.Bytes[s:s + n * w]), dtype)
-
-
-def scalar(t, slot, kind, default):
-    o = field(t, slot) if t else 0
-    return t.Get(kind, o + t.Pos) if o else default
+sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
+from ref_fb import N, array, root, scalar, sub, tables  # noqa: E402
 
 
 def quantize_multiplier(real):
@@ -82,10 +51,9 @@ def mbqm(x, q, shift):
 
 def main():
     model, op_index, in_path, out_path = sys.argv[1].split(",")
-    buf = bytearray(open(model, "rb").read())
-    root = Table(buf, flatbuffers.encode.Get(flatbuffers.packer.uoffset, buf, 0))
-    subgraph = tables(root, 2)[0]
-    buffers, codes = tables(root, 4), tables(root, 1)
+    m = root(model)
+    subgraph = tables(m, 2)[0]
+    buffers, codes = tables(m, 4), tables(m, 1)
     tensors, op = tables(subgraph, 0), tables(subgraph, 3)[int(op_index)]
     code = codes[scalar(op, 0, N.Uint32Flags, 0)]
     builtin = max(scalar(code, 0, N.Int8Flags, 0), scalar(code, 3, N.Int32Flags, 0))

@@ -14,18 +14,19 @@
 import ctypes
 import ctypes.util
 import math
+import os
 import sys
 
-import flatbuffers
 import numpy as np
 from flatbuffers import flexbuffers
-from flatbuffers.table import Table
+
+sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
+from ref_fb import N, array, root, scalar, string, sub, tables  # noqa: E402
 
 F = np.float32
 LIBM = ctypes.CDLL(ctypes.util.find_library("m"))
 LIBM.expf.restype = ctypes.c_float
 LIBM.expf.argtypes = [ctypes.c_float]
-N = flatbuffers.number_types
 
 KEYPOINTS = 17
 EDGES = 16
@@ -37,45 +38,13 @@ ALL_EDGES = SKELETON + [(c, p) for (p, c) in SKELETON]
 
 # ---- the model: the decoder's options and its inputs' quantisation ----
 
-def field(t, slot):
-    return t.Offset(4 + 2 * slot)
-
-
-def sub(t, slot):
-    o = field(t, slot)
-    return Table(t.Bytes, t.Indirect(o + t.Pos)) if o else None
-
-
-def tables(t, slot):
-    o = field(t, slot)
-    if not o:
-        return []
-    n, s = t.VectorLen(o), t.Vector(o)
-    return [Table(t.Bytes, t.Indirect(s + 4 * i)) for i in range(n)]
-
-
-def array(t, slot, dtype):
-    o = field(t, slot) if t else 0
-    if not o:
-        return np.zeros(0, dtype)
-    n, s = t.VectorLen(o), t.Vector(o)
-    return np.frombuffer(bytes(t.Bytes[s:s + n * np.dtype(dtype).itemsize]), dtype)
-
-
-def string(t, slot):
-    o = field(t, slot)
-    return t.String(o + t.Pos).decode() if o else ""
-
-
 def decoder(path):
-    buf = bytearray(open(path, "rb").read())
-    model = Table(buf, flatbuffers.encode.Get(flatbuffers.packer.uoffset, buf, 0))
+    model = root(path)
     codes = [string(c, 1) for c in tables(model, 1)]
     sg = tables(model, 2)[0]
     tensors = tables(sg, 0)
     for op in tables(sg, 3):
-        o = field(op, 0)
-        code = op.Get(N.Uint32Flags, o + op.Pos) if o else 0
+        code = scalar(op, 0, N.Uint32Flags, 0)
         if codes[code] != "PosenetDecoderOp":
             continue
         opts = array(op, 5, np.uint8).tobytes()

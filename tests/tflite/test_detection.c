@@ -137,6 +137,17 @@ static npk_tfl_interp *run2(const tt_model *tm, const void *boxes, const void *s
     return tt_run(tm, in, 1);
 }
 
+/* Build the model, run it on boxes and scores, expect r in `slots` slots. */
+static void check_nms(det_model m, const det_opts *o, const void *boxes, const void *scores,
+                      int slots, const det_result *r)
+{
+    tt_model tm = build_with(m, o);
+    npk_tfl_interp *it = run2(&tm, boxes, scores);
+    expect(it, slots, r);
+    npk_tfl_interp_free(it);
+    tt_model_free(&tm);
+}
+
 /* The box an anchor (y, x, h, w) gives for a zero encoding: the anchor itself
  * as corners (0.5 * exp(0) * h is exactly h / 2). */
 #define CORNERS(y, x, h, w)                                                                        \
@@ -173,38 +184,26 @@ static void test_nms_overlap(void **state)
 {
     (void)state;
     static const float scores[] = {0, 0.8f, 0, 0.9f, 0, 0.7f};
-    tt_model tm = build_with((det_model){.n = 3, .c = 2, .anchors = ABC}, &DEFAULTS);
-    npk_tfl_interp *it = run2(&tm, ZERO12, scores);
     det_result r = {2,
                     {CORNERS(0.52f, 0.5f, 0.2f, 0.2f), CORNERS(0.8f, 0.8f, 0.1f, 0.1f)},
                     {0, 0},
                     {0.9f, 0.7f},
                     0};
-    expect(it, 3, &r);
-    npk_tfl_interp_free(it);
-    tt_model_free(&tm);
+    check_nms((det_model){.n = 3, .c = 2, .anchors = ABC}, &DEFAULTS, ZERO12, scores, 3, &r);
     /* With an IoU threshold above 0.82 all three stay, best first; with
      * max_detections 2 only the two best. */
     det_opts o = DEFAULTS;
     o.iou_thr = 0.9f;
-    tm = build_with((det_model){.n = 3, .c = 2, .anchors = ABC}, &o);
-    it = run2(&tm, ZERO12, scores);
     det_result all = {3,
                       {CORNERS(0.52f, 0.5f, 0.2f, 0.2f), CORNERS(0.5f, 0.5f, 0.2f, 0.2f),
                        CORNERS(0.8f, 0.8f, 0.1f, 0.1f)},
                       {0, 0, 0},
                       {0.9f, 0.8f, 0.7f},
                       0};
-    expect(it, 3, &all);
-    npk_tfl_interp_free(it);
-    tt_model_free(&tm);
+    check_nms((det_model){.n = 3, .c = 2, .anchors = ABC}, &o, ZERO12, scores, 3, &all);
     o.max_det = 2;
-    tm = build_with((det_model){.n = 3, .c = 2, .anchors = ABC}, &o);
-    it = run2(&tm, ZERO12, scores);
     all.count = 2;
-    expect(it, 2, &all);
-    npk_tfl_interp_free(it);
-    tt_model_free(&tm);
+    check_nms((det_model){.n = 3, .c = 2, .anchors = ABC}, &o, ZERO12, scores, 2, &all);
 }
 
 /* Boundaries: a score equal to nms_score_threshold is kept (>=), one just
@@ -218,21 +217,13 @@ static void test_thresholds(void **state)
     const float scores[] = {0, 0.9f, 0, 0.3f, 0, below};
     det_opts o = DEFAULTS;
     o.iou_thr = 0.5f;
-    tt_model tm = build_with((det_model){.n = 3, .c = 2, .anchors = anchors}, &o);
-    npk_tfl_interp *it = run2(&tm, ZERO12, scores);
     det_result r = {
         2, {CORNERS(0.5f, 0.5f, 1, 1), CORNERS(0.5f, 0.25f, 1, 0.5f)}, {0, 0}, {0.9f, 0.3f}, 0};
-    expect(it, 3, &r);
-    npk_tfl_interp_free(it);
-    tt_model_free(&tm);
+    check_nms((det_model){.n = 3, .c = 2, .anchors = anchors}, &o, ZERO12, scores, 3, &r);
     /* Just below 0.5 the second box goes. */
     o.iou_thr = nextafterf(0.5f, 0);
-    tm = build_with((det_model){.n = 3, .c = 2, .anchors = anchors}, &o);
-    it = run2(&tm, ZERO12, scores);
     r.count = 1;
-    expect(it, 3, &r);
-    npk_tfl_interp_free(it);
-    tt_model_free(&tm);
+    check_nms((det_model){.n = 3, .c = 2, .anchors = anchors}, &o, ZERO12, scores, 3, &r);
 }
 
 /* Fast NMS with max_classes_per_detection 2 and no background column
@@ -245,8 +236,6 @@ static void test_classes_per_detection(void **state)
     det_opts o = DEFAULTS;
     o.max_cls = 2;
     o.num_classes = 3;
-    tt_model tm = build_with((det_model){.n = 3, .c = 3, .anchors = ABC}, &o);
-    npk_tfl_interp *it = run2(&tm, ZERO12, scores);
     /* B (best 0.95: classes 2 then 1) suppresses A (best 0.7); C (0.9:
      * class 1, then class 0 before class 2 at 0.3). 2 detections x 2
      * classes fill 4 of the 6 slots. */
@@ -256,23 +245,17 @@ static void test_classes_per_detection(void **state)
                     {2, 1, 1, 0},
                     {0.95f, 0.4f, 0.9f, 0.3f},
                     4};
-    expect(it, 6, &r);
-    npk_tfl_interp_free(it);
-    tt_model_free(&tm);
+    check_nms((det_model){.n = 3, .c = 3, .anchors = ABC}, &o, ZERO12, scores, 6, &r);
     /* More classes per detection than classes: the extra slots stay empty. */
     static const float one[] = {0, 0.8f, 0, 0.9f, 0, 0.7f};
     o.max_cls = 2;
     o.num_classes = 1;
-    tm = build_with((det_model){.n = 3, .c = 2, .anchors = ABC}, &o);
-    it = run2(&tm, ZERO12, one);
     det_result q = {2,
                     {CORNERS(0.52f, 0.5f, 0.2f, 0.2f), {0}, CORNERS(0.8f, 0.8f, 0.1f, 0.1f)},
                     {0, 0, 0},
                     {0.9f, 0, 0.7f},
                     3};
-    expect(it, 6, &q);
-    npk_tfl_interp_free(it);
-    tt_model_free(&tm);
+    check_nms((det_model){.n = 3, .c = 2, .anchors = ABC}, &o, ZERO12, one, 6, &q);
 }
 
 /* Regular NMS: per class, then the best max_detections over all classes.
@@ -287,38 +270,26 @@ static void test_regular_nms(void **state)
     det_opts o = DEFAULTS;
     o.regular = true;
     o.num_classes = 2;
-    tt_model tm = build_with((det_model){.n = 3, .c = 3, .anchors = ABC}, &o);
-    npk_tfl_interp *it = run2(&tm, ZERO12, REG_SCORES);
     det_result r = {3,
                     {CORNERS(0.8f, 0.8f, 0.1f, 0.1f), CORNERS(0.52f, 0.5f, 0.2f, 0.2f),
                      CORNERS(0.5f, 0.5f, 0.2f, 0.2f)},
                     {1, 0, 1},
                     {0.95f, 0.9f, 0.6f},
                     0};
-    expect(it, 3, &r);
-    npk_tfl_interp_free(it);
-    tt_model_free(&tm);
+    check_nms((det_model){.n = 3, .c = 3, .anchors = ABC}, &o, ZERO12, REG_SCORES, 3, &r);
     /* One detection per class: B0 0.9 and C1 0.95. */
     o.per_class = 1;
-    tm = build_with((det_model){.n = 3, .c = 3, .anchors = ABC}, &o);
-    it = run2(&tm, ZERO12, REG_SCORES);
     det_result one = {2,
                       {CORNERS(0.8f, 0.8f, 0.1f, 0.1f), CORNERS(0.52f, 0.5f, 0.2f, 0.2f)},
                       {1, 0},
                       {0.95f, 0.9f},
                       0};
-    expect(it, 3, &one);
-    npk_tfl_interp_free(it);
-    tt_model_free(&tm);
+    check_nms((det_model){.n = 3, .c = 3, .anchors = ABC}, &o, ZERO12, REG_SCORES, 3, &one);
     /* max_detections 1 (the arg-max path of the final sort). */
     o.per_class = 100;
     o.max_det = 1;
-    tm = build_with((det_model){.n = 3, .c = 3, .anchors = ABC}, &o);
-    it = run2(&tm, ZERO12, REG_SCORES);
     one.count = 1;
-    expect(it, 1, &one);
-    npk_tfl_interp_free(it);
-    tt_model_free(&tm);
+    check_nms((det_model){.n = 3, .c = 3, .anchors = ABC}, &o, ZERO12, REG_SCORES, 1, &one);
 }
 
 /* uint8 box encodings, anchors and scores: the same result as float inputs

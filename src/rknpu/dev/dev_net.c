@@ -108,10 +108,12 @@ npk_status npk_rk_net_exec_new(npk_rk_net *net, npk_rk_device *d, npk_rk_net_exe
             st = npk_fail(err, NPK_E_NOMEM, "out of memory");
             break;
         }
-        n = 0;
-        for (size_t q = i; q < last; q++)
-            for (size_t k = 0; k < net->ops[q].plan.count; k++)
-                x->entries[i][n++] = net->ops[q].plan.tasks[k].entries;
+        /* In record order (a run over several cores has its records grouped
+         * by core, net_runs.c). */
+        for (size_t r = 0; r < n; r++) {
+            size_t g = net->ops[i].task_first + r;
+            x->entries[i][r] = net->ops[net->rec_op[g]].plan.tasks[net->rec_task[g]].entries;
+        }
     }
     for (size_t k = 0; k < net->nsegs && !st; k++) {
         const npk_rk_net_seg *s = &net->segs[k];
@@ -240,10 +242,11 @@ static npk_status run_npu(npk_rk_net_exec *x, const npk_rk_net_seg *s, npk_rk_ne
                        &p->submit,    p->cores,
                        p->core_first, p->core_count,
                        x->entries[i], x->bufs};
-        if (o->run > 1) { /* a run of layers on one core (net_runs.c) */
+        if (o->run > 1) { /* a run of layers (net_runs.c) */
             job.count = 0;
             for (size_t q = i; q < i + o->run; q++) job.count += net->ops[q].plan.count;
             job.submit = &o->run_submit;
+            job.cores = o->run_cores;
             job.core_first = o->run_core_first;
             job.core_count = o->run_core_count;
         }

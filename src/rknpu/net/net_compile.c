@@ -322,7 +322,7 @@ static npk_status place(npk_rk_net *net, npk_error *err)
         npk_rk_lplan_opts po = {no->cores,   no->form, to[NET_IN], to[NET_WT],  to[NET_OUT],
                                 to[NET_REG], 0,        0,          to[NET_IN2], no->requant};
         npk_rk_lplan p;
-        if ((st = npk_rk_tfl_plan(&o->tl, &po, &p, err))) return st;
+        if ((st = net_plan_layer(o, &po, &p, err))) return st;
         if (p.count != o->plan.count || p.regcmd_entries != o->plan.regcmd_entries ||
             p.weight_bytes != o->plan.weight_bytes) {
             npk_rk_lplan_free(&p);
@@ -492,11 +492,15 @@ npk_status npk_rk_net_compile(const npk_tfl_model *m, const npk_rk_net_opts *o, 
     for (uint32_t i = 0; !st && i < sg->noperators; i++) b.npu_of[i] = b.fold[i] = -1;
     if (!st) st = net_partition(&b, err);
     if (!st) st = make_segments(&b, err);
+    if (!st) st = net_align_rows(net, err);
     if (!st) {
         lifetimes(&b);
+        net_extend_lifetimes(net);
         st = plan_memory(net, err);
     }
     if (!st) st = place(net, err);
+    for (bool again = true; !st && again;) /* each round plans at least one layer again */
+        if (!(st = net_unalign(net, &again, err)) && again) st = place(net, err);
     if (!st) st = npk_rk_net_check_memory(net, err);
     if (!st) st = make_interps(net, err);
     free(b.side);
@@ -511,6 +515,7 @@ void npk_rk_net_free(npk_rk_net *net)
 {
     for (size_t i = 0; net->ops && i < net->nops; i++) {
         npk_rk_lplan_free(&net->ops[i].plan);
+        npk_rk_lplan_free(&net->ops[i].own);
         npk_rk_tfl_layer_free(&net->ops[i].tl);
         free(net->ops[i].wide_w);
     }
@@ -523,6 +528,9 @@ void npk_rk_net_free(npk_rk_net *net)
     free(net->ops);
     free(net->segs);
     free(net->records);
+    free(net->rec_op);
+    free(net->rec_task);
+    free(net->task_rec);
     free(net->weights);
     free(net->regcmd);
     memset(net, 0, sizeof *net);

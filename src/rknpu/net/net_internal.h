@@ -46,7 +46,24 @@ bool net_concat(net_build *b, uint32_t i);
 npk_status net_quantize_lower(const npk_tfl_model *m, uint32_t i, npk_rk_tfl_layer *tl,
                               npk_error *err);
 bool net_quantize_worth(const net_build *b, uint32_t i);
-/* 2-3 cores: runs of layers on one core chained into one submit each. */
+/* 2-3 cores: consecutive layers in one submit where npk_rk_net_check_submit
+ * allows it (net_runs.c); the record maps (rec_op, rec_task, task_rec). */
 npk_status net_merge_runs(npk_rk_net *net, npk_error *err);
+/* 2-3 cores: a row-local layer (1x1 window, stride 1) after a layer split
+ * by rows is planned again with the same rows per core, so the two can
+ * share a submit. Before the layers are placed. */
+npk_status net_align_rows(npk_rk_net *net, npk_error *err);
+/* Tensors a run of row-aligned layers reads stay alive to its last layer
+ * (their bytes must not be reused by a layer of the same submit that
+ * another core runs). After lifetimes, before the memory plan. */
+void net_extend_lifetimes(npk_rk_net *net);
+/* After placing: a layer given rows that did not join the previous layer's
+ * submit (the check refused it) is planned again with its own split;
+ * changed when any was (place again). */
+npk_status net_unalign(npk_rk_net *net, bool *changed, npk_error *err);
+/* Plan a layer again (other addresses) with the rows per core its plan
+ * was given, if any. */
+npk_status net_plan_layer(const npk_rk_net_op *o, const npk_rk_lplan_opts *po, npk_rk_lplan *p,
+                          npk_error *err);
 
 #endif

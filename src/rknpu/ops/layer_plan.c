@@ -591,6 +591,33 @@ static size_t segments(uint32_t out, uint32_t tile, bool by_taps, uint32_t in, u
     return ns;
 }
 
+/* Rows per core given (npk_rk_lplan_make_rows): the height slices cut again
+ * at the cores' boundaries (each core's rows in slices of at most `tile`),
+ * row_core[slice] its core; the number of cores, or 0 when not given or not
+ * a split of the output rows over at most `cores` cores. */
+static int forced_rows(const uint32_t *rows, int cores, uint32_t out, uint32_t tile, seg *rs,
+                       size_t *nr, int *row_core)
+{
+    if (!rows) return 0;
+    uint32_t sum = 0;
+    int n = 0;
+    while (n < NPK_RKNPU_MAX_CORES && rows[n] && sum + rows[n] >= sum) sum += rows[n++];
+    for (int k = n; k < NPK_RKNPU_MAX_CORES; k++)
+        if (rows[k]) return 0;
+    if (n < 2 || n > cores || sum != out) return 0;
+    size_t ns = 0;
+    for (int k = 0, y = 0; k < n; y += (int)rows[k++]) {
+        size_t m = segments(rows[k], tile, false, 0, 0, 1, 0, rs + ns);
+        for (size_t j = ns; j < ns + m; j++) {
+            rs[j].o0 += (uint32_t)y;
+            row_core[j] = k;
+        }
+        ns += m;
+    }
+    *nr = ns;
+    return n;
+}
+
 /* Padded average pooling: a region per count of in-bounds taps (other than
  * the full window's, region 0), each with its own bias stream (n x zero
  * point), requantisation (1/n) and, for fp16, unit weights (1/n), appended
@@ -684,6 +711,12 @@ static void avg_big_part(const npk_rk_layer *orig, uint32_t npy, uint32_t npx, u
 npk_status npk_rk_lplan_make(const npk_rk_layer *l, const npk_rk_lplan_opts *o, npk_rk_lplan *p,
                              npk_error *err)
 {
+    return npk_rk_lplan_make_rows(l, o, NULL, p, err);
+}
+
+npk_status npk_rk_lplan_make_rows(const npk_rk_layer *l, const npk_rk_lplan_opts *o,
+                                  const uint32_t *core_rows, npk_rk_lplan *p, npk_error *err)
+{
     memset(p, 0, sizeof *p);
     npk_status st = npk_rk_layer_check(l, err);
     if (st) return st;
@@ -751,6 +784,7 @@ npk_status npk_rk_lplan_make(const npk_rk_layer *l, const npk_rk_lplan_opts *o, 
     npk_rk_dpu_stage bs = {0}, bn = {0};
     rk_region *reg = NULL;
     seg *rs = NULL, *cs = NULL;
+    int *row_core = NULL;
     size_t nreg = 0;
     if (!qp_alloc(&qp, l->out_c)) {
         st = npk_fail(err, NPK_E_NOMEM, "out of memory");
@@ -778,7 +812,8 @@ npk_status npk_rk_lplan_make(const npk_rk_layer *l, const npk_rk_lplan_opts *o, 
     reg = calloc(reg_max, sizeof *reg);
     rs = calloc(l->out_h, sizeof *rs);
     cs = calloc(l->out_w, sizeof *cs);
-    if (!reg || !rs || !cs) {
+    row_core = calloc(l->out_h, sizeof *row_core);
+    if (!reg || !rs || !cs || !row_core) {
         st = npk_fail(err, NPK_E_NOMEM, "out of memory");
         goto out;
     }
@@ -826,6 +861,9 @@ npk_status npk_rk_lplan_make(const npk_rk_layer *l, const npk_rk_lplan_opts *o, 
         (st = avg_regions(orig, p, &g, rs, nr, cs, nc, reg, &nreg, unit, pool_bias, err)))
         goto out;
     p->tiles_c = (uint32_t)ceil_div(p->cout, ct);
+    int forced = p->tiles_c == 1 && nc == 1 && !padded_avg && !big
+                     ? forced_rows(core_rows, o->cores, l->out_h, oht, rs, &nr, row_core)
+                     : 0;
     p->tiles_h = (uint32_t)nr;
     p->tiles_w = (uint32_t)nc;
     uint64_t units = (uint64_t)p->tiles_c * p->tiles_h * p->tiles_w;
@@ -904,8 +942,21 @@ npk_status npk_rk_lplan_make(const npk_rk_layer *l, const npk_rk_lplan_opts *o, 
             }
     /* Cores take whole units (a K-split unit's tasks depend on each other). */
     p->cores = units < (uint64_t)o->cores ? (int)units : o->cores;
-    rk_split_ranges(work, (size_t)units, p->cores, core, p->core_first, p->core_count,
-                    p->core_work);
+    if (forced) {
+        p->cores = forced;
+        memcpy(p->core_rows, core_rows, sizeof p->core_rows);
+        memset(p->core_first, 0, sizeof p->core_first);
+        memset(p->core_count, 0, sizeof p->core_count);
+        memset(p->core_work, 0, sizeof p->core_work);
+        for (u = 0; u < units; u++) {
+            core[u] = row_core[u];
+            if (!p->core_count[core[u]]) p->core_first[core[u]] = (uint32_t)u;
+            p->core_count[core[u]]++;
+            p->core_work[core[u]] += work[u];
+        }
+    } else
+        rk_split_ranges(work, (size_t)units, p->cores, core, p->core_first, p->core_count,
+                        p->core_work);
     for (int c = 0; c < p->cores; c++) {
         p->core_first[c] *= per_unit;
         p->core_count[c] *= per_unit;
@@ -976,6 +1027,7 @@ out:
     free(reg);
     free(rs);
     free(cs);
+    free(row_core);
     if (st) npk_rk_lplan_free(p);
     return st;
 }

@@ -105,18 +105,8 @@ static void dw_row_v128(const npk_tfl_qdw *d, const uint8_t *in, int32_t oy, uin
     const uint8_t *blocks = d->packed + sizeof h, *zrow = d->packed + h.zrow;
     const uint8_t *tp[DW_MAX + 1];
     tp[h.taps] = zrow; /* the odd tap's partner (weights 0) */
-    const int32_t y0 = oy * d->sh - d->pad_h;
     for (int32_t ox = 0; ox < d->out_w; ox++) {
-        const int32_t x0 = ox * d->sw - d->pad_w;
-        for (int32_t ky = 0, t = 0; ky < d->kh; ky++) {
-            const int32_t y = y0 + ky * d->dh;
-            for (int32_t kx = 0; kx < d->kw; kx++, t++) {
-                const int32_t x = x0 + kx * d->dw;
-                tp[t] = y < 0 || y >= d->in_h || x < 0 || x >= d->in_w
-                            ? zrow
-                            : in + ((size_t)y * d->in_w + x) * d->in_c;
-            }
-        }
+        npk_tfl_qdw_taps(d, in, oy, ox, zrow, tp);
         uint8_t *px = out + (size_t)ox * d->out_c;
         dw_pixel(d, &h, blocks, tp, px);
         if (h.blocks * 8 < d->out_c) npk_tfl_qdw_pixel_ref(d, in, oy, ox, h.blocks * 8, px);

@@ -27,3 +27,43 @@ npk_status npk_tfl_bcast_init(npk_tfl_plan *p, const npk_tfl_node *n, const npk_
     }
     return NPK_OK;
 }
+
+npk_status npk_tfl_arith_prepare(npk_tfl_plan *p, npk_tfl_node *n, size_t bytes)
+{
+    npk_status st;
+    if ((st = npk_tfl_k_io(p, n, 2, 2, 2, 1))) return st;
+    const npk_tfl_rt *a = n->in[0], *b = n->in[1], *out = n->out[0];
+    const int8_t type = a->type;
+    if (type != NPK_TFL_UINT8 && type != NPK_TFL_INT8 && type != NPK_TFL_FLOAT32 &&
+        type != NPK_TFL_INT32)
+        return npk_tfl_k_unsupported(p, n, "input type %s", npk_tfl_type_name(type));
+    if ((st = npk_tfl_k_type(p, n, b, "input 1", type)) ||
+        (st = npk_tfl_k_type(p, n, out, "output", type)))
+        return st;
+    npk_tfl_arith *h = npk_tfl_k_alloc(p, n, bytes);
+    if (!h) return NPK_E_NOMEM;
+    n->params = h;
+    h->type = type;
+    if ((st = npk_tfl_bcast_init(p, n, a, b, &h->bc)) ||
+        (st = npk_tfl_k_output_shape(p, n, 0, h->bc.ndim, h->bc.dims)))
+        return st;
+    int act;
+    if ((st = npk_tfl_k_activation(p, n, &act))) return st;
+    if (type == NPK_TFL_FLOAT32) {
+        npk_tfl_k_act_range_f(act, &h->fmin, &h->fmax);
+        return NPK_OK;
+    }
+    if (type == NPK_TFL_INT32) {
+        npk_q_activation_range(act, NPK_TFL_INT32, 1.0f, 0, &h->act_min, &h->act_max);
+        return NPK_OK;
+    }
+    int32_t za, zb;
+    if ((st = npk_tfl_k_quant(p, n, a, "input 0", &h->s1, &za)) ||
+        (st = npk_tfl_k_quant(p, n, b, "input 1", &h->s2, &zb)) ||
+        (st = npk_tfl_k_quant(p, n, out, "output", &h->s_out, &h->out_zero)))
+        return st;
+    h->off1 = -za;
+    h->off2 = -zb;
+    npk_tfl_k_act_range(out, act, &h->act_min, &h->act_max);
+    return NPK_OK;
+}

@@ -18,13 +18,9 @@
 #define LEFT_SHIFT 20
 
 typedef struct add {
-    npk_tfl_bcast bc;
-    int8_t type;
-    bool sub; /* SUB: a - b */
-    int32_t off1, off2, out_zero;
+    npk_tfl_arith h; /* first: npk_tfl_arith_prepare */
+    bool sub;        /* SUB: a - b */
     int32_t m1, s1, m2, s2, mo, so;
-    int32_t act_min, act_max;
-    float fmin, fmax;
     const npk_tfl_qkern *kern;
     /* eval */
     const uint8_t *a, *b;
@@ -34,42 +30,12 @@ typedef struct add {
 static npk_status add_sub_prepare(npk_tfl_plan *p, npk_tfl_node *n, bool sub)
 {
     npk_status st;
-    if ((st = npk_tfl_k_io(p, n, 2, 2, 2, 1))) return st;
-    const npk_tfl_rt *a = n->in[0], *b = n->in[1], *out = n->out[0];
-    const int8_t type = a->type;
-    if (type != NPK_TFL_UINT8 && type != NPK_TFL_INT8 && type != NPK_TFL_FLOAT32 &&
-        type != NPK_TFL_INT32)
-        return npk_tfl_k_unsupported(p, n, "input type %s", npk_tfl_type_name(type));
-    if ((st = npk_tfl_k_type(p, n, b, "input 1", type)) ||
-        (st = npk_tfl_k_type(p, n, out, "output", type)))
-        return st;
-    add *q = npk_tfl_k_alloc(p, n, sizeof *q);
-    if (!q) return NPK_E_NOMEM;
-    n->params = q;
-    q->type = type;
+    if ((st = npk_tfl_arith_prepare(p, n, sizeof(add)))) return st;
+    add *q = n->params;
     q->sub = sub;
     q->kern = npk_tfl_k_qkern(p);
-    if ((st = npk_tfl_bcast_init(p, n, a, b, &q->bc)) ||
-        (st = npk_tfl_k_output_shape(p, n, 0, q->bc.ndim, q->bc.dims)))
-        return st;
-    int act;
-    if ((st = npk_tfl_k_activation(p, n, &act))) return st;
-    if (type == NPK_TFL_FLOAT32) {
-        npk_tfl_k_act_range_f(act, &q->fmin, &q->fmax);
-        return NPK_OK;
-    }
-    if (type == NPK_TFL_INT32) {
-        npk_q_activation_range(act, NPK_TFL_INT32, 1.0f, 0, &q->act_min, &q->act_max);
-        return NPK_OK;
-    }
-    float sa, sb, so;
-    int32_t za, zb;
-    if ((st = npk_tfl_k_quant(p, n, a, "input 0", &sa, &za)) ||
-        (st = npk_tfl_k_quant(p, n, b, "input 1", &sb, &zb)) ||
-        (st = npk_tfl_k_quant(p, n, out, "output", &so, &q->out_zero)))
-        return st;
-    q->off1 = -za;
-    q->off2 = -zb;
+    if (!npk_tfl_arith_q8(&q->h)) return NPK_OK;
+    const float sa = q->h.s1, sb = q->h.s2, so = q->h.s_out;
     /* add.cc: 2 * max(float, float) is exact in float; the rest in double. */
     const float twice_max_f = 2.0f * (sa > sb ? sa : sb);
     const double twice_max = (double)twice_max_f;
@@ -86,7 +52,6 @@ static npk_status add_sub_prepare(npk_tfl_plan *p, npk_tfl_node *n, bool sub)
     if (q->s1 > 0 || q->s2 > 0 || q->so > 0) /* TFLite requires multipliers below one */
         return npk_tfl_k_unsupported(p, n, "a rescaling multiplier is not below one");
     if (sub) q->m2 = -q->m2;
-    npk_tfl_k_act_range(out, act, &q->act_min, &q->act_max);
     return NPK_OK;
 }
 
@@ -108,22 +73,22 @@ static inline int32_t mul_small(int32_t x, int32_t m, int32_t s)
 
 static inline uint8_t add_q(const add *q, int32_t x1, int32_t x2)
 {
-    const int32_t a = mul_small((x1 + q->off1) * (1 << LEFT_SHIFT), q->m1, q->s1);
-    const int32_t b = mul_small((x2 + q->off2) * (1 << LEFT_SHIFT), q->m2, q->s2);
-    const int32_t r = mul_small(a + b, q->mo, q->so) + q->out_zero;
-    return (uint8_t)npk_tfl_clamp(r, q->act_min, q->act_max);
+    const int32_t a = mul_small((x1 + q->h.off1) * (1 << LEFT_SHIFT), q->m1, q->s1);
+    const int32_t b = mul_small((x2 + q->h.off2) * (1 << LEFT_SHIFT), q->m2, q->s2);
+    const int32_t r = mul_small(a + b, q->mo, q->so) + q->h.out_zero;
+    return (uint8_t)npk_tfl_clamp(r, q->h.act_min, q->h.act_max);
 }
 
 static void add_one(void *ctx, size_t o, size_t i1, size_t i2)
 {
     const add *q = ctx;
-    switch (q->type) {
+    switch (q->h.type) {
     case NPK_TFL_FLOAT32: {
         float a, b, r;
         memcpy(&a, q->a + 4 * i1, 4);
         memcpy(&b, q->b + 4 * i2, 4);
         r = q->sub ? a - b : a + b;
-        r = r < q->fmin ? q->fmin : r > q->fmax ? q->fmax : r;
+        r = r < q->h.fmin ? q->h.fmin : r > q->h.fmax ? q->h.fmax : r;
         memcpy(q->out + 4 * o, &r, 4);
         break;
     }
@@ -132,7 +97,7 @@ static void add_one(void *ctx, size_t o, size_t i1, size_t i2)
         memcpy(&a, q->a + 4 * i1, 4);
         memcpy(&b, q->b + 4 * i2, 4);
         r = (int32_t)(q->sub ? (uint32_t)a - (uint32_t)b : (uint32_t)a + (uint32_t)b);
-        r = npk_tfl_clamp(r, q->act_min, q->act_max);
+        r = npk_tfl_clamp(r, q->h.act_min, q->h.act_max);
         memcpy(q->out + 4 * o, &r, 4);
         break;
     }
@@ -149,16 +114,17 @@ static npk_status add_eval(npk_tfl_exec *x, const npk_tfl_node *n)
     q->b = n->in[1]->data;
     q->out = n->out[0]->data;
     const size_t count = n->out[0]->count;
-    if (q->bc.same && (q->type == NPK_TFL_UINT8 || q->type == NPK_TFL_INT8)) {
+    if (q->h.bc.same && npk_tfl_arith_q8(&q->h)) {
         /* the same arithmetic as add_q, vectorised (qkern.h) */
-        const npk_tfl_qadd qa = {q->off1,     q->off2,    q->m1,      q->s1,
-                                 q->m2,       q->s2,      q->mo,      q->so,
-                                 q->out_zero, q->act_min, q->act_max, q->type == NPK_TFL_INT8};
+        const npk_tfl_qadd qa = {q->h.off1,    q->h.off2,    q->m1,
+                                 q->s1,        q->m2,        q->s2,
+                                 q->mo,        q->so,        q->h.out_zero,
+                                 q->h.act_min, q->h.act_max, q->h.type == NPK_TFL_INT8};
         q->kern->add(&qa, q->a, q->b, q->out, count);
-    } else if (q->bc.same) {
+    } else if (q->h.bc.same) {
         for (size_t i = 0; i < count; i++) add_one(q, i, i, i);
     } else {
-        npk_tfl_bcast_each(&q->bc, add_one, q);
+        npk_tfl_bcast_each(&q->h.bc, add_one, q);
     }
     return NPK_OK;
 }

@@ -13,11 +13,8 @@
 #include "tflite/qmath.h"
 
 typedef struct mul {
-    npk_tfl_bcast bc;
-    int8_t type;
-    int32_t off1, off2, out_zero, mult, shift;
-    int32_t act_min, act_max;
-    float fmin, fmax;
+    npk_tfl_arith h; /* first: npk_tfl_arith_prepare */
+    int32_t mult, shift;
     /* eval */
     const uint8_t *a, *b;
     uint8_t *out;
@@ -26,64 +23,31 @@ typedef struct mul {
 static npk_status mul_prepare(npk_tfl_plan *p, npk_tfl_node *n)
 {
     npk_status st;
-    if ((st = npk_tfl_k_io(p, n, 2, 2, 2, 1))) return st;
-    const npk_tfl_rt *a = n->in[0], *b = n->in[1], *out = n->out[0];
-    const int8_t type = a->type;
-    if (type != NPK_TFL_UINT8 && type != NPK_TFL_INT8 && type != NPK_TFL_FLOAT32 &&
-        type != NPK_TFL_INT32)
-        return npk_tfl_k_unsupported(p, n, "input type %s", npk_tfl_type_name(type));
-    if ((st = npk_tfl_k_type(p, n, b, "input 1", type)) ||
-        (st = npk_tfl_k_type(p, n, out, "output", type)))
-        return st;
-    mul *q = npk_tfl_k_alloc(p, n, sizeof *q);
-    if (!q) return NPK_E_NOMEM;
-    n->params = q;
-    q->type = type;
-    if ((st = npk_tfl_bcast_init(p, n, a, b, &q->bc)) ||
-        (st = npk_tfl_k_output_shape(p, n, 0, q->bc.ndim, q->bc.dims)))
-        return st;
-    int act;
-    if ((st = npk_tfl_k_activation(p, n, &act))) return st;
-    if (type == NPK_TFL_FLOAT32) {
-        npk_tfl_k_act_range_f(act, &q->fmin, &q->fmax);
-        return NPK_OK;
-    }
-    if (type == NPK_TFL_INT32) {
-        npk_q_activation_range(act, NPK_TFL_INT32, 1.0f, 0, &q->act_min, &q->act_max);
-        return NPK_OK;
-    }
-    float sa, sb, so;
-    int32_t za, zb;
-    if ((st = npk_tfl_k_quant(p, n, a, "input 0", &sa, &za)) ||
-        (st = npk_tfl_k_quant(p, n, b, "input 1", &sb, &zb)) ||
-        (st = npk_tfl_k_quant(p, n, out, "output", &so, &q->out_zero)))
-        return st;
-    q->off1 = -za;
-    q->off2 = -zb;
-    const double real = (double)sa * (double)sb / (double)so;
-    if ((st = npk_tfl_multiplier(p, n, real, &q->mult, &q->shift))) return st;
-    npk_tfl_k_act_range(out, act, &q->act_min, &q->act_max);
-    return NPK_OK;
+    if ((st = npk_tfl_arith_prepare(p, n, sizeof(mul)))) return st;
+    mul *q = n->params;
+    if (!npk_tfl_arith_q8(&q->h)) return NPK_OK;
+    const double real = (double)q->h.s1 * (double)q->h.s2 / (double)q->h.s_out;
+    return npk_tfl_multiplier(p, n, real, &q->mult, &q->shift);
 }
 
 static inline uint8_t mul_q(const mul *q, int32_t x1, int32_t x2)
 {
     /* |x - z| <= 255, so the product fits in int32. */
-    const int32_t prod = (x1 + q->off1) * (x2 + q->off2);
-    const int32_t r = npk_tfl_mbqm(prod, q->mult, q->shift) + q->out_zero;
-    return (uint8_t)npk_tfl_clamp(r, q->act_min, q->act_max);
+    const int32_t prod = (x1 + q->h.off1) * (x2 + q->h.off2);
+    const int32_t r = npk_tfl_mbqm(prod, q->mult, q->shift) + q->h.out_zero;
+    return (uint8_t)npk_tfl_clamp(r, q->h.act_min, q->h.act_max);
 }
 
 static void mul_one(void *ctx, size_t o, size_t i1, size_t i2)
 {
     const mul *q = ctx;
-    switch (q->type) {
+    switch (q->h.type) {
     case NPK_TFL_FLOAT32: {
         float a, b, r;
         memcpy(&a, q->a + 4 * i1, 4);
         memcpy(&b, q->b + 4 * i2, 4);
         r = a * b;
-        r = r < q->fmin ? q->fmin : r > q->fmax ? q->fmax : r;
+        r = r < q->h.fmin ? q->h.fmin : r > q->h.fmax ? q->h.fmax : r;
         memcpy(q->out + 4 * o, &r, 4);
         break;
     }
@@ -92,7 +56,7 @@ static void mul_one(void *ctx, size_t o, size_t i1, size_t i2)
         memcpy(&a, q->a + 4 * i1, 4);
         memcpy(&b, q->b + 4 * i2, 4);
         r = (int32_t)((uint32_t)a * (uint32_t)b);
-        r = npk_tfl_clamp(r, q->act_min, q->act_max);
+        r = npk_tfl_clamp(r, q->h.act_min, q->h.act_max);
         memcpy(q->out + 4 * o, &r, 4);
         break;
     }
@@ -109,14 +73,14 @@ static npk_status mul_eval(npk_tfl_exec *x, const npk_tfl_node *n)
     q->b = n->in[1]->data;
     q->out = n->out[0]->data;
     const size_t count = n->out[0]->count;
-    if (q->bc.same && q->type == NPK_TFL_UINT8) {
+    if (q->h.bc.same && q->h.type == NPK_TFL_UINT8) {
         for (size_t i = 0; i < count; i++) q->out[i] = mul_q(q, q->a[i], q->b[i]);
-    } else if (q->bc.same && q->type == NPK_TFL_INT8) {
+    } else if (q->h.bc.same && q->h.type == NPK_TFL_INT8) {
         for (size_t i = 0; i < count; i++) q->out[i] = mul_q(q, (int8_t)q->a[i], (int8_t)q->b[i]);
-    } else if (q->bc.same) {
+    } else if (q->h.bc.same) {
         for (size_t i = 0; i < count; i++) mul_one(q, i, i, i);
     } else {
-        npk_tfl_bcast_each(&q->bc, mul_one, q);
+        npk_tfl_bcast_each(&q->h.bc, mul_one, q);
     }
     return NPK_OK;
 }
