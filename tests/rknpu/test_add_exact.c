@@ -6,6 +6,7 @@
  * pairs, K) every time. TFLite's side of the brute force is the
  * interpreter's portable ADD kernel; the answer is also checked against it
  * pair by pair. */
+#include <float.h>
 #include <math.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -222,6 +223,72 @@ static void test_random_quantisations(void **state)
     free(want);
 }
 
+/* The planner's candidate search (a filter, then the scan's evaluation of
+ * the values it passes) against the scan itself, above: the same pairs in
+ * the same order for random multipliers over the registers' whole range of
+ * shifts, and for ones where target / v changes exponent inside the range
+ * (target a power of two times a value in [2^28, 2^30)), exact products
+ * (ties in the error) and the edges. */
+static void check_pairs(double t)
+{
+    uint32_t v0[CANDS], a0[CANDS], v1[RK_ADD_CANDS], a1[RK_ADD_CANDS];
+    int e0[CANDS], e1[RK_ADD_CANDS];
+    const int n0 = best_pairs(t, v0, a0, e0);
+    for (int path = 0; path < 2; path++) { /* the SIMD filter (on AVX2 hosts), the portable one */
+        const int n1 =
+            path ? rk_add_best_pairs_portable(t, v1, a1, e1) : rk_add_best_pairs(t, v1, a1, e1);
+        if (n0 != n1) fail_msg("target %.17g (path %d): %d pairs, the scan %d", t, path, n1, n0);
+        for (int i = 0; i < n0; i++)
+            if (v0[i] != v1[i] || a0[i] != a1[i] || e0[i] != e1[i])
+                fail_msg("target %.17g (path %d), pair %d: %u * %u / 2^%d, the scan %u * %u / 2^%d",
+                         t, path, i, v1[i], a1[i], e1[i], v0[i], a0[i], e0[i]);
+    }
+}
+
+static void test_best_pairs(void **state)
+{
+    (void)state;
+    uint64_t r = 0xBE57BA125ull;
+    const int n = npk_test_light() ? 200 : 2000;
+    for (int i = 0; i < n; i++) {
+        double t;
+        switch (i % 5) {
+        case 0: /* any shift the registers take, and beyond */
+            t = ldexp(1.0 + npk_randf(&r), rnd(&r, -36, 50));
+            break;
+        case 1: /* the exponent of t / v changes inside [2^14, 2^15) */
+            t = ldexp((double)rnd(&r, 1 << 14, (1 << 15) - 1) * 16384.0 + npk_randf(&r),
+                      -rnd(&r, 0, 30));
+            break;
+        case 2: /* an exact product v * a: a zero error, ties */
+            t = ldexp((double)rnd(&r, 1 << 14, (1 << 15) - 1) * rnd(&r, 1 << 14, 1 << 15),
+                      -rnd(&r, 1, 60));
+            break;
+        case 3: /* a model's float multiplier */
+            t = (float)ldexp(1.0 + npk_randf(&r), rnd(&r, -10, 10));
+            break;
+        default: /* a few bits: many equal errors */
+            t = ldexp((double)rnd(&r, 1, 4096), rnd(&r, -40, 20));
+            break;
+        }
+        check_pairs(t);
+    }
+    const double edge[] = {1.0,
+                           0.5,
+                           2.0,
+                           ldexp(1.0, 29),
+                           ldexp(1.0, 30),
+                           ldexp(1.0, -32),
+                           ldexp(1.0, 47),
+                           ldexp(1.0, 48),
+                           ldexp(1.0, -34),
+                           DBL_MIN,
+                           DBL_MAX};
+    for (size_t i = 0; i < sizeof edge / sizeof edge[0]; i++) check_pairs(edge[i]);
+    printf("%d random multipliers and %zu edges: the same candidate pairs as the scan\n", n,
+           sizeof edge / sizeof edge[0]);
+}
+
 /* Known layers: the aarch64 model of test_tflite_layers' broadcasting family
  * (no one-pass encoding), its x86 one, tf2_mobilenet_v2's layer without
  * one; the search's per-thread table gives the same answer again. */
@@ -251,6 +318,7 @@ int main(void)
     const struct CMUnitTest tests[] = {
         cmocka_unit_test(test_random_quantisations),
         cmocka_unit_test(test_known_layers),
+        cmocka_unit_test(test_best_pairs),
     };
     return cmocka_run_group_tests(tests, NULL, NULL);
 }

@@ -15,6 +15,8 @@
  * answers with a brute force over every pair. */
 #include "add_exact.h"
 
+#include "core/cpu.h"
+
 #include <float.h>
 #include <math.h>
 #include <stdint.h>
@@ -66,87 +68,195 @@ static int64_t floor_shift(int64_t v, int s)
  * by relative error: fills v[], a[], e[]. The mantissa of target / v is
  * rounded to 15 bits (half up: the value is positive), a = mant * 2^e;
  * ties in the error keep the smaller v. */
-#define CANDS 6
-#define BLOCK 256
+#define CANDS RK_ADD_CANDS
+#define BLOCK 1024
 
-/* Whether any of BLOCK values (no NaN, no -0) is negative: an OR of the
- * sign bits, which the compiler vectorises (a compare-and-count does not). */
-static bool any_negative(const double *t)
+/* One value v exactly as the first scan did it: the 15-bit mantissa m and
+ * shift s of target / v, and the error |v * m / 2^s - target| (exact: both
+ * within a factor 2). False when s is out of the registers' range. */
+static bool pair_at(double target, uint32_t v, int32_t *m, int *s, double *d)
 {
-    uint64_t acc = 0;
-    for (int i = 0; i < BLOCK; i++) {
-        uint64_t b;
-        memcpy(&b, &t[i], sizeof b);
-        acc |= b;
-    }
-    return acc >> 63;
+    int ex;
+    const double f = frexp(target / v, &ex);
+    *m = (int32_t)(f * 32768.0 + 0.5);
+    *s = 15 - ex;
+    *d = fabs((double)v * (double)*m * ldexp(1.0, -*s) - target);
+    if (*m == 32768) *m = 16384, --*s;
+    return *s >= 1 && *s <= 62;
 }
-static int best_pairs(double target, uint32_t v[CANDS], uint32_t a[CANDS], int e[CANDS])
+
+/* Keep v if it is among the best CANDS so far (the kept ones in order of
+ * error, an equal error after the earlier v): the scan's insertion. */
+typedef struct pair_list {
+    double dev[CANDS]; /* absolute errors of the kept ones */
+    uint32_t *v, *a;
+    int *e, n;
+} pair_list;
+
+static void pair_insert(pair_list *l, uint32_t x, int32_t m, int s, double d)
 {
-    double err[CANDS], dev[CANDS]; /* relative and absolute errors of the kept ones */
-    int n = 0;
+    if (l->n == CANDS && !(d < l->dev[CANDS - 1])) return;
+    int at = l->n;
+    while (at > 0 && l->dev[at - 1] > d) at--; /* the relative error d / target orders the same */
+    int last = l->n < CANDS ? l->n : CANDS - 1;
+    for (int j = last; j > at; j--)
+        l->dev[j] = l->dev[j - 1], l->v[j] = l->v[j - 1], l->a[j] = l->a[j - 1],
+        l->e[j] = l->e[j - 1];
+    l->dev[at] = d, l->v[at] = x, l->a[at] = (uint32_t)m, l->e[at] = s;
+    if (l->n < CANDS) l->n++;
+}
+
+static void pair_offer(pair_list *l, double target, uint32_t x)
+{
+    int32_t m;
+    int s;
+    double d;
+    if (pair_at(target, x, &m, &s, &d)) pair_insert(l, x, m, s, d);
+}
+
+/* Once CANDS are kept, only a v whose error is below the last kept one's
+ * (dev) can enter. Over values [x0, x0 + len) where target / v has one
+ * exponent ea, with N = target * 2^(15 - ea) and q = N / v in [2^14, 2^15):
+ * such a v has |v * round(q) - N| < D = dev * 2^(15 - ea); when D <= 7500,
+ * q lies within 7500 / 2^14 < 0.458 of the integer m = round(q), so an
+ * approximate quotient q' (|q' - q| < 2^-5 + 2^-9 below) rounds to the same
+ * m, and v * m (an exact int32) lies within D of N. The filter passes every
+ * v the scan would keep; the few it passes are offered with the scan's error
+ * |v * m / 2^s - target| (a v whose q' rounds otherwise has an error above
+ * D with either m). */
+#define FILTER_D 7500.0
+
+/* The filter's loop over values v = x0 + i, len a multiple of 8: m =
+ * round(q') of nf / v, and bit i % 8 of bits[i / 8] set when v * m is in
+ * (pmin, pmax); returns whether any is. Portable: the float division (an
+ * error of 2^-8 here), branch-free so that the compiler vectorises it. */
+typedef uint32_t (*filter_kern)(int32_t x0, int len, float nf, int32_t pmin, int32_t pmax,
+                                int32_t *mv, uint8_t *bits);
+static uint32_t filter_plain(int32_t x0, int len, float nf, int32_t pmin, int32_t pmax, int32_t *mv,
+                             uint8_t *bits)
+{
+    uint8_t hit[BLOCK];
+    uint32_t any = 0;
+    for (int i = 0; i < len; i++) {
+        const int32_t v = x0 + i;
+        const int32_t m = (int32_t)(nf / (float)v + 0.5f);
+        const int32_t p = v * m; /* <= 2^30 */
+        mv[i] = m;
+        hit[i] = (uint8_t)((p > pmin) & (p < pmax));
+        any |= hit[i];
+    }
+    if (any)
+        for (int g = 0; g < len / 8; g++) {
+            unsigned b = 0;
+            for (int j = 0; j < 8; j++) b |= (unsigned)hit[8 * g + j] << j;
+            bits[g] = (uint8_t)b;
+        }
+    return any;
+}
+
+#if (defined(__x86_64__) || defined(__i386__)) && defined(__GNUC__)
+#include <immintrin.h>
+/* 8 lanes on AVX2 hosts, the quotient from the reciprocal estimate (a
+ * relative error <= 1.5 * 2^-12) and one Newton step: <= 2^-21 with the
+ * roundings, so |q' - q| < 2^15 * 2^-20 = 2^-5. */
+__attribute__((target("avx2"))) static uint32_t
+filter_avx2(int32_t x0, int len, float nf, int32_t pmin, int32_t pmax, int32_t *mv, uint8_t *bits)
+{
+    const __m256 n8 = _mm256_set1_ps(nf), half = _mm256_set1_ps(0.5f), two = _mm256_set1_ps(2.0f);
+    const __m256i lo = _mm256_set1_epi32(pmin), hi = _mm256_set1_epi32(pmax),
+                  eight = _mm256_set1_epi32(8);
+    __m256i v = _mm256_add_epi32(_mm256_set1_epi32(x0), _mm256_setr_epi32(0, 1, 2, 3, 4, 5, 6, 7));
+    uint32_t any = 0;
+    for (int i = 0; i < len; i += 8) {
+        const __m256 vf = _mm256_cvtepi32_ps(v);
+        __m256 r = _mm256_rcp_ps(vf);
+        r = _mm256_mul_ps(r, _mm256_sub_ps(two, _mm256_mul_ps(vf, r)));
+        const __m256i m = _mm256_cvttps_epi32(_mm256_add_ps(_mm256_mul_ps(n8, r), half));
+        const __m256i p = _mm256_mullo_epi32(v, m);
+        const __m256i h = _mm256_and_si256(_mm256_cmpgt_epi32(p, lo), _mm256_cmpgt_epi32(hi, p));
+        _mm256_storeu_si256((__m256i *)(void *)(mv + i), m);
+        const uint32_t b = (uint32_t)_mm256_movemask_ps(_mm256_castsi256_ps(h));
+        bits[i / 8] = (uint8_t)b;
+        any |= b;
+        v = _mm256_add_epi32(v, eight);
+    }
+    return any;
+}
+static filter_kern filter_fn(void)
+{
+    return npk_cpu_has(NPK_CPU_AVX2) ? filter_avx2 : filter_plain;
+}
+#else
+static filter_kern filter_fn(void)
+{
+    return filter_plain;
+}
+#endif
+
+typedef enum { FILTERED, SPLIT, SINGLE } filter_res;
+static filter_res pair_filter(pair_list *l, filter_kern kern, double target, uint32_t x0, int len)
+{
+    if (l->n < CANDS) return SINGLE;
+    int ea, eb;
+    (void)frexp(target / x0, &ea);
+    const double last = target / (x0 + (uint32_t)len - 1);
+    (void)frexp(last, &eb);
+    if (ea != eb) return SPLIT;
+    const double sc = ldexp(1.0, 15 - ea), N = target * sc, D = l->dev[CANDS - 1] * sc;
+    if (15 - ea > 62 || 15 - ea < 2 || last < DBL_MIN || !(D <= FILTER_D)) return SINGLE;
+    /* an integer p with |p - N| < D is in (pmin, pmax); the margin covers
+     * the rounding of N -+ D (N < 2^30: an error <= 2^-22) */
+    const int32_t pmin = (int32_t)floor(N - D - 0x1p-12), pmax = (int32_t)ceil(N + D + 0x1p-12);
+    int32_t mv[BLOCK];
+    uint8_t bits[BLOCK / 8];
+    if (!kern((int32_t)x0, len, (float)N, pmin, pmax, mv, bits)) return FILTERED;
+    const double lo = ldexp(1.0, ea - 15);
+    for (int g = 0; g < len / 8; g++)
+        for (int j = 0; bits[g] >> j; j++) {
+            if (!(bits[g] >> j & 1)) continue;
+            const int i = 8 * g + j;
+            const double d = fabs((double)(x0 + (uint32_t)i) * mv[i] * lo - target);
+            if (mv[i] == 32768)
+                pair_insert(l, x0 + (uint32_t)i, 16384, 14 - ea, d);
+            else
+                pair_insert(l, x0 + (uint32_t)i, mv[i], 15 - ea, d);
+        }
+    return FILTERED;
+}
+
+static int best_pairs(filter_kern kern, double target, uint32_t v[CANDS], uint32_t a[CANDS],
+                      int e[CANDS])
+{
     if (!(target > 0) || !isfinite(target)) return 0;
-    double xs[BLOCK];
-    for (int i = 0; i < BLOCK; i++) xs[i] = (double)i;
-    for (uint32_t x0 = 1u << 14; x0 < (1u << 15); x0 += BLOCK) {
-        /* target / v over a block, and the error of each v. frexp's
-         * exponent ea is the same across the block when its two ends share
-         * it (the quotient falls with v); then the mantissa rounded to 15
-         * bits is floor(q * 2^(15 - ea) + 0.5), exact (q * 2^(15 - ea) is
-         * in [2^14, 2^15) with 38 fraction bits), and v * mant * 2^(ea - 15)
-         * is exact (v * mant < 2^30); a mantissa that rounds up to 2^15
-         * becomes 2^14 with one more shift, the same product. Branch-free:
-         * the compiler vectorises these loops. */
-        double q[BLOCK], d[BLOCK];
-        const double xb = (double)x0;
-        int ea, eb;
-        (void)frexp(target / xb, &ea);
-        (void)frexp(target / (xb + (BLOCK - 1)), &eb);
-        const bool same =
-            ea == eb && 15 - ea <= 62 && 15 - ea >= 2 && target / (xb + (BLOCK - 1)) >= DBL_MIN;
-        const double sc = ldexp(1.0, 15 - ea), lo = ldexp(1.0, ea - 15);
-        for (int i = 0; i < BLOCK; i++) q[i] = target / (xb + xs[i]);
-        if (same) {
-            for (int i = 0; i < BLOCK; i++)
-                d[i] = fabs((xb + xs[i]) * (double)(int32_t)(q[i] * sc + 0.5) * lo - target);
+    pair_list l = {{0}, v, a, e, 0};
+    const uint32_t end = 1u << 15;
+    int grow = 16; /* blocks grow as the bound tightens (a bound of the first few passes many) */
+    for (uint32_t x = 1u << 14; x < end;) {
+        /* the filter over the longest block that qualifies (a change of
+         * exponent splits one), else this value alone, exactly */
+        int len = (int)(end - x < (uint32_t)grow ? end - x : (uint32_t)grow) & ~7;
+        filter_res r = SINGLE;
+        while (len >= 16 && (r = pair_filter(&l, kern, target, x, len)) == SPLIT)
+            len = len / 2 & ~7;
+        if (len >= 16 && r == FILTERED) {
+            x += (uint32_t)len;
+            grow = grow < BLOCK ? 2 * grow : BLOCK;
         } else {
-            for (int i = 0; i < BLOCK; i++) {
-                int ex;
-                const double f = frexp(q[i], &ex);
-                const int s = 15 - ex - ((int32_t)(f * 32768.0 + 0.5) == 32768);
-                d[i] = s < 1 || s > 62 ? INFINITY
-                                       : fabs((xb + xs[i]) * (double)(int32_t)(f * 32768.0 + 0.5) *
-                                                  ldexp(1.0, -(15 - ex)) -
-                                              target);
-            }
-        }
-        if (n == CANDS) { /* a block with nothing better than the last kept one */
-            double t[BLOCK];
-            for (int i = 0; i < BLOCK; i++) t[i] = d[i] - dev[CANDS - 1];
-            if (!any_negative(t)) continue;
-        }
-        for (int i = 0; i < BLOCK; i++) {
-            if (n == CANDS && !(d[i] < dev[CANDS - 1])) continue; /* r >= err[CANDS - 1] */
-            if (d[i] == INFINITY) continue;
-            int ex; /* the mantissa and shift */
-            const double f = frexp(q[i], &ex);
-            int32_t m = (int32_t)(f * 32768.0 + 0.5);
-            int s = 15 - ex;
-            if (m == 32768) m = 16384, s--;
-            if (s < 1 || s > 62) continue;
-            const double r = d[i] / target;
-            int at = n < CANDS ? n : CANDS;
-            while (at > 0 && err[at - 1] > r) at--;
-            if (at >= CANDS) continue;
-            int last = n < CANDS ? n : CANDS - 1;
-            for (int j = last; j > at; j--)
-                err[j] = err[j - 1], dev[j] = dev[j - 1], v[j] = v[j - 1], a[j] = a[j - 1],
-                e[j] = e[j - 1];
-            err[at] = r, dev[at] = d[i], v[at] = x0 + (uint32_t)i, a[at] = (uint32_t)m, e[at] = s;
-            if (n < CANDS) n++;
+            pair_offer(&l, target, x);
+            x++;
         }
     }
-    return n;
+    return l.n;
+}
+
+int rk_add_best_pairs(double target, uint32_t v[CANDS], uint32_t a[CANDS], int e[CANDS])
+{
+    return best_pairs(filter_fn(), target, v, a, e);
+}
+
+int rk_add_best_pairs_portable(double target, uint32_t v[CANDS], uint32_t a[CANDS], int e[CANDS])
+{
+    return best_pairs(filter_plain, target, v, a, e);
 }
 
 /* The smallest x in [a, b] with f(x) >= want (b + 1 if none), f
@@ -266,7 +376,7 @@ static void tfl_rows_fill(const tfl_add *t, int32_t z1, int32_t z2, int32_t zo, 
         int j = 0;
         for (int w = a + 1; w <= b; w++) {
             const int64_t need = tF[w - w0] - A[x1];
-            while (j < 255 && B[j] < need) j++; /* B[255] >= need: w <= b */
+            while (B[j] < need) j++; /* stops at 255 at the latest: B[255] >= need, w <= b */
             r->p[n++] = (uint8_t)j;
         }
     }
@@ -451,7 +561,7 @@ static bool add_exact_search(double sc1, double sc2, double sco, int32_t z1, int
     tfl_rows_fill(&t, z1, z2, zo, lo, hi, &rows);
     uint32_t s2v[CANDS], cv[CANDS];
     int kv[CANDS];
-    int n2 = best_pairs(m2, s2v, cv, kv);
+    int n2 = rk_add_best_pairs(m2, s2v, cv, kv);
     for (int i = 0; i < n2; i++) {
         rk_add_enc h;
         memset(&h, 0, sizeof h);
@@ -476,7 +586,7 @@ static bool add_exact_search(double sc1, double sc2, double sco, int32_t z1, int
         double V = m1 * ldexp(1.0, h.k) / h.c;
         uint32_t b1v[CANDS], a1v[CANDS];
         int sav[CANDS];
-        int n1 = best_pairs(V, b1v, a1v, sav);
+        int n1 = rk_add_best_pairs(V, b1v, a1v, sav);
         for (int j = 0; j < n1; j++) {
             h.b1 = b1v[j], h.a1 = a1v[j], h.sa = sav[j];
             /* one output step in K units, and the search range around the
