@@ -259,6 +259,11 @@ typedef struct npk_rk_lplan {
     uint64_t core_work[NPK_RKNPU_MAX_CORES];
     uint32_t core_rows[NPK_RKNPU_MAX_CORES]; /* rows per core when given, else 0 */
     uint8_t *wblob;                          /* the weight buffer's contents (weight_bytes) */
+    /* wblob lies in memory the planner was lent (a whole network's weight
+     * buffer, which it plans straight into): not freed with the plan;
+     * wblob_cap bytes there are the plan's to use. */
+    bool wblob_lent;
+    uint64_t wblob_cap;
 } npk_rk_lplan;
 
 npk_status npk_rk_lplan_make(const npk_rk_layer *l, const npk_rk_lplan_opts *o, npk_rk_lplan *p,

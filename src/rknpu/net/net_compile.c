@@ -334,29 +334,56 @@ static npk_status place(npk_rk_net *net, npk_error *err)
         memcpy(o->addr, to, sizeof to);
     }
     free(net->records);
-    free(net->weights);
     free(net->regcmd);
     net->ntasks = tasks;
-    net->weight_bytes = wt;
+    net->weight_bytes = wt; /* the weights hold no address: gathered once (gather_weights) */
     net->regcmd_entries = (size_t)(reg / 8);
     net->records = calloc(tasks ? tasks : 1, sizeof *net->records);
-    net->weights = malloc(wt ? (size_t)wt : 1); /* every byte written below: no calloc */
     net->regcmd = calloc(net->regcmd_entries ? net->regcmd_entries : 1, 8);
-    if (!net->records || !net->weights || !net->regcmd)
-        return npk_fail(err, NPK_E_NOMEM, "out of memory");
+    if (!net->records || !net->regcmd) return npk_fail(err, NPK_E_NOMEM, "out of memory");
     net->macs = 0;
     for (size_t i = 0; i < net->nops; i++) {
         const npk_rk_net_op *o = &net->ops[i];
         const npk_rk_lplan *p = &o->plan;
         memcpy(net->records + o->task_first, p->records, p->count * sizeof *p->records);
-        if (p->weight_bytes) memcpy(net->weights + o->weight_off, p->wblob, p->weight_bytes);
-        uint64_t end = o->weight_off + p->weight_bytes,
-                 next = i + 1 < net->nops ? net->ops[i + 1].weight_off : wt;
-        memset(net->weights + end, 0, (size_t)(next - end)); /* the alignment gap */
         memcpy(net->regcmd + o->regcmd_off / 8, p->regcmd, p->regcmd_entries * 8);
         for (size_t t = 0; t < p->count; t++) net->macs += p->tasks[t].macs;
     }
     return merge_segments(net, err);
+}
+
+/* The weight buffer: most layers were planned into it at their offsets
+ * (net_partition.c, cap bytes); the others' buffers are copied in, the
+ * alignment gaps zeroed. */
+static npk_status gather_weights(npk_rk_net *net, uint64_t cap, npk_error *err)
+{
+    uint64_t wt = net->weight_bytes;
+    for (size_t i = 0; i < net->nops; i++) {
+        npk_rk_lplan *p = &net->ops[i].plan;
+        if (!p->wblob_lent || p->wblob == net->weights + net->ops[i].weight_off) continue;
+        uint8_t *own = malloc(p->weight_bytes ? (size_t)p->weight_bytes : 1); /* not its place */
+        if (!own) return npk_fail(err, NPK_E_NOMEM, "out of memory");
+        memcpy(own, p->wblob, (size_t)p->weight_bytes);
+        p->wblob = own;
+        p->wblob_lent = false;
+    }
+    if (!net->weights || wt > cap) {
+        uint8_t *nw = realloc(net->weights, wt ? (size_t)wt : 1);
+        if (!nw) return npk_fail(err, NPK_E_NOMEM, "out of memory for the weights");
+        net->weights = nw;
+        for (size_t i = 0; i < net->nops; i++) /* moved with the buffer */
+            if (net->ops[i].plan.wblob_lent) net->ops[i].plan.wblob = nw + net->ops[i].weight_off;
+    }
+    for (size_t i = 0; i < net->nops; i++) {
+        const npk_rk_net_op *o = &net->ops[i];
+        const npk_rk_lplan *p = &o->plan;
+        if (p->weight_bytes && !p->wblob_lent)
+            memcpy(net->weights + o->weight_off, p->wblob, p->weight_bytes);
+        uint64_t end = o->weight_off + p->weight_bytes,
+                 next = i + 1 < net->nops ? net->ops[i + 1].weight_off : wt;
+        memset(net->weights + end, 0, (size_t)(next - end)); /* the alignment gap */
+    }
+    return NPK_OK;
 }
 
 /* One core: each NPU segment's layers in one submit (see npk_rk_net_seg). */
@@ -478,7 +505,7 @@ npk_status npk_rk_net_compile(const npk_tfl_model *m, const npk_rk_net_opts *o, 
     net->m = m;
     const npk_tfl_subgraph *sg = &m->subgraphs[0];
     net->ntensors = sg->ntensors;
-    net_build b = {net, NULL, NULL, NULL, NULL};
+    net_build b = {net, NULL, NULL, NULL, NULL, 0, 0};
     net->tensors = calloc(sg->ntensors + 1, sizeof *net->tensors);
     net->ops = calloc(sg->noperators + 1, sizeof *net->ops);
     net->segs = calloc(sg->noperators + 1, sizeof *net->segs);
@@ -490,6 +517,18 @@ npk_status npk_rk_net_compile(const npk_tfl_model *m, const npk_rk_net_opts *o, 
     if (!net->tensors || !net->ops || !net->segs || !b.side || !b.npu_of || !b.dev_made || !b.fold)
         st = npk_fail(err, NPK_E_NOMEM, "out of memory");
     for (uint32_t i = 0; !st && i < sg->noperators; i++) b.npu_of[i] = b.fold[i] = -1;
+    /* Room for the packed weights: the model's 8-bit constants and a quarter
+     * more (channels padded to 32, bias and multiplier records); layers
+     * beyond it get buffers of their own. */
+    uint64_t cap = 65536;
+    for (uint32_t t = 0; t < sg->ntensors; t++)
+        if ((sg->tensors[t].type == NPK_TFL_UINT8 || sg->tensors[t].type == NPK_TFL_INT8) &&
+            net_is_const(m, &sg->tensors[t]))
+            cap += m->buffers[sg->tensors[t].buffer].size;
+    cap += cap / 4;
+    uint64_t most = (uint64_t)m->file_size + m->file_size / 4 + 65536; /* shared buffers */
+    if (cap > most) cap = most;
+    if (!st && cap <= SIZE_MAX / 2 && (net->weights = malloc((size_t)cap))) b.wt_cap = cap;
     if (!st) st = net_partition(&b, err);
     if (!st) st = make_segments(&b, err);
     if (!st) st = net_align_rows(net, err);
@@ -501,6 +540,7 @@ npk_status npk_rk_net_compile(const npk_tfl_model *m, const npk_rk_net_opts *o, 
     if (!st) st = place(net, err);
     for (bool again = true; !st && again;) /* each round plans at least one layer again */
         if (!(st = net_unalign(net, &again, err)) && again) st = place(net, err);
+    if (!st) st = gather_weights(net, b.wt_cap, err);
     if (!st) st = npk_rk_net_check_memory(net, err);
     if (!st) st = make_interps(net, err);
     free(b.side);

@@ -18,6 +18,9 @@ typedef struct net_build {
     int32_t *npu_of; /* per operator: its index in net->ops, or -1 */
     bool *dev_made;  /* per tensor: written on the device (by a layer or a free reshape) */
     int32_t *fold;   /* per operator: the PAD folded into this convolution, or -1 */
+    /* Layers are planned straight into net->weights (wt_cap bytes) at the
+     * offsets the address map gives them: the next one at wt_used. */
+    uint64_t wt_cap, wt_used;
 } net_build;
 
 /* A layer's buffers, in the order of net_relocate_plan's address arrays. */

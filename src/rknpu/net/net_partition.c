@@ -9,6 +9,7 @@
 #include <string.h>
 
 #include "net_internal.h"
+#include "rknpu/ops/layer_internal.h"
 #include "npukit/bytes.h"
 
 static uint64_t numel(const npk_tfl_tensor *t)
@@ -130,6 +131,19 @@ static bool fold_pad(const npk_tfl_model *m, uint32_t pad, npk_rk_tfl_layer *tl)
     return true;
 }
 
+/* npk_rk_tfl_plan, the layer's weight buffer built in its place in the
+ * network's (the offset place() gives it) when that holds it. */
+static npk_status plan_in(net_build *b, const npk_rk_tfl_layer *tl, const npk_rk_lplan_opts *po,
+                          npk_rk_lplan *p, npk_error *err)
+{
+    uint8_t *at = b->net->weights && b->wt_used < b->wt_cap ? b->net->weights + b->wt_used : NULL;
+    npk_error e = {0};
+    npk_status st =
+        rk_lplan_make_in(&tl->layer, po, NULL, at, at ? b->wt_cap - b->wt_used : 0, p, &e);
+    if (st) return npk_fail_at(err, st, tl->offset, "%s: %s", tl->name, e.msg);
+    return NPK_OK;
+}
+
 /* Try operator i on the NPU: lowered and planned (sizes, address 0). */
 static bool try_npu(net_build *b, uint32_t i, npk_rk_net_op *o, char *why, size_t why_len)
 {
@@ -182,7 +196,7 @@ static bool try_npu(net_build *b, uint32_t i, npk_rk_net_op *o, char *why, size_
         npk_rk_lplan_opts po = {net->opts.cores, net->opts.form,   NET_MARK_IN, NET_MARK_WT,
                                 NET_MARK_OUT,    NET_MARK_REG,     0,           0,
                                 NET_MARK_IN2,    net->opts.requant};
-        if (npk_rk_tfl_plan(&o->tl, &po, &o->plan, &e)) {
+        if (plan_in(b, &o->tl, &po, &o->plan, &e)) {
             snprintf(why, why_len, "%s", e.msg);
             ok = false;
         } else if (o->plan.input_bytes >= NET_MARK_SPAN || o->plan.output_bytes >= NET_MARK_SPAN ||
@@ -288,6 +302,7 @@ npk_status net_partition(net_build *b, npk_error *err)
             b->side[i] = SIDE_NPU;
             b->npu_of[i] = (int32_t)(net->nops - 1);
             b->dev_made[o->tl.output] = true;
+            b->wt_used = (b->wt_used + o->plan.weight_bytes + 63) & ~(uint64_t)63;
             net->npu_ops++;
             continue;
         }

@@ -8,25 +8,22 @@
 #include "net_internal.h"
 
 /* Register offsets (unique across blocks) of the address registers. */
-static const uint16_t addr_regs[] = {
-    0x0010, /* PC_BASE_ADDRESS: the next task's stream */
-    0x0034, /* PC_TASK_DMA_BASE_ADDR */
-    0x1070, /* CNA_FEATURE_DATA_ADDR */
-    0x1110, /* CNA_DCOMP_ADDR0: weights */
-    0x4020, /* DPU_DST_BASE_ADDR */
-    0x5018, /* DPU_RDMA_RDMA_SRC_BASE_ADDR */
-    0x5020, /* DPU_RDMA_RDMA_BS_BASE_ADDR */
-    0x502C, /* DPU_RDMA_RDMA_BN_BASE_ADDR */
-    0x5038, /* DPU_RDMA_RDMA_EW_BASE_ADDR */
-    0x6070, /* PPU_DST_BASE_ADDR */
-    0x701C, /* PPU_RDMA_RDMA_SRC_BASE_ADDR */
-};
-
 static bool is_addr_reg(uint16_t off)
 {
-    for (size_t i = 0; i < sizeof addr_regs / sizeof *addr_regs; i++)
-        if (addr_regs[i] == off) return true;
-    return false;
+    switch (off) {
+    case 0x0010: /* PC_BASE_ADDRESS: the next task's stream */
+    case 0x0034: /* PC_TASK_DMA_BASE_ADDR */
+    case 0x1070: /* CNA_FEATURE_DATA_ADDR */
+    case 0x1110: /* CNA_DCOMP_ADDR0: weights */
+    case 0x4020: /* DPU_DST_BASE_ADDR */
+    case 0x5018: /* DPU_RDMA_RDMA_SRC_BASE_ADDR */
+    case 0x5020: /* DPU_RDMA_RDMA_BS_BASE_ADDR */
+    case 0x502C: /* DPU_RDMA_RDMA_BN_BASE_ADDR */
+    case 0x5038: /* DPU_RDMA_RDMA_EW_BASE_ADDR */
+    case 0x6070: /* PPU_DST_BASE_ADDR */
+    case 0x701C: /* PPU_RDMA_RDMA_SRC_BASE_ADDR */ return true;
+    default: return false;
+    }
 }
 
 npk_status net_relocate_plan(npk_rk_lplan *p, const uint32_t from[NET_BUFS],

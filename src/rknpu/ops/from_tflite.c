@@ -83,6 +83,13 @@ static void shape_str(const npk_tfl_tensor *t, char *buf, size_t len)
     if (o < len) snprintf(buf + o, len - o, "]");
 }
 
+/* The same as an argument of an error message (formatted only when one is). */
+static const char *shape_of(const npk_tfl_tensor *t, char buf[96])
+{
+    shape_str(t, buf, 96);
+    return buf;
+}
+
 /* A tensor's constant bytes (exactly numel x element size), or NULL when it
  * has no buffer data (an activation). */
 static npk_status const_bytes(const ctx *c, const npk_tfl_tensor *t, const char *what,
@@ -157,12 +164,12 @@ static npk_status nhwc(const ctx *c, const npk_tfl_tensor *t, const char *what, 
                        uint32_t *w, uint32_t *ch)
 {
     char s[96];
-    shape_str(t, s, sizeof s);
     if (t->ndim != 4 || t->shape[1] < 1 || t->shape[2] < 1 || t->shape[3] < 1)
-        return fail(c, NPK_E_UNSUPPORTED, "the %s has shape %s: expected [1, H, W, C]", what, s);
+        return fail(c, NPK_E_UNSUPPORTED, "the %s has shape %s: expected [1, H, W, C]", what,
+                    shape_of(t, s));
     if (t->shape[0] != 1)
         return fail(c, NPK_E_UNSUPPORTED, "the %s has shape %s: the NPU layers take batch 1", what,
-                    s);
+                    shape_of(t, s));
     *h = (uint32_t)t->shape[1];
     *w = (uint32_t)t->shape[2];
     *ch = (uint32_t)t->shape[3];
@@ -288,6 +295,10 @@ static npk_status weights(const ctx *c, const npk_tfl_tensor *w, int8_t type, in
         L->w_scales = c->l->own_scales;
     }
     for (uint32_t i = 0; i < channels; i++) {
+        if (i && q->nscale == 1) { /* per tensor: one multiplier */
+            c->l->own_mults[i] = c->l->own_mults[0];
+            continue;
+        }
         float ws = q->scale[q->nscale > 1 ? i : 0];
         double real = float_product && q->nscale == 1 ? (double)(si * ws) / (double)so
                                                       : (double)si * (double)ws / (double)so;
@@ -301,12 +312,12 @@ static npk_status bias(const ctx *c, const npk_tfl_tensor *b, uint32_t channels)
 {
     if (!b) return NPK_OK;
     char s[96];
-    shape_str(b, s, sizeof s);
     if (b->type != NPK_TFL_INT32)
         return fail(c, NPK_E_UNSUPPORTED, "bias of type %s: quantised layers take int32 biases",
                     npk_tfl_type_name(b->type));
     if (numel(b) != channels)
-        return fail(c, NPK_E_FORMAT, "bias of shape %s for %u output channels", s, channels);
+        return fail(c, NPK_E_FORMAT, "bias of shape %s for %u output channels", shape_of(b, s),
+                    channels);
     const uint8_t *d;
     npk_status st = const_bytes(c, b, "bias", &d);
     if (st) return st;
@@ -348,15 +359,14 @@ static npk_status lower_conv(const ctx *c, bool depthwise)
         return st;
     L->kind = depthwise ? NPK_RK_LAYER_DEPTHWISE : NPK_RK_LAYER_CONV;
     char s[96];
-    shape_str(w, s, sizeof s);
     if (w->ndim != 4 || w->shape[1] < 1 || w->shape[2] < 1)
-        return fail(c, NPK_E_FORMAT, "filter of shape %s", s);
+        return fail(c, NPK_E_FORMAT, "filter of shape %s", shape_of(w, s));
     L->k_h = (uint32_t)w->shape[1];
     L->k_w = (uint32_t)w->shape[2];
     if (depthwise) {
         if (w->shape[0] != 1 || (uint32_t)w->shape[3] != L->out_c)
-            return fail(c, NPK_E_FORMAT, "depthwise filter of shape %s for %u output channels", s,
-                        L->out_c);
+            return fail(c, NPK_E_FORMAT, "depthwise filter of shape %s for %u output channels",
+                        shape_of(w, s), L->out_c);
         if (L->out_c != L->in_c)
             return fail(c, NPK_E_UNSUPPORTED,
                         "depthwise convolution from %u to %u channels (depth multiplier %u): "
@@ -366,7 +376,7 @@ static npk_status lower_conv(const ctx *c, bool depthwise)
         return fail(c, NPK_E_UNSUPPORTED,
                     "filter of shape %s for %u input and %u output channels (grouped "
                     "convolutions are not lowered)",
-                    s, L->in_c, L->out_c);
+                    shape_of(w, s), L->in_c, L->out_c);
     }
     if (L->k_h > 31 || L->k_w > 31)
         return fail(c, NPK_E_LIMIT, "kernel %ux%u: CNA_WEIGHT_SIZE2.WEIGHT_WIDTH/HEIGHT take 1..31",
@@ -397,9 +407,8 @@ static npk_status lower_fc(const ctx *c)
         return fail(c, NPK_E_UNSUPPORTED, "shuffled weights (weights_format %lld) are not lowered",
                     (long long)opt(c, "weights_format", 0));
     char s[96];
-    shape_str(w, s, sizeof s);
     if (w->ndim != 2 || w->shape[0] < 1 || w->shape[1] < 1)
-        return fail(c, NPK_E_FORMAT, "filter of shape %s: expected [units, depth]", s);
+        return fail(c, NPK_E_FORMAT, "filter of shape %s: expected [units, depth]", shape_of(w, s));
     uint64_t units = (uint64_t)w->shape[0], depth = (uint64_t)w->shape[1];
     uint64_t n = numel(in);
     if (!n || n % depth)

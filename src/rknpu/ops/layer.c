@@ -247,7 +247,8 @@ npk_status npk_rk_layer_check(const npk_rk_layer *l, npk_error *err)
     } else if ((st = check_quant("weight", &l->w, l->type, err)))
         return st;
     for (uint32_t c = 0; l->mults && c < l->out_c; c++)
-        if (!(l->mults[c] > 0) || !isfinite(l->mults[c]))
+        if ((!c || l->mults[c] != l->mults[c - 1]) && /* a value again: checked */
+            (!(l->mults[c] > 0) || !isfinite(l->mults[c])))
             return npk_fail(err, NPK_E_ARG, "channel %u: requantisation multiplier %g", c,
                             l->mults[c]);
     int32_t lo, hi;

@@ -3,6 +3,7 @@
 #define NPK_RKNPU_LAYER_INTERNAL_H
 
 #include <stdbool.h>
+#include <stddef.h>
 #include <stdint.h>
 
 #include "npukit/rknpu_conv.h"
@@ -17,12 +18,32 @@ typedef struct rk_qparams {
     int32_t y_hi;               /* per-channel path: upper clamp of y */
     int32_t *b, *k;             /* exact mode: BS multiplier, BN offset per channel */
     int32_t *k2;                /* two passes: pass 2's BN offset (negative values) */
-    int64_t *wsum;              /* per output channel: sum of (w - zw) over its weights */
+    int64_t *wsum;              /* per output channel: sum of its stored weights w */
 } rk_qparams;
 
-/* qp->wsum from the layer's weights (stored domain). */
-void rk_weight_stats(const npk_rk_layer *l, rk_qparams *qp);
+/* 8-bit weights packed (b ^ flip) in one pass that also sums each kernel's
+ * stored values into sums[] (layer_weights.c); every byte of the packed
+ * region is written, padding as zeros. Convolutions: out_c kernels of taps x
+ * in_c bytes into [cout/G][cin/32][taps][G][32]; depthwise: taps x c_real
+ * bytes into [cpad/G][taps][G]. _portable: the definition the vector
+ * version follows. */
+void rk_pack_conv8(const uint8_t *src, uint32_t out_c, uint32_t in_c, size_t taps, uint32_t cin,
+                   uint32_t cout, uint32_t G, uint8_t flip, uint8_t *w, int64_t *sums);
+void rk_pack_conv8_portable(const uint8_t *src, uint32_t out_c, uint32_t in_c, size_t taps,
+                            uint32_t cin, uint32_t cout, uint32_t G, uint8_t flip, uint8_t *w,
+                            int64_t *sums);
+void rk_pack_dw8(const uint8_t *src, uint32_t c_real, size_t taps, uint32_t cpad, uint32_t G,
+                 uint8_t flip, uint8_t *w, int64_t *sums);
 void rk_plan_keep_layer(npk_rk_lplan *p, const npk_rk_layer *l, const npk_rk_lplan_opts *o);
+
+/* npk_rk_lplan_make_rows with the weight buffer built in wbuf when it fits
+ * in wcap bytes (p->wblob_lent), else allocated (wbuf NULL: always). */
+npk_status rk_lplan_make_in(const npk_rk_layer *l, const npk_rk_lplan_opts *o,
+                            const uint32_t *core_rows, uint8_t *wbuf, uint64_t wcap,
+                            npk_rk_lplan *p, npk_error *err);
+/* The weight buffer grown to `bytes` (its contents kept): in place while
+ * lent memory allows, else moved to an allocation of its own. */
+uint8_t *rk_blob_grow(npk_rk_lplan *p, uint64_t bytes);
 
 /* mode: NPK_RK_RQ_EXACT or _SIMPLE (fused adds have their own scheme). */
 npk_status rk_requant_make(const npk_rk_layer *l, npk_rk_rq_mode mode, rk_qparams *qp,
@@ -40,6 +61,9 @@ void rk_best_pair(double T, int64_t bh, int32_t window, double target, int32_t *
  * when no k fits. */
 int32_t rk_exact_fit_k(double m, int32_t b, int32_t a, int32_t k, unsigned s1, unsigned f,
                        int32_t n_lo, int32_t n_hi);
+/* The same without the per-thread cache of its results (layer_requant_cache.c). */
+int32_t rk_exact_fit_k_search(double m, int32_t b, int32_t a, int32_t k, unsigned s1, unsigned f,
+                              int32_t n_lo, int32_t n_hi);
 int32_t rk_requant_out(const npk_rk_requant *rq, int32_t a, int64_t x);
 int64_t rk_round_shift(int64_t v, unsigned s);
 int64_t rk_floor_shift(int64_t v, unsigned s);

@@ -86,7 +86,13 @@ static npk_status build_blob(const npk_rk_layer *l, npk_rk_lplan *p, const geo *
     if (p->weight_bytes > UINT32_MAX)
         return npk_fail(err, NPK_E_LIMIT, "weights of %llu bytes exceed the 32-bit address space",
                         (unsigned long long)p->weight_bytes);
-    p->wblob = calloc(1, (size_t)p->weight_bytes);
+    /* The 8-bit weights' packing writes every byte of its region. */
+    if (p->wblob_lent && p->weight_bytes <= p->wblob_cap) {
+        if (p->fp) memset(p->wblob, 0, (size_t)p->weight_bytes);
+    } else {
+        p->wblob_lent = false;
+        p->wblob = p->fp ? calloc(1, (size_t)p->weight_bytes) : malloc((size_t)p->weight_bytes);
+    }
     if (!p->wblob) return npk_fail(err, NPK_E_NOMEM, "out of memory for the weight buffer");
     uint8_t *w = p->wblob, *bias = p->wblob + p->bias_off, *mul = p->wblob + p->mul_off;
 
@@ -130,46 +136,41 @@ static npk_status build_blob(const npk_rk_layer *l, npk_rk_lplan *p, const geo *
 
     /* Weights in the stored domain (uint8: u - 128, the top bit flipped),
      * in the layouts of wt_index: conv [Cout/G][Cin/32][taps][G][32],
-     * depthwise [C/G][taps][G]. */
-    const uint8_t *src = l->weights;
-    uint8_t flip = l->type == NPK_RK_LT_UINT8 ? 0x80 : 0;
-    uint64_t flip8 = flip * 0x0101010101010101ull;
-    size_t taps = (size_t)l->k_h * l->k_w;
-    uint32_t G = p->group;
-    if (p->depthwise) {
-        for (size_t t = 0; t < taps; t++)
-            for (uint32_t c0 = 0; c0 < l->in_c; c0 += G) { /* one G-channel group at a time */
-                uint32_t m = l->in_c - c0 < G ? l->in_c - c0 : G;
-                uint8_t *d = w + (size_t)(c0 / G) * taps * G + t * G;
-                const uint8_t *sp = src + t * l->in_c + c0;
-                for (uint32_t j = 0; j < m; j++) d[j] = sp[j] ^ flip;
-            }
+     * depthwise [C/G][taps][G]; each kernel's sum of (w - zw) taken on the
+     * way. */
+    bool exact = p->rq.exact && g->rec_b == 8 && g->rec_n == 8; /* records written whole */
+    if (exact) {                                                /* only what no record covers */
+        memset(w + p->wt_bytes, 0, (size_t)(p->bias_off - p->wt_bytes));
+        memset(bias + 8 * (size_t)l->out_c, 0, (size_t)(p->mul_off - p->bias_off) - 8 * l->out_c);
+        memset(mul + 8 * (size_t)l->out_c, 0,
+               (size_t)(p->weight_bytes - p->mul_off) - 8 * l->out_c);
     } else {
-        for (uint32_t n = 0; n < l->out_c; n++) {
-            uint8_t *dn = w + (size_t)(n / G) * G * p->cin * taps + (size_t)(n % G) * 32;
-            for (size_t t = 0; t < taps; t++) {
-                const uint8_t *sp = src + ((size_t)n * taps + t) * l->in_c;
-                for (uint32_t c0 = 0; c0 < l->in_c; c0 += 32) {
-                    uint8_t *d = dn + ((size_t)(c0 / 32) * taps + t) * G * 32;
-                    uint32_t m = l->in_c - c0 < 32 ? l->in_c - c0 : 32, j = 0;
-                    for (; j + 8 <= m; j += 8) { /* 8 bytes at a time */
-                        uint64_t v;
-                        memcpy(&v, sp + c0 + j, 8);
-                        v ^= flip8;
-                        memcpy(d + j, &v, 8);
-                    }
-                    for (; j < m; j++) d[j] = sp[c0 + j] ^ flip;
-                }
-            }
-        }
+        memset(w + p->wt_bytes, 0, (size_t)(p->weight_bytes - p->wt_bytes));
     }
+    uint8_t flip = l->type == NPK_RK_LT_UINT8 ? 0x80 : 0;
+    size_t taps = (size_t)l->k_h * l->k_w;
+    if (p->depthwise)
+        rk_pack_dw8(l->weights, l->in_c, taps, p->cout, p->group, flip, w, qp->wsum);
+    else
+        rk_pack_conv8(l->weights, l->out_c, l->in_c, taps, p->cin, p->cout, p->group, flip, w,
+                      qp->wsum);
     /* The bias the hardware adds: bias' = bias - zx * sum over programmed
      * taps and channels of (w - zw), padding channels counting as w = 0
-     * (docs/rknpu.md, "Zero points"). */
-    int64_t pad_terms = p->depthwise ? 0 : (int64_t)(p->cin - l->in_c) * (int64_t)taps;
+     * (docs/rknpu.md, "Zero points"); wsum holds the sums of w. */
+    int64_t terms = p->depthwise ? (int64_t)taps : (int64_t)p->cin * (int64_t)taps;
+    int64_t zsum = terms * qp->zw; /* per channel: sum of zw over the programmed terms */
+    for (uint32_t n = 0; exact && n < l->out_c; n++) {
+        int64_t b = (l->bias_i32 ? l->bias_i32[n] : 0) - (int64_t)qp->zx * (qp->wsum[n] - zsum);
+        if (qp->lower) b -= qp->t_lo[n];
+        if (b < INT32_MIN || b > INT32_MAX) break; /* reported below */
+        npk_st32le(bias + 8 * (size_t)n, (uint32_t)(int32_t)b);
+        npk_st32le(bias + 8 * (size_t)n + 4, (uint32_t)qp->b[n]);
+        npk_st32le(mul + 8 * (size_t)n, (uint32_t)qp->k[n]);
+        npk_st32le(mul + 8 * (size_t)n + 4, (uint32_t)qp->a[n]);
+        if (n + 1 == l->out_c) goto stages;
+    }
     for (uint32_t n = 0; n < l->out_c; n++) {
-        int64_t sum = qp->wsum[n] - pad_terms * qp->zw;
-        int64_t b = (l->bias_i32 ? l->bias_i32[n] : 0) - (int64_t)qp->zx * sum;
+        int64_t b = (l->bias_i32 ? l->bias_i32[n] : 0) - (int64_t)qp->zx * (qp->wsum[n] - zsum);
         if (qp->lower) b -= qp->t_lo[n];
         if (p->rq.fused) b += qp->t_hi[n]; /* the intermediate's rounding constant */
         if (b < INT32_MIN || b > INT32_MAX)
@@ -192,6 +193,7 @@ static npk_status build_blob(const npk_rk_layer *l, npk_rk_lplan *p, const geo *
         }
         if (p->rq.per_channel) npk_st32le(r, (uint32_t)qp->a[n]);
     }
+stages:
     bs->alu = NPK_RK_OP_MEM;
     bs->relu = qp->lower;
     if (p->rq.exact) {
@@ -499,11 +501,11 @@ static void avg_lower(const npk_rk_layer *l, uint32_t count, void *unit, int32_t
     *low = *l;
     low->kind = NPK_RK_LAYER_DEPTHWISE;
     double inv = 1.0 / count;
-    for (size_t i = 0; i < nw; i++) {
-        if (l->type == NPK_RK_LT_FP16)
-            ((uint16_t *)unit)[i] = npk_f32_to_f16((float)inv);
-        else
-            ((uint8_t *)unit)[i] = l->type == NPK_RK_LT_UINT8 ? 129 : 1;
+    if (l->type == NPK_RK_LT_FP16) {
+        uint16_t h = npk_f32_to_f16((float)inv);
+        for (size_t i = 0; i < nw; i++) ((uint16_t *)unit)[i] = h;
+    } else {
+        memset(unit, l->type == NPK_RK_LT_UINT8 ? 129 : 1, nw);
     }
     low->weights = unit;
     low->w.zero_point = l->type == NPK_RK_LT_UINT8 ? 128 : 0;
@@ -536,29 +538,28 @@ static void avg_lower(const npk_rk_layer *l, uint32_t count, void *unit, int32_t
     low->in.scale = low->out.scale = 1.0;
 }
 
+/* The per-channel arrays in one zeroed block (wsum, m first: 8-byte
+ * elements, then the int32 ones). */
 static bool qp_alloc(rk_qparams *qp, size_t n)
 {
     memset(qp, 0, sizeof *qp);
-    qp->m = calloc(n, sizeof *qp->m);
-    qp->a = calloc(n, sizeof *qp->a);
-    qp->t_lo = calloc(n, sizeof *qp->t_lo);
-    qp->t_hi = calloc(n, sizeof *qp->t_hi);
-    qp->b = calloc(n, sizeof *qp->b);
-    qp->k = calloc(n, sizeof *qp->k);
-    qp->k2 = calloc(n, sizeof *qp->k2);
-    qp->wsum = calloc(n, sizeof *qp->wsum);
-    return qp->m && qp->a && qp->t_lo && qp->t_hi && qp->b && qp->k && qp->k2 && qp->wsum;
+    if (!n) n = 1;
+    uint8_t *b = calloc(n, 2 * sizeof(int64_t) + 6 * sizeof(int32_t));
+    if (!b) return false;
+    qp->wsum = (int64_t *)(void *)b;
+    qp->m = (double *)(void *)(b + n * sizeof(int64_t));
+    int32_t *i32 = (int32_t *)(void *)(b + 2 * n * sizeof(int64_t));
+    qp->a = i32;
+    qp->t_lo = i32 + n;
+    qp->t_hi = i32 + 2 * n;
+    qp->b = i32 + 3 * n;
+    qp->k = i32 + 4 * n;
+    qp->k2 = i32 + 5 * n;
+    return true;
 }
 
 static void qp_free(rk_qparams *qp)
 {
-    free(qp->m);
-    free(qp->a);
-    free(qp->t_lo);
-    free(qp->t_hi);
-    free(qp->b);
-    free(qp->k);
-    free(qp->k2);
     free(qp->wsum);
 }
 
@@ -636,20 +637,19 @@ static npk_status avg_regions(const npk_rk_layer *orig, npk_rk_lplan *p, const g
             avg_lower(orig, n, unit, pool_bias, &ln);
             npk_rk_lplan tp = *p;
             tp.wblob = NULL;
+            tp.wblob_lent = false;
             rk_qparams q;
             npk_status st = NPK_OK;
             rk_region *rg = &reg[(*nreg)++];
             memset(rg, 0, sizeof *rg);
             if (!qp_alloc(&q, ln.out_c))
                 st = npk_fail(err, NPK_E_NOMEM, "out of memory");
-            else if (!p->fp) {
-                rk_weight_stats(&ln, &q);
+            else if (!p->fp)
                 st = rk_requant_make(&ln, NPK_RK_RQ_SIMPLE, &q, &tp.rq, err);
-            }
             if (!st) st = build_blob(&ln, &tp, g, &q, &rg->bs, &rg->bn, err);
             qp_free(&q);
             uint64_t base = (p->weight_bytes + 63) & ~(uint64_t)63;
-            uint8_t *nb = st ? NULL : realloc(p->wblob, (size_t)(base + tp.weight_bytes));
+            uint8_t *nb = st ? NULL : rk_blob_grow(p, base + tp.weight_bytes);
             if (!st && !nb) st = npk_fail(err, NPK_E_NOMEM, "out of memory");
             if (st) {
                 free(tp.wblob);
@@ -708,14 +708,33 @@ static void avg_big_part(const npk_rk_layer *orig, uint32_t npy, uint32_t npx, u
     s->macs = (uint64_t)s->oh * s->ow * s->wkh * s->wkw * s->ocn * s->icn;
 }
 
+uint8_t *rk_blob_grow(npk_rk_lplan *p, uint64_t bytes)
+{
+    if (!p->wblob_lent) return realloc(p->wblob, (size_t)bytes);
+    if (bytes <= p->wblob_cap) return p->wblob;
+    uint8_t *nb = malloc((size_t)bytes);
+    if (!nb) return NULL;
+    memcpy(nb, p->wblob, (size_t)p->weight_bytes);
+    p->wblob = nb;
+    p->wblob_lent = false;
+    return nb;
+}
+
 npk_status npk_rk_lplan_make(const npk_rk_layer *l, const npk_rk_lplan_opts *o, npk_rk_lplan *p,
                              npk_error *err)
 {
-    return npk_rk_lplan_make_rows(l, o, NULL, p, err);
+    return rk_lplan_make_in(l, o, NULL, NULL, 0, p, err);
 }
 
 npk_status npk_rk_lplan_make_rows(const npk_rk_layer *l, const npk_rk_lplan_opts *o,
                                   const uint32_t *core_rows, npk_rk_lplan *p, npk_error *err)
+{
+    return rk_lplan_make_in(l, o, core_rows, NULL, 0, p, err);
+}
+
+npk_status rk_lplan_make_in(const npk_rk_layer *l, const npk_rk_lplan_opts *o,
+                            const uint32_t *core_rows, uint8_t *wbuf, uint64_t wcap,
+                            npk_rk_lplan *p, npk_error *err)
 {
     memset(p, 0, sizeof *p);
     npk_status st = npk_rk_layer_check(l, err);
@@ -794,7 +813,6 @@ npk_status npk_rk_lplan_make_rows(const npk_rk_layer *l, const npk_rk_lplan_opts
         if ((st = rk_avg_big_blob(orig, l->k_h, l->k_w, p->cout, p, &qp, &bs, &bn, err))) goto out;
         g.rec_b = g.rec_n = 8; /* [bias', b] and [0, a] */
     } else if (!p->fp) {
-        rk_weight_stats(l, &qp);
         /* Average pooling's single rounding is exact on the simple path. */
         npk_rk_rq_mode mode = orig->kind == NPK_RK_LAYER_AVGPOOL ? NPK_RK_RQ_SIMPLE : o->requant;
         if ((st = rk_requant_make(l, mode, &qp, &p->rq, err))) goto out;
@@ -803,6 +821,11 @@ npk_status npk_rk_lplan_make_rows(const npk_rk_layer *l, const npk_rk_lplan_opts
         g.rec_n = p->rq.per_channel ? (qp.lower ? 8 : 4) : 0;
         if (p->rq.fused) g.rec_b = 8;           /* bias' + rounding constant, then a[c] */
         if (p->rq.exact) g.rec_b = g.rec_n = 8; /* [bias', b[c]] and [k[c], a[c]] */
+    }
+    if (!big && wbuf) {
+        p->wblob = wbuf;
+        p->wblob_lent = true;
+        p->wblob_cap = wcap;
     }
     if (!big && (st = build_blob(l, p, &g, &qp, &bs, &bn, err))) goto out;
     if (p->rq.two_pass && (st = rk_sign_split_blob(p, &qp, g.rec_n, err))) goto out;
@@ -1037,11 +1060,12 @@ void npk_rk_lplan_free(npk_rk_lplan *p)
     free(p->tasks);
     free(p->records);
     free(p->regcmd);
-    free(p->wblob);
+    if (!p->wblob_lent) free(p->wblob);
     p->tasks = NULL;
     p->records = NULL;
     p->regcmd = NULL;
     p->wblob = NULL;
+    p->wblob_lent = false;
     p->count = 0;
 }
 

@@ -183,48 +183,6 @@ static npk_status requant_fused(const npk_rk_layer *l, rk_qparams *qp, npk_rk_re
 /* Multiplier pairs tried per channel. */
 #define EXACT_SEARCH 512
 
-/* The sum of n stored weights (b ^ flip read as int8): the unsigned sum
- * of b ^ flip ^ 0x80 less 128 n, eight bytes per step in 16-bit lanes
- * (each lane takes at most 2 x 255 per step, 128 steps before a flush). */
-static int64_t stored_sum(const uint8_t *p, size_t n, uint8_t flip)
-{
-    const uint64_t m = (uint64_t)(uint8_t)(flip ^ 0x80) * 0x0101010101010101ull,
-                   lo = 0x00FF00FF00FF00FFull;
-    int64_t s = 0;
-    size_t i = 0;
-    while (i + 8 <= n) {
-        uint64_t acc = 0;
-        for (int k = 0; k < 128 && i + 8 <= n; k++, i += 8) {
-            uint64_t v;
-            memcpy(&v, p + i, 8);
-            v ^= m;
-            acc += (v & lo) + ((v >> 8) & lo);
-        }
-        s += (int64_t)((acc & 0xFFFF) + ((acc >> 16) & 0xFFFF) + ((acc >> 32) & 0xFFFF) +
-                       (acc >> 48));
-    }
-    for (; i < n; i++) s += (uint8_t)(p[i] ^ flip ^ 0x80);
-    return s - 128 * (int64_t)n;
-}
-
-void rk_weight_stats(const npk_rk_layer *l, rk_qparams *qp)
-{
-    uint8_t flip = l->type == NPK_RK_LT_UINT8 ? 0x80 : 0;
-    int32_t zw = l->w.zero_point - (l->type == NPK_RK_LT_UINT8 ? 128 : 0);
-    const uint8_t *w = l->weights;
-    size_t taps = (size_t)l->k_h * l->k_w;
-    if (l->kind == NPK_RK_LAYER_DEPTHWISE) {
-        memset(qp->wsum, 0, l->out_c * sizeof *qp->wsum);
-        for (size_t t = 0; t < taps; t++)
-            for (uint32_t c = 0; c < l->in_c; c++)
-                qp->wsum[c] += (int8_t)(w[t * l->in_c + c] ^ flip) - zw;
-        return;
-    }
-    size_t k = taps * l->in_c;
-    for (uint32_t n = 0; n < l->out_c; n++)
-        qp->wsum[n] = stored_sum(w + n * k, k, flip) - (int64_t)k * zw;
-}
-
 /* The pair a, b <= 32767 (b <= bh) whose product is nearest T: b steps
  * down from bh through at most `window` values, a = T / b rounded. Where a
  * <= b, T = q b + r is carried from one b to the next without dividing (T
@@ -266,6 +224,29 @@ void rk_best_pair_search(double T, int64_t bh, int32_t window, double target, in
     }
 }
 
+/* Which sign TFLite's second rounding is followed for in channel c (the
+ * other sign cannot be told apart by the DPU, docs/rknpu.md), counted in
+ * rq; delta: TFLite's offset in the channel. */
+static int follow_sign(const npk_rk_layer *l, const rk_qparams *qp, npk_rk_requant *rq, uint32_t c,
+                       double delta)
+{
+    int sigma = 1;
+    if (l->tie_sign && l->tie_sign[c])
+        sigma = l->tie_sign[c] > 0 ? 1 : -1;
+    else if (qp->lo >= qp->zo)
+        sigma = 1; /* negative values clip to the bound either way */
+    else if (qp->hi <= qp->zo)
+        sigma = -1;
+    else
+        sigma = qp->hi - qp->zo >= qp->zo - qp->lo ? 1 : -1;
+    if (sigma < 0 && delta > 0) rq->ties_negative++;
+    /* Values of the other sign the clip does not decide: TFLite's offset
+     * is not followed for them. */
+    bool open = sigma > 0 ? qp->lo < qp->zo : qp->hi > qp->zo;
+    if (open && delta > rq->tie_open_max) rq->tie_open_max = delta;
+    return sigma;
+}
+
 /* TFLite's requantisation of a sum x: MultiplyByQuantizedMultiplier, which
  * rounds twice (a rounding doubling high multiply, then a rounding shift
  * right by r). Exactly: out = floor(u + sign(u) * 2^(-r-1) + 0.5) with u = x *
@@ -292,13 +273,7 @@ static npk_status requant_exact(const npk_rk_layer *l, rk_qparams *qp, npk_rk_re
      * at its largest b[c]. */
     int S = 40;
     for (uint32_t c = 0; c < n; c++) {
-        if (c && qp->m[c] == qp->m[c - 1]) { /* per tensor: the same multiplier again */
-            mq[c] = mq[c - 1];
-            delta[c] = delta[c - 1];
-            xmax[c] = xmax[c - 1];
-            qp->b[c] = qp->b[c - 1];
-            continue;
-        }
+        if (c && qp->m[c] == qp->m[c - 1]) continue; /* the same multiplier again (below) */
         int32_t q;
         int sh;
         npk_q_quantize_multiplier(qp->m[c], &q, &sh);
@@ -341,10 +316,24 @@ static npk_status requant_exact(const npk_rk_layer *l, rk_qparams *qp, npk_rk_re
     /* Per tensor, one search serves every channel: it can afford more pairs. */
     int32_t window = rq->per_channel ? EXACT_SEARCH : 8 * EXACT_SEARCH, bh_prev = 0;
     const double two_s = ldexp(1.0, S); /* exact: the same value at every use */
+    uint32_t rep = 0;                   /* the last channel with a multiplier of its own */
     for (uint32_t c = 0; c < n; c++) {
+        if (c && qp->m[c] == qp->m[c - 1]) {
+            /* Per tensor: the previous channel's pair and offset (what the
+             * steps below give again), its errors already counted; without
+             * tie signs, every channel of the run follows the same sign. */
+            uint32_t e = c + 1;
+            while (!l->tie_sign && e < n && qp->m[e] == qp->m[c - 1]) e++;
+            int32_t b = qp->b[c - 1], a = qp->a[c - 1], k = qp->k[c - 1];
+            for (uint32_t j = c; j < e; j++) qp->b[j] = b, qp->a[j] = a, qp->k[j] = k;
+            if (follow_sign(l, qp, rq, c, delta[rep]) < 0 && delta[rep] > 0)
+                rq->ties_negative += e - c - 1;
+            c = e - 1;
+            continue;
+        }
         double T = ldexp(mq[c], S);
         int32_t bb = qp->b[c], ba = 0;
-        if (c && mq[c] == mq[c - 1] && qp->b[c] == bh_prev) {
+        if (c && mq[c] == mq[rep] && qp->b[c] == bh_prev) {
             bb = qp->b[c - 1];
             ba = qp->a[c - 1];
         } else {
@@ -360,22 +349,8 @@ static npk_status requant_exact(const npk_rk_layer *l, rk_qparams *qp, npk_rk_re
         qp->b[c] = bb;
         qp->a[c] = ba;
         window = rq->per_channel ? EXACT_SEARCH : 16 * EXACT_SEARCH;
-        /* Which sign TFLite's second rounding is followed for: the other
-         * sign cannot be told apart by the DPU (docs/rknpu.md). */
-        int sigma = 1;
-        if (l->tie_sign && l->tie_sign[c])
-            sigma = l->tie_sign[c] > 0 ? 1 : -1;
-        else if (qp->lo >= qp->zo)
-            sigma = 1; /* negative values clip to the bound either way */
-        else if (qp->hi <= qp->zo)
-            sigma = -1;
-        else
-            sigma = qp->hi - qp->zo >= qp->zo - qp->lo ? 1 : -1;
-        if (sigma < 0 && delta[c] > 0) rq->ties_negative++;
-        /* Values of the other sign the clip does not decide: TFLite's offset
-         * is not followed for them. */
-        bool open = sigma > 0 ? qp->lo < qp->zo : qp->hi > qp->zo;
-        if (open && delta[c] > rq->tie_open_max) rq->tie_open_max = delta[c];
+        rep = c;
+        int sigma = follow_sign(l, qp, rq, c, delta[c]);
         /* k rounded up: the DPU's value is never below TFLite's, so exact
          * half-way cases (power-of-two multipliers) round as TFLite's do. */
         double k = ceil(sigma * delta[c] * two_s / ba);
@@ -421,10 +396,19 @@ npk_status rk_requant_make(const npk_rk_layer *l, npk_rk_rq_mode mode, rk_qparam
     rq->offset = qp->zo;
     rq->per_channel = l->w_scales != NULL;
     double mmax = 0;
-    for (uint32_t c = 0; c < n; c++) {
-        double ws = l->w_scales ? l->w_scales[c] : l->w.scale;
-        qp->m[c] = l->mults ? l->mults[c] : l->in.scale * ws / outq->scale;
-        if (qp->m[c] > mmax) mmax = qp->m[c];
+    if (!l->w_scales && !l->mults) { /* per tensor: one multiplier */
+        double m = l->in.scale * l->w.scale / outq->scale;
+        for (uint32_t c = 0; c < n; c++) qp->m[c] = m;
+        mmax = n && m > 0 ? m : 0;
+    } else if (l->mults) {
+        memcpy(qp->m, l->mults, n * sizeof *qp->m);
+        for (uint32_t c = 0; c < n; c++)
+            if (qp->m[c] > mmax) mmax = qp->m[c];
+    } else {
+        for (uint32_t c = 0; c < n; c++) {
+            qp->m[c] = l->in.scale * l->w_scales[c] / outq->scale;
+            if (qp->m[c] > mmax) mmax = qp->m[c];
+        }
     }
     if (!(mmax > 0) || mmax >= 32768.0)
         return npk_fail(err, NPK_E_LIMIT,

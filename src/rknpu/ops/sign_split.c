@@ -48,6 +48,12 @@ void rk_sign_split_offsets(const npk_rk_layer *l, rk_qparams *qp, npk_rk_requant
 {
     double two_s = ldexp(1.0, (int)(rq->mul_shift + rq->frac_bits));
     for (uint32_t c = 0; c < l->out_c; c++) {
+        /* The previous channel's offsets again (per tensor). */
+        if (c && qp->m[c] == qp->m[c - 1] && qp->b[c] == qp->b[c - 1] && qp->a[c] == qp->a[c - 1]) {
+            qp->k[c] = qp->k[c - 1];
+            qp->k2[c] = qp->k2[c - 1];
+            continue;
+        }
         int32_t q;
         int sh;
         npk_q_quantize_multiplier(qp->m[c], &q, &sh);
@@ -56,11 +62,6 @@ void rk_sign_split_offsets(const npk_rk_layer *l, rk_qparams *qp, npk_rk_requant
         qp->k[c] = (int32_t)ceil(delta * two_s / qp->a[c]);
         qp->k2[c] = (int32_t)ceil(-delta * two_s / qp->a[c]);
         /* Fitted to TFLite at every level of each pass's sign (layer_requant_fit.c). */
-        if (c && qp->m[c] == qp->m[c - 1] && qp->b[c] == qp->b[c - 1] && qp->a[c] == qp->a[c - 1]) {
-            qp->k[c] = qp->k[c - 1];
-            qp->k2[c] = qp->k2[c - 1];
-            continue;
-        }
         qp->k[c] = rk_exact_fit_k(qp->m[c], qp->b[c], qp->a[c], qp->k[c], rq->mul_shift,
                                   rq->frac_bits, 1, qp->hi - qp->zo);
         qp->k2[c] = rk_exact_fit_k(qp->m[c], qp->b[c], qp->a[c], qp->k2[c], rq->mul_shift,
@@ -79,7 +80,7 @@ npk_status rk_sign_split_blob(npk_rk_lplan *p, const rk_qparams *qp, uint32_t re
     if (total > UINT32_MAX)
         return npk_fail(err, NPK_E_LIMIT, "weights of %llu bytes exceed the 32-bit address space",
                         (unsigned long long)total);
-    uint8_t *nb = realloc(p->wblob, (size_t)total);
+    uint8_t *nb = rk_blob_grow(p, total);
     if (!nb) return npk_fail(err, NPK_E_NOMEM, "out of memory for the weight buffer");
     memset(nb + p->weight_bytes, 0, (size_t)(total - p->weight_bytes));
     for (uint32_t c = 0; c < p->layer.out_c; c++) {
