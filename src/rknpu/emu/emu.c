@@ -74,6 +74,8 @@ void npk_rk_emu_destroy(npk_rk_emu *e)
     free(e->work.p);
     free(e->im.p);
     free(e->s2.p);
+    free(e->u.p);
+    free(e->sf.p);
     emu_wcache_free(e);
     free(e);
 }

@@ -46,6 +46,8 @@ static int16_t *load_int(npk_rk_emu *e, const emu_task *t, int16_t **padv)
 #if (defined(__x86_64__) || defined(__i386__)) && defined(__GNUC__)
 #include <immintrin.h>
 #define HAVE_AVX2_CONV 1
+/* With the DPU fused: a block's sums and window sums. */
+#define DW_BLOCK_BYTES (64 * 1024)
 
 /* Depthwise straight from the NC1HWC2 cube: for every output pixel (its
  * taps' byte offsets in a plane found once), every plane of 16 channels,
@@ -56,66 +58,67 @@ static int16_t *load_int(npk_rk_emu *e, const emu_task *t, int16_t **padv)
  * result); the window sums of the inputs (CPEND) the same way with weights
  * 1 when ws is given. A tap outside the input reads the pad lanes.
  * wp: the weights as [tap pair][channel][2] int16 (the odd tap's partner
- * 0); pb: the pad lanes (C bytes); off: taps int64 of scratch. */
+ * 0); pb: the pad lanes (C bytes); off: taps int64 of scratch. Output
+ * pixels p0 .. p1 - 1, their sums from acc (and ws) on. */
 __attribute__((target("avx2"))) static void dw_avx2(const emu_task *t, const int16_t *wp,
                                                     const uint8_t *pb, int64_t *off, uint32_t *acc,
-                                                    uint32_t *ws)
+                                                    uint32_t *ws, size_t p0, size_t p1)
 {
     const size_t C = t->c, N = t->n, taps = (size_t)t->kw * t->kh, pairs = (taps + 1) / 2;
     const __m256i ones = _mm256_set1_epi16(1);
-    for (uint32_t oy = 0; oy < t->oh; oy++)
-        for (uint32_t ox = 0; ox < t->ow; ox++) {
-            const size_t p = (size_t)oy * t->ow + ox;
-            for (uint32_t ky = 0; ky < t->kh; ky++) {
-                const int64_t iy = (int64_t)oy * t->sy - t->pt + (int64_t)ky * t->dy;
-                for (uint32_t kx = 0; kx < t->kw; kx++) {
-                    const int64_t ix = (int64_t)ox * t->sx - t->pl + (int64_t)kx * t->dx;
-                    off[(size_t)ky * t->kw + kx] = iy >= 0 && iy < t->h && ix >= 0 && ix < t->w
-                                                       ? iy * (int64_t)t->line_pitch + ix * 16
-                                                       : -1;
-                }
-            }
-            off[taps] = -2; /* the odd tap's partner: zeros */
-            for (size_t cp = 0; cp < C / 16; cp++) {
-                const uint8_t *plane = t->in + (uint64_t)cp * t->surf_pitch;
-                const __m128i padv = _mm_loadu_si128((const __m128i *)(const void *)(pb + cp * 16));
-                __m256i a0 = _mm256_setzero_si256(), a1 = a0, s0 = a0, s1 = a0;
-                for (size_t j = 0; j < pairs; j++) {
-                    __m128i x[2];
-                    for (int k = 0; k < 2; k++) {
-                        const int64_t o = off[2 * j + (size_t)k];
-                        x[k] = o >= 0 ? _mm_loadu_si128((const __m128i *)(const void *)(plane + o))
-                               : o == -1 ? padv
-                                         : _mm_setzero_si128();
-                    }
-                    const __m256i lo = _mm256_cvtepi8_epi16(_mm_unpacklo_epi8(x[0], x[1]));
-                    const __m256i hi = _mm256_cvtepi8_epi16(_mm_unpackhi_epi8(x[0], x[1]));
-                    const __m256i *wv = (const __m256i *)(const void *)(wp + (j * C + cp * 16) * 2);
-                    a0 = _mm256_add_epi32(a0, _mm256_madd_epi16(lo, _mm256_loadu_si256(wv)));
-                    a1 = _mm256_add_epi32(a1, _mm256_madd_epi16(hi, _mm256_loadu_si256(wv + 1)));
-                    if (ws) {
-                        s0 = _mm256_add_epi32(s0, _mm256_madd_epi16(lo, ones));
-                        s1 = _mm256_add_epi32(s1, _mm256_madd_epi16(hi, ones));
-                    }
-                }
-                uint32_t *ap = acc + p * N + cp * 16;
-                _mm256_storeu_si256((__m256i *)(void *)ap, a0);
-                _mm256_storeu_si256((__m256i *)(void *)(ap + 8), a1);
-                if (ws) {
-                    _mm256_storeu_si256((__m256i *)(void *)(ws + p * N + cp * 16), s0);
-                    _mm256_storeu_si256((__m256i *)(void *)(ws + p * N + cp * 16 + 8), s1);
-                }
+    for (size_t pp = p0; pp < p1; pp++) {
+        const uint32_t oy = (uint32_t)(pp / t->ow), ox = (uint32_t)(pp % t->ow);
+        const size_t p = pp - p0;
+        for (uint32_t ky = 0; ky < t->kh; ky++) {
+            const int64_t iy = (int64_t)oy * t->sy - t->pt + (int64_t)ky * t->dy;
+            for (uint32_t kx = 0; kx < t->kw; kx++) {
+                const int64_t ix = (int64_t)ox * t->sx - t->pl + (int64_t)kx * t->dx;
+                off[(size_t)ky * t->kw + kx] = iy >= 0 && iy < t->h && ix >= 0 && ix < t->w
+                                                   ? iy * (int64_t)t->line_pitch + ix * 16
+                                                   : -1;
             }
         }
+        off[taps] = -2; /* the odd tap's partner: zeros */
+        for (size_t cp = 0; cp < C / 16; cp++) {
+            const uint8_t *plane = t->in + (uint64_t)cp * t->surf_pitch;
+            const __m128i padv = _mm_loadu_si128((const __m128i *)(const void *)(pb + cp * 16));
+            __m256i a0 = _mm256_setzero_si256(), a1 = a0, s0 = a0, s1 = a0;
+            for (size_t j = 0; j < pairs; j++) {
+                __m128i x[2];
+                for (int k = 0; k < 2; k++) {
+                    const int64_t o = off[2 * j + (size_t)k];
+                    x[k] = o >= 0    ? _mm_loadu_si128((const __m128i *)(const void *)(plane + o))
+                           : o == -1 ? padv
+                                     : _mm_setzero_si128();
+                }
+                const __m256i lo = _mm256_cvtepi8_epi16(_mm_unpacklo_epi8(x[0], x[1]));
+                const __m256i hi = _mm256_cvtepi8_epi16(_mm_unpackhi_epi8(x[0], x[1]));
+                const __m256i *wv = (const __m256i *)(const void *)(wp + (j * C + cp * 16) * 2);
+                a0 = _mm256_add_epi32(a0, _mm256_madd_epi16(lo, _mm256_loadu_si256(wv)));
+                a1 = _mm256_add_epi32(a1, _mm256_madd_epi16(hi, _mm256_loadu_si256(wv + 1)));
+                if (ws) {
+                    s0 = _mm256_add_epi32(s0, _mm256_madd_epi16(lo, ones));
+                    s1 = _mm256_add_epi32(s1, _mm256_madd_epi16(hi, ones));
+                }
+            }
+            uint32_t *ap = acc + p * N + cp * 16;
+            _mm256_storeu_si256((__m256i *)(void *)ap, a0);
+            _mm256_storeu_si256((__m256i *)(void *)(ap + 8), a1);
+            if (ws) {
+                _mm256_storeu_si256((__m256i *)(void *)(ws + p * N + cp * 16), s0);
+                _mm256_storeu_si256((__m256i *)(void *)(ws + p * N + cp * 16 + 8), s1);
+            }
+        }
+    }
 }
 #endif
 
 npk_status emu_conv_int(npk_rk_emu *e, const emu_task *t, int32_t *acc, int32_t *s,
-                        const emu_where *w, npk_error *err)
+                        const emu_dpu8 *dpu, const emu_where *w, npk_error *err)
 {
     size_t C = t->c, N = t->n, taps = (size_t)t->kw * t->kh;
     size_t G = t->group;
-    if (!t->dw) return emu_conv_direct8(e, t, acc, s, w, err);
+    if (!t->dw) return emu_conv_direct8(e, t, acc, s, dpu, w, err);
 #ifdef HAVE_AVX2_CONV
     if (e->simd) {
         /* Depthwise: [C/G][kh][kw][G] -> [tap pair][channel][2] int16. */
@@ -125,14 +128,64 @@ npk_status emu_conv_int(npk_rk_emu *e, const emu_task *t, int32_t *acc, int32_t 
         if (!wp || !off) return emu_fail(w, err, NPK_E_NOMEM, "out of memory for the task");
         uint8_t *pb = (uint8_t *)(wp + pairs * C * 2); /* the pad lanes */
         for (uint32_t ch = 0; ch < C; ch++) pb[ch] = (uint8_t)pad_lane_int8(t->pad_value, ch);
-        for (size_t ch = 0; ch < C; ch++)
-            for (size_t tap = 0; tap < 2 * pairs; tap++)
-                wp[(tap / 2 * C + ch) * 2 + tap % 2] =
-                    tap < taps ? (int8_t)t->wt[(ch / G) * taps * G + tap * G + ch % G] : 0;
-        dw_avx2(t, wp, pb, off, (uint32_t *)acc, (uint32_t *)s);
+        /* CPEND folded into the weights where nothing can saturate: sum +
+         * OW_OP x window sum = the sum over the taps of x (w + OW_OP), all
+         * within int32 (the plan's bounds), with w + OW_OP within int16. */
+        const bool fold = dpu && t->cpend && !dpu->start_sat && t->ow_op >= -32768 + 128 &&
+                          t->ow_op <= 32767 - 127;
+        const int32_t ow = fold ? t->ow_op : 0;
+        /* Without window sums, 128 x the sum of |w + OW_OP| over a
+         * channel's taps bounds its values: the atoms that need no checks. */
+        const bool ws = t->cpend && !fold;
+        uint64_t *bound =
+            dpu && !ws ? emu_scratch_get(&e->sf, C * sizeof *bound + C / 16 + 1) : NULL;
+        if (bound) memset(bound, 0, C * sizeof *bound);
+        for (size_t g0 = 0; g0 < C; g0 += G) {
+            const size_t gn = C - g0 < G ? C - g0 : G;
+            for (size_t tap = 0; tap < taps; tap++) {
+                const uint8_t *src = t->wt + g0 * taps + tap * G;
+                int16_t *d = wp + (tap / 2 * C + g0) * 2 + tap % 2;
+                for (size_t j = 0; j < gn; j++) {
+                    const int32_t v = (int8_t)src[j] + ow;
+                    d[2 * j] = (int16_t)v;
+                    if (bound) bound[g0 + j] += (uint64_t)(v < 0 ? -v : v);
+                }
+            }
+        }
+        if (taps % 2) /* the odd tap's partner */
+            for (size_t ch = 0; ch < C; ch++) wp[((taps / 2) * C + ch) * 2 + 1] = 0;
+        const size_t P = (size_t)t->ow * t->oh;
+        if (!dpu) {
+            dw_avx2(t, wp, pb, off, (uint32_t *)acc, (uint32_t *)s, 0, P);
+            return NPK_OK;
+        }
+        /* Blocks of pixels whose sums stay in cache, each
+         * through the DPU right after it is made. */
+        size_t rows = DW_BLOCK_BYTES / (N * 8);
+        rows = rows < 1 ? 1 : rows < P ? rows : P;
+        emu_dpu8 d = *dpu;
+        d.cpend = ws;
+        if (bound) {
+            for (size_t ch = 0; ch < C; ch++) bound[ch] *= 128;
+            emu_dpu8_safe(&d, t, bound, (uint8_t *)(bound + C));
+        }
+        uint32_t *cb = emu_scratch_get(&e->c, rows * N * sizeof *cb);
+        uint32_t *sb = ws ? emu_scratch_get(&e->s, rows * N * sizeof *sb) : NULL;
+        if (!cb || (ws && !sb)) return emu_fail(w, err, NPK_E_NOMEM, "out of memory for the task");
+        for (size_t p0 = 0; p0 < P; p0 += rows) {
+            const size_t m = P - p0 < rows ? P - p0 : rows;
+            dw_avx2(t, wp, pb, off, cb, sb, p0, p0 + m);
+            emu_dpu8_rows(&d, t, cb, (const int32_t *)sb, p0, m);
+        }
         return NPK_OK;
     }
 #endif
+    if (dpu) { /* the fused DPU comes with the AVX2 kernels; whole buffers here */
+        acc = emu_scratch_get(&e->c, (size_t)t->ow * t->oh * N * sizeof *acc);
+        s = t->cpend ? emu_scratch_get(&e->s, (size_t)t->ow * t->oh * N * sizeof *s) : NULL;
+        if (!acc || (t->cpend && !s))
+            return emu_fail(w, err, NPK_E_NOMEM, "out of memory for the task");
+    }
     int16_t *padv = NULL;
     int16_t *x = load_int(e, t, &padv);
     if (!x) return emu_fail(w, err, NPK_E_NOMEM, "out of memory for the task");
@@ -168,6 +221,7 @@ npk_status emu_conv_int(npk_rk_emu *e, const emu_task *t, int32_t *acc, int32_t 
                 }
             }
         }
+    if (dpu) emu_dpu8_rows(dpu, t, a, s, 0, (size_t)t->ow * t->oh);
     return NPK_OK;
 }
 

@@ -1,7 +1,9 @@
 /* The integer DPU for int8 outputs on AVX2, fused: every stage of a
  * 16-channel output atom in registers, atom by atom over the task's pixels
  * (the channels' operands loaded once per atom, each atom written as one
- * 16-byte store), instead of stage by stage over memory.
+ * 16-byte store), instead of stage by stage over memory. The convolutions
+ * call it on each block of output pixels right after the block's sums are
+ * made (emu_conv8.c, emu_conv.c), so the sums are read from cache.
  *
  * The arithmetic is emu_exec.c's, step for step, on int64 lanes holding
  * int32 values. A saturation (or clamp) is left out only where the task's
@@ -34,22 +36,8 @@ static uint64_t max_abs(const int32_t *v, size_t n)
     return m;
 }
 
-/* What each step does, decided once per task. */
-typedef struct step {
-    bool on, add, add_sat, mul, mul_sat, relu, relux;
-    unsigned shift;
-    int64_t cap;
-    const int32_t *addv, *mulv;
-} step;
-
-typedef struct plan {
-    bool cpend, start_sat, dw;
-    int64_t ow;
-    step st[3];
-    int64_t scale, round, offset;
-    unsigned shift;
-    bool out_sat;
-} plan;
+typedef emu_dpu8_step step;
+typedef emu_dpu8 plan;
 
 /* Bounds through the stages; false when a stage is outside what is fused. */
 static bool make_plan(const emu_task *t, const int32_t *ops, plan *pl)
@@ -98,9 +86,9 @@ static bool make_plan(const emu_task *t, const int32_t *ops, plan *pl)
 
 /* The 16 channels of one atom, four lanes per vector. */
 static AVX2 void atom_rows(const plan *pl, const emu_task *t, const uint32_t *c,
-                           const int32_t *sums, size_t ch0, uint8_t *dst)
+                           const int32_t *sums, size_t ch0, uint8_t *dst, size_t P)
 {
-    const size_t N = t->n, P = (size_t)t->ow * t->oh;
+    const size_t N = t->n;
     const __m256i lo32 = _mm256_set1_epi64x(INT32_MIN), hi32 = _mm256_set1_epi64x(INT32_MAX);
     const __m256i lo8 = _mm256_set1_epi64x(-128), hi8 = _mm256_set1_epi64x(127);
     const __m256i zero = _mm256_setzero_si256(), owv = _mm256_set1_epi64x(pl->ow);
@@ -161,7 +149,8 @@ static AVX2 void atom_rows(const plan *pl, const emu_task *t, const uint32_t *c,
 }
 
 /* The common case, with its steps fixed at compile time (no branches in
- * the loop): CPEND without saturation, BS add (unsaturated) and multiply,
+ * the loop): CPEND without saturation (or, depthwise, none: emu_conv.c
+ * folds it into the weights), BS add (unsaturated) and multiply,
  * BN add and multiply by 2^-shift (shift <= 32, proven within int32), no
  * ReLU, no EW, OUT_CVT with shift <= 32 proven within int32. Where a step's
  * value is proven to fit int32 the shift is a logical one (its low 32 bits
@@ -170,15 +159,15 @@ static AVX2 void atom_rows(const plan *pl, const emu_task *t, const uint32_t *c,
 static bool is_common(const plan *pl)
 {
     const step *bs = &pl->st[0], *bn = &pl->st[1];
-    return pl->cpend && !pl->start_sat && bs->on && bs->add && !bs->add_sat && bs->mul &&
-           !bs->relu && !bs->relux && bn->on && bn->add && bn->mul && !bn->mul_sat &&
+    return (pl->cpend || pl->dw) && !pl->start_sat && bs->on && bs->add && !bs->add_sat &&
+           bs->mul && !bs->relu && !bs->relux && bn->on && bn->add && bn->mul && !bn->mul_sat &&
            bn->shift <= 32 && !bn->relu && !bn->relux && !pl->st[2].on && !pl->out_sat &&
            pl->shift <= 32;
 }
 
 static AVX2 inline __attribute__((always_inline)) void
 common_rows(const plan *pl, const emu_task *t, const uint32_t *c, const int32_t *sums, size_t ch0,
-            uint8_t *dst, const bool dw, size_t p0, size_t P)
+            uint8_t *dst, const bool dw, const bool cp, size_t p0, size_t P)
 {
     const size_t N = t->n;
     const __m256i lo32 = _mm256_set1_epi64x(INT32_MIN), hi32 = _mm256_set1_epi64x(INT32_MAX);
@@ -196,14 +185,15 @@ common_rows(const plan *pl, const emu_task *t, const uint32_t *c, const int32_t 
         a1[q] = ld32x4(bn->addv + ch0 + 4 * q), m1[q] = ld32x4(bn->mulv + ch0 + 4 * q);
     }
     for (size_t p = p0; p < P; p++, dst += 16) {
-        const int32_t *cp = (const int32_t *)(const void *)(c + p * N + ch0);
-        const __m256i s0 = dw ? owv : _mm256_set1_epi64x(pl->ow * sums[p] + 0);
+        const int32_t *cr = (const int32_t *)(const void *)(c + p * N + ch0);
+        const __m256i s0 = dw || !cp ? owv : _mm256_set1_epi64x(pl->ow * sums[p] + 0);
         __m128i v[4];
 #pragma GCC unroll 4
         for (int q = 0; q < 4; q++) {
-            __m256i x = ld32x4(cp + 4 * q);
-            x = _mm256_add_epi64(x, dw ? _mm256_mul_epi32(s0, ld32x4(sums + p * N + ch0 + 4 * q))
-                                       : s0);
+            __m256i x = ld32x4(cr + 4 * q);
+            if (cp)
+                x = _mm256_add_epi64(
+                    x, dw ? _mm256_mul_epi32(s0, ld32x4(sums + p * N + ch0 + 4 * q)) : s0);
             x = _mm256_mul_epi32(_mm256_add_epi64(x, a0[q]), m0[q]);
             if (bs->shift) x = sar64(x, bssh);
             x = clamp64(x, lo32, hi32);
@@ -222,13 +212,12 @@ common_rows(const plan *pl, const emu_task *t, const uint32_t *c, const int32_t 
 
 /* The common case again, eight int32 lanes per vector, where the values
  * stay within int32 (checked per pixel instead of clamped per lane; a pixel
- * that fails the check goes through common_rows): the BS product when
- * |x| <= INT32_MAX / |multiplier| per channel (then vpmulld is exact and
- * its saturation idle), the BN add when it does not overflow int32 (then
- * its saturation is idle). The BN product takes int64 lanes (vpmuldq on the
- * even and odd lanes), its shift a logical one (the result is proven within
- * int32). OUT_CVT with scale 2^a and shift s > a rounds as
- * floor((x + 2^(s-a-1)) / 2^(s-a)) = (x >> (s-a)) + bit (s-a-1) of x. */
+ * that fails the check goes through common_rows): the BS product and the
+ * BN add when |x| <= (INT32_MAX - |BN add|) / |BS multiplier| per channel
+ * (then vpmulld is exact and both saturations idle). The BN product takes int64 lanes (vpmuldq on
+ * the even and odd lanes), its shift a logical one (the result is proven within int32). OUT_CVT
+ * with scale 2^a and shift s > a rounds as floor((x + 2^(s-a-1)) / 2^(s-a)) = (x >> (s-a)) + bit
+ * (s-a-1) of x. */
 static bool is_fast(const plan *pl)
 {
     const step *bs = &pl->st[0], *bn = &pl->st[1];
@@ -240,12 +229,11 @@ static bool is_fast(const plan *pl)
     return pl->shift > a;
 }
 
-static AVX2 inline __attribute__((always_inline)) void fast_rows(const plan *pl, const emu_task *t,
-                                                                 const uint32_t *c,
-                                                                 const int32_t *sums, size_t ch0,
-                                                                 uint8_t *dst, const bool dw)
+static AVX2 inline __attribute__((always_inline)) void
+fast_rows(const plan *pl, const emu_task *t, const uint32_t *c, const int32_t *sums, size_t ch0,
+          uint8_t *dst, const bool dw, const bool cp, const bool chk, size_t P)
 {
-    const size_t N = t->n, P = (size_t)t->ow * t->oh;
+    const size_t N = t->n;
     const step *bs = &pl->st[0], *bn = &pl->st[1];
     unsigned a = 0;
     while (((int64_t)1 << a) < pl->scale) a++;
@@ -258,38 +246,32 @@ static AVX2 inline __attribute__((always_inline)) void fast_rows(const plan *pl,
     __m256i a0[2], m0[2], hi[2], lo[2], a1[2], m1e[2], m1o[2];
     for (int q = 0; q < 2; q++) {
         const size_t ch = ch0 + 8 * (size_t)q;
-        int32_t th[8];
-        for (int i = 0; i < 8; i++) {
-            int64_t m = bs->mulv[ch + (size_t)i];
-            m = m < 0 ? -m : m;
-            th[i] = (int32_t)(m ? INT32_MAX / m : INT32_MAX);
-        }
         a0[q] = _mm256_loadu_si256((const __m256i *)(const void *)(bs->addv + ch));
         m0[q] = _mm256_loadu_si256((const __m256i *)(const void *)(bs->mulv + ch));
-        hi[q] = _mm256_loadu_si256((const __m256i *)(const void *)th);
+        hi[q] = _mm256_loadu_si256((const __m256i *)(const void *)(pl->th + ch));
         lo[q] = _mm256_sub_epi32(_mm256_setzero_si256(), hi[q]);
         a1[q] = _mm256_loadu_si256((const __m256i *)(const void *)(bn->addv + ch));
         m1e[q] = _mm256_loadu_si256((const __m256i *)(const void *)(bn->mulv + ch));
         m1o[q] = _mm256_srli_epi64(m1e[q], 32);
     }
     for (size_t p = 0; p < P; p++, dst += 16) {
-        const __m256i *cp = (const __m256i *)(const void *)(c + p * N + ch0);
-        const __m256i s0 = _mm256_set1_epi32((int32_t)(pl->ow * sums[p]));
+        const __m256i *cr = (const __m256i *)(const void *)(c + p * N + ch0);
+        const __m256i s0 = _mm256_set1_epi32(dw || !cp ? 0 : (int32_t)(pl->ow * sums[p]));
         __m256i bad = _mm256_setzero_si256(), v[2];
         for (int q = 0; q < 2; q++) {
-            __m256i x = _mm256_loadu_si256(cp + q);
-            x = _mm256_add_epi32(
-                x, dw ? _mm256_mullo_epi32(
-                            owv, _mm256_loadu_si256(
-                                     (const __m256i *)(const void *)(sums + p * N + ch0) + q))
-                      : s0);
+            __m256i x = _mm256_loadu_si256(cr + q);
+            if (cp)
+                x = _mm256_add_epi32(
+                    x, dw ? _mm256_mullo_epi32(
+                                owv, _mm256_loadu_si256(
+                                         (const __m256i *)(const void *)(sums + p * N + ch0) + q))
+                          : s0);
             x = _mm256_add_epi32(x, a0[q]);
-            bad = _mm256_or_si256(
-                bad, _mm256_or_si256(_mm256_cmpgt_epi32(x, hi[q]), _mm256_cmpgt_epi32(lo[q], x)));
+            if (chk)
+                bad = _mm256_or_si256(bad, _mm256_or_si256(_mm256_cmpgt_epi32(x, hi[q]),
+                                                           _mm256_cmpgt_epi32(lo[q], x)));
             x = _mm256_mullo_epi32(x, m0[q]);
             const __m256i y = _mm256_add_epi32(x, a1[q]);
-            bad = _mm256_or_si256(
-                bad, _mm256_and_si256(_mm256_xor_si256(y, x), _mm256_xor_si256(y, a1[q])));
             const __m256i e = _mm256_srl_epi64(_mm256_mul_epi32(y, m1e[q]), bnr);
             const __m256i o =
                 _mm256_sll_epi64(_mm256_mul_epi32(_mm256_srli_epi64(y, 32), m1o[q]), bnl);
@@ -299,8 +281,8 @@ static AVX2 inline __attribute__((always_inline)) void fast_rows(const plan *pl,
                                                   _mm256_and_si256(_mm256_sra_epi32(z, rb), one)),
                                  offset);
         }
-        if (_mm256_movemask_ps(_mm256_castsi256_ps(bad))) {
-            common_rows(pl, t, c, sums, ch0, dst, dw, p, p + 1);
+        if (chk && _mm256_movemask_ps(_mm256_castsi256_ps(bad))) {
+            common_rows(pl, t, c, sums, ch0, dst, dw, cp, p, p + 1);
             continue;
         }
         /* The packs work per 128-bit half: the low half holds channels
@@ -312,53 +294,107 @@ static AVX2 inline __attribute__((always_inline)) void fast_rows(const plan *pl,
     }
 }
 
-static AVX2 void fast_rows_dw(const plan *pl, const emu_task *t, const uint32_t *c,
-                              const int32_t *sums, size_t ch0, uint8_t *dst)
-{
-    fast_rows(pl, t, c, sums, ch0, dst, true);
-}
-
-static AVX2 void fast_rows_direct(const plan *pl, const emu_task *t, const uint32_t *c,
-                                  const int32_t *sums, size_t ch0, uint8_t *dst)
-{
-    fast_rows(pl, t, c, sums, ch0, dst, false);
-}
-
-static AVX2 void common_rows_dw(const plan *pl, const emu_task *t, const uint32_t *c,
-                                const int32_t *sums, size_t ch0, uint8_t *dst)
-{
-    common_rows(pl, t, c, sums, ch0, dst, true, 0, (size_t)t->ow * t->oh);
-}
-
-static AVX2 void common_rows_direct(const plan *pl, const emu_task *t, const uint32_t *c,
-                                    const int32_t *sums, size_t ch0, uint8_t *dst)
-{
-    common_rows(pl, t, c, sums, ch0, dst, false, 0, (size_t)t->ow * t->oh);
-}
+#define ROWS(NAME, BODY)                                                                           \
+    static AVX2 void NAME(const plan *pl, const emu_task *t, const uint32_t *c,                    \
+                          const int32_t *sums, size_t ch0, uint8_t *dst, size_t P)                 \
+    {                                                                                              \
+        BODY;                                                                                      \
+    }
+ROWS(fast_rows_dw, fast_rows(pl, t, c, sums, ch0, dst, true, true, true, P))
+ROWS(fast_rows_dw0, fast_rows(pl, t, c, sums, ch0, dst, true, false, true, P))
+ROWS(fast_rows_direct, fast_rows(pl, t, c, sums, ch0, dst, false, true, true, P))
+/* the same where every channel of the atom is proven safe (emu_dpu8_safe) */
+ROWS(fast_rows_dw0_safe, fast_rows(pl, t, c, sums, ch0, dst, true, false, false, P))
+ROWS(fast_rows_direct_safe, fast_rows(pl, t, c, sums, ch0, dst, false, true, false, P))
+ROWS(common_rows_dw, common_rows(pl, t, c, sums, ch0, dst, true, true, 0, P))
+ROWS(common_rows_dw0, common_rows(pl, t, c, sums, ch0, dst, true, false, 0, P))
+ROWS(common_rows_direct, common_rows(pl, t, c, sums, ch0, dst, false, true, 0, P))
 
 typedef void rows_fn(const plan *, const emu_task *, const uint32_t *, const int32_t *, size_t,
-                     uint8_t *);
+                     uint8_t *, size_t);
 
-bool emu_dpu_int8_avx2(const emu_task *t, const uint32_t *c, const int32_t *sums,
-                       const int32_t *ops)
+bool emu_dpu8_plan(const emu_task *t, const int32_t *ops, int32_t *th, emu_dpu8 *d)
 {
-    plan pl;
-    if (t->fp || !t->out_int8 || t->out_size != 1 || t->group % 16 || (t->cpend && !sums) ||
-        !make_plan(t, ops, &pl))
+    if (t->fp || !t->out_int8 || t->out_size != 1 || t->group % 16 || !make_plan(t, ops, d))
         return false;
-    rows_fn *rows = is_fast(&pl)     ? t->dw ? fast_rows_dw : fast_rows_direct
-                    : is_common(&pl) ? t->dw ? common_rows_dw : common_rows_direct
-                                     : atom_rows;
-    for (size_t g0 = 0, gi = 0; g0 < t->n; g0 += t->group, gi++)
-        for (size_t sub = 0, ai = 0; sub < t->group && g0 + sub < t->n; sub += 16, ai++)
-            rows(&pl, t, c, sums, g0 + sub, t->out + gi * t->surf_add + ai * t->dst_surf);
+    d->loop = is_fast(d) ? 2 : is_common(d) ? 1 : 0;
+    d->th = th;
+    d->safe = NULL;
+    /* th = floor((INT32_MAX - |a1|) / |m0|): |x| <= th keeps the BS product
+     * x m0 and the BN add x m0 + a1 within int32. Through a double division:
+     * exact for the int16 multipliers (the rounded quotient is within 2^-22
+     * of the true one, which is an integer or at least 2^-15 from the next);
+     * per-tensor layers repeat one pair, computed once. */
+    if (d->loop == 2)
+        for (size_t ch = 0; ch < t->n; ch++) {
+            const int32_t m = d->st[0].mulv[ch], a1 = d->st[1].addv[ch];
+            if (ch && m == d->st[0].mulv[ch - 1] && a1 == d->st[1].addv[ch - 1]) {
+                th[ch] = th[ch - 1];
+                continue;
+            }
+            const double a = m < 0 ? -(double)m : (double)m;
+            const double r = (double)INT32_MAX - (a1 < 0 ? -(double)a1 : (double)a1);
+            th[ch] = r < 0 ? -1 : a > 0 ? (int32_t)(r / a) : INT32_MAX;
+        }
     return true;
 }
-#else
-bool emu_dpu_int8_avx2(const emu_task *t, const uint32_t *c, const int32_t *sums,
-                       const int32_t *ops)
+
+void emu_dpu8_safe(emu_dpu8 *d, const emu_task *t, const uint64_t *bound, uint8_t *safe)
 {
-    (void)t, (void)c, (void)sums, (void)ops;
+    if (d->loop != 2) return;
+    const emu_dpu8_step *bs = &d->st[0], *bn = &d->st[1];
+    for (size_t a = 0; a < (t->n + 15) / 16; a++) {
+        bool ok = 16 * a + 16 <= t->n; /* a partial atom (not seen) stays checked */
+        for (size_t ch = 16 * a; ch < 16 * a + 16 && ok; ch++) {
+            /* |x| <= th after the BS add: the BS product is exact in int32 */
+            const uint64_t x =
+                bound[ch] + (uint64_t)(bs->addv[ch] < 0 ? -(int64_t)bs->addv[ch] : bs->addv[ch]);
+            const uint64_t m = (uint64_t)(bs->mulv[ch] < 0 ? -(int64_t)bs->mulv[ch] : bs->mulv[ch]);
+            const uint64_t a1 =
+                (uint64_t)(bn->addv[ch] < 0 ? -(int64_t)bn->addv[ch] : bn->addv[ch]);
+            /* and the BN add does not leave int32 */
+            ok = x <= (uint64_t)d->th[ch] && x * m + a1 <= (uint64_t)INT32_MAX;
+        }
+        safe[a] = ok;
+    }
+    d->safe = safe;
+}
+
+void emu_dpu8_rows(const emu_dpu8 *d, const emu_task *t, const uint32_t *c, const int32_t *sums,
+                   size_t p0, size_t np)
+{
+    const bool dw = t->dw, dw0 = dw && !d->cpend;
+    rows_fn *rows = d->loop == 2   ? dw0  ? fast_rows_dw0
+                                     : dw ? fast_rows_dw
+                                          : fast_rows_direct
+                    : d->loop == 1 ? dw0  ? common_rows_dw0
+                                     : dw ? common_rows_dw
+                                          : common_rows_direct
+                                   : atom_rows;
+    rows_fn *safe = d->loop != 2 || !d->safe || (dw && !dw0) ? rows
+                    : dw0                                    ? fast_rows_dw0_safe
+                                                             : fast_rows_direct_safe;
+    for (size_t g0 = 0, gi = 0; g0 < t->n; g0 += t->group, gi++)
+        for (size_t sub = 0, ai = 0; sub < t->group && g0 + sub < t->n; sub += 16, ai++)
+            (d->safe && d->safe[(g0 + sub) / 16] ? safe : rows)(
+                d, t, c, sums, g0 + sub, t->out + gi * t->surf_add + ai * t->dst_surf + p0 * 16,
+                np);
+}
+#else
+void emu_dpu8_safe(emu_dpu8 *d, const emu_task *t, const uint64_t *bound, uint8_t *safe)
+{
+    (void)d, (void)t, (void)bound, (void)safe;
+}
+
+bool emu_dpu8_plan(const emu_task *t, const int32_t *ops, int32_t *th, emu_dpu8 *d)
+{
+    (void)t, (void)ops, (void)th, (void)d;
     return false;
+}
+
+void emu_dpu8_rows(const emu_dpu8 *d, const emu_task *t, const uint32_t *c, const int32_t *sums,
+                   size_t p0, size_t np)
+{
+    (void)d, (void)t, (void)c, (void)sums, (void)p0, (void)np;
 }
 #endif

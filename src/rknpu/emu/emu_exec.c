@@ -154,10 +154,18 @@ static int64_t ew_operand(const emu_stage *s, size_t p, size_t ch)
  * ALU operand and the multiplier of every channel. */
 static void stage_operands(const emu_stage *s, bool ew, size_t n, int32_t *add, int32_t *mul)
 {
-    for (size_t ch = 0; ch < n; ch++) {
-        add[ch] = s->on && s->add ? (int32_t)alu_operand(s, ch) : 0;
-        mul[ch] = !s->on || !s->mul ? 1 : ew ? (int32_t)s->mul_op : (int16_t)mul_operand(s, ch);
-    }
+    /* one loop per case (the flags tested once, not per channel) */
+    if (s->on && s->add && s->add_mem)
+        for (size_t ch = 0; ch < n; ch++)
+            add[ch] = (int32_t)npk_ld32le(s->stream + ch * s->stream_rec);
+    else
+        for (size_t ch = 0; ch < n; ch++) add[ch] = s->on && s->add ? (int32_t)s->add_op : 0;
+    if (s->on && s->mul && !ew && s->mul_mem)
+        for (size_t ch = 0; ch < n; ch++)
+            mul[ch] = (int16_t)(npk_ld32le(s->stream + ch * s->stream_rec + s->mul_at) & 0xFFFFu);
+    else
+        for (size_t ch = 0; ch < n; ch++)
+            mul[ch] = !s->on || !s->mul ? 1 : ew ? (int32_t)s->mul_op : (int16_t)s->mul_op;
 }
 
 /* One stage on the n channels of pixel p (x[ch]), with the channels'
@@ -281,13 +289,37 @@ static uint64_t out_offset(const emu_task *t, size_t p, size_t n)
            (n % c2o) * t->out_size;
 }
 
+/* The stages' operands per channel (add and multiply of BS, BN, EW), a
+ * row of N for the fused DPU's thresholds, then N int64 of scratch. */
+static int32_t *emu_ops(npk_rk_emu *e, const emu_task *t)
+{
+    const size_t N = t->n;
+    int32_t *ops = emu_scratch_get(&e->ops, 7 * N * sizeof(int32_t) + (N + 1) * sizeof(int64_t));
+    if (!ops) return NULL;
+    stage_operands(&t->bs, false, N, ops, ops + N);
+    stage_operands(&t->bn, false, N, ops + 2 * N, ops + 3 * N);
+    stage_operands(&t->ew, true, N, ops + 4 * N, ops + 5 * N);
+    return ops;
+}
+
 npk_status emu_execute(npk_rk_emu *e, const emu_task *t, const emu_where *w, npk_error *err)
 {
     size_t P = (size_t)t->ow * t->oh, N = t->n;
-    void *cbuf = emu_scratch_get(&e->c, P * N * 4);
-    if (!cbuf) return emu_fail(w, err, NPK_E_NOMEM, "out of memory for the task");
+    emu_dpu8 dpu;
     int32_t *sums = NULL;
     npk_status st;
+    if (!t->fp && !t->from_mem && e->simd) {
+        /* The DPU fused into the convolution, block by block, when it can be. */
+        int32_t *ops = emu_ops(e, t);
+        if (!ops) return emu_fail(w, err, NPK_E_NOMEM, "out of memory for the task");
+        if (emu_dpu8_plan(t, ops, ops + 6 * N, &dpu)) {
+            st = emu_conv_int(e, t, NULL, NULL, &dpu, w, err);
+            if (!st) e->st.macs += (uint64_t)P * t->kw * t->kh * (t->dw ? 1 : t->c) * N;
+            return st;
+        }
+    }
+    void *cbuf = emu_scratch_get(&e->c, P * N * 4);
+    if (!cbuf) return emu_fail(w, err, NPK_E_NOMEM, "out of memory for the task");
     if (t->from_mem) {
         /* The DPU's input through MRDMA: int8, int32 or fp32 (as bits)
          * elements, pixel-major here. */
@@ -312,7 +344,7 @@ npk_status emu_execute(npk_rk_emu *e, const emu_task *t, const emu_where *w, npk
             sums = emu_scratch_get(&e->s, (t->dw ? P * N : P) * sizeof(int32_t));
             if (!sums) return emu_fail(w, err, NPK_E_NOMEM, "out of memory for the task");
         }
-        st = emu_conv_int(e, t, cbuf, sums, w, err);
+        st = emu_conv_int(e, t, cbuf, sums, NULL, w, err);
     }
     if (st) return st;
     if (!t->from_mem) e->st.macs += (uint64_t)P * t->kw * t->kh * (t->dw ? 1 : t->c) * N;
@@ -343,12 +375,9 @@ npk_status emu_execute(npk_rk_emu *e, const emu_task *t, const emu_where *w, npk
             }
     } else {
         uint32_t *c = cbuf;
-        int32_t *ops = emu_scratch_get(&e->ops, 6 * N * sizeof(int32_t) + N * sizeof(int64_t));
+        int32_t *ops = emu_ops(e, t);
         if (!ops) return emu_fail(w, err, NPK_E_NOMEM, "out of memory for the task");
-        int64_t *x = (int64_t *)(void *)(ops + 6 * N + (N & 1)); /* 8-byte aligned */
-        stage_operands(&t->bs, false, N, ops, ops + N);
-        stage_operands(&t->bn, false, N, ops + 2 * N, ops + 3 * N);
-        stage_operands(&t->ew, true, N, ops + 4 * N, ops + 5 * N);
+        int64_t *x = (int64_t *)(void *)(ops + 7 * N + (N & 1)); /* 8-byte aligned */
         out_conv q = {t->cvt_scale, t->cvt_shift, t->cvt_offset, t->out_int8};
         bool simd = false;
 #ifdef HAVE_AVX2_DPU
@@ -359,7 +388,10 @@ npk_status emu_execute(npk_rk_emu *e, const emu_task *t, const emu_where *w, npk
         for (int k = 0; k < 3; k++)
             vec_stage[k] = simd && !stg[k]->op_mem && (!stg[k]->mul || stg[k]->shift <= 62);
         bool vec_out = simd && q.scale <= INT32_MAX && q.shift <= 62;
-        if (simd && emu_dpu_int8_avx2(t, c, sums, ops)) return NPK_OK;
+        if (simd && (!t->cpend || sums) && emu_dpu8_plan(t, ops, ops + 6 * N, &dpu)) {
+            emu_dpu8_rows(&dpu, t, c, sums, 0, P);
+            return NPK_OK;
+        }
         bool out_int8 = t->out_int8;
         /* An atom is 16 bytes: 16 int8 or 4 int32 channels. */
         if (c2o * t->out_size != 16 || t->group % c2o || (!out_int8 && t->out_size != 4))

@@ -48,8 +48,14 @@ typedef struct emu_wpack {
     size_t raw_bytes;
     uint8_t *b; /* the operand */
     size_t b_bytes;
-    uint16_t *use; /* the channels some weight uses */
+    uint16_t *use; /* the channels in the product */
     size_t cu;
+    int8_t *uni; /* per channel: the one weight of a channel left out, else 0 */
+    /* per kernel: 128 x the sum of |w + wabs_ow| over its taps and channels,
+     * a bound on |sum + CPEND term| (valid when wabs_ok) */
+    uint64_t *wabs;
+    int32_t wabs_ow;
+    bool wabs_ok;
 } emu_wpack;
 
 /* Growable scratch buffers, reused across tasks. */
@@ -65,7 +71,7 @@ struct npk_rk_emu {
     emu_core core[NPK_RKNPU_MAX_CORES];
     npk_rk_emu_stats st;
     uint64_t budget; /* multiply-accumulates left in this run (UINT64_MAX: unlimited) */
-    emu_scratch a, b, c, t, s, ops, pb, work, im, s2;
+    emu_scratch a, b, c, t, s, ops, pb, work, im, s2, u, sf;
     bool simd;
     const struct npk_tfl_qkern *qk; /* the interpreter's 8-bit kernels (emu_conv8.c) */
     emu_wpack *wp;                  /* emu_wcache.c */
@@ -166,17 +172,60 @@ npk_status emu_decode_pool(npk_rk_emu *e, const emu_core *c, const emu_where *w,
                            npk_error *err);
 npk_status emu_execute_pool(npk_rk_emu *e, const emu_pool *t, const emu_where *w, npk_error *err);
 
+/* ---- emu_dpu8.c ---- */
+/* A DPU stage (BS, BN, EW) of the fused int8 DPU, decided once per task:
+ * which saturations the task's bounds leave out, the operands per channel. */
+typedef struct emu_dpu8_step {
+    bool on, add, add_sat, mul, mul_sat, relu, relux;
+    unsigned shift;
+    int64_t cap;
+    const int32_t *addv, *mulv;
+} emu_dpu8_step;
+
+/* The integer DPU of a task with int8 outputs, fused on AVX2: every stage
+ * of a 16-channel output atom in registers, one 16-byte store per atom. */
+typedef struct emu_dpu8 {
+    bool cpend, start_sat, dw;
+    int64_t ow;
+    emu_dpu8_step st[3];
+    int64_t scale, round, offset;
+    unsigned shift;
+    bool out_sat;
+    int loop;          /* 0 any stages, 1 the common sequence, 2 its int32-lane form */
+    const int32_t *th; /* loop 2: INT32_MAX / |BS multiplier| per channel */
+    /* loop 2: per 16-channel atom, whether no value the sums can take needs
+     * the per-pixel checks (emu_dpu8_safe); NULL: check every pixel */
+    const uint8_t *safe;
+} emu_dpu8;
+
+/* Plans the fused DPU of task t (ops: the stages' add and multiply operands
+ * per channel as emu_execute lays them out; th: scratch of t->n int32 the
+ * plan points at); false when the task is outside what it models or AVX2
+ * is not compiled in (nothing is written then). */
+bool emu_dpu8_plan(const emu_task *t, const int32_t *ops, int32_t *th, emu_dpu8 *d);
+/* Marks the atoms whose channels cannot leave int32 in the BS product or
+ * the BN add, given bound[ch] >= |sum + CPEND term| for every input (the
+ * sums' true values, before any wrapping); safe: ceil(t->n / 16) bytes. */
+void emu_dpu8_safe(emu_dpu8 *d, const emu_task *t, const uint64_t *bound, uint8_t *safe);
+/* Output pixels p0 .. p0 + np - 1 of every channel: c holds their sums (np
+ * rows of t->n), sums their CPEND window sums (np values; depthwise np rows
+ * of t->n; NULL without CPEND). Blocks may come in any order. */
+void emu_dpu8_rows(const emu_dpu8 *d, const emu_task *t, const uint32_t *c, const int32_t *sums,
+                   size_t p0, size_t np);
+
 /* ---- emu_conv.c ---- */
 /* The general convolution (any kernel, stride, dilation, padding,
  * depthwise): int32 sums (and the CPEND window sums) or fp32 sums per output
  * pixel and channel, in acc[p * n + ch] (s[p * n + ch] for depthwise or
- * s[p] for direct). */
+ * s[p] for direct). With dpu (emu_dpu8_plan), acc and s are unused: the
+ * sums of each block of output pixels go through the DPU into the output
+ * right after they are made, while they are in cache. */
 npk_status emu_conv_int(npk_rk_emu *e, const emu_task *t, int32_t *acc, int32_t *s,
-                        const emu_where *w, npk_error *err);
+                        const emu_dpu8 *dpu, const emu_where *w, npk_error *err);
 /* The direct int8 convolution through the interpreter's gemm kernels
- * (emu_conv8.c): acc and s as emu_conv_int. */
+ * (emu_conv8.c): acc, s and dpu as emu_conv_int. */
 npk_status emu_conv_direct8(npk_rk_emu *e, const emu_task *t, int32_t *acc, int32_t *s,
-                            const emu_where *w, npk_error *err);
+                            const emu_dpu8 *dpu, const emu_where *w, npk_error *err);
 npk_status emu_conv_fp(npk_rk_emu *e, const emu_task *t, float *acc, const emu_where *w,
                        npk_error *err);
 
@@ -189,14 +238,6 @@ emu_wpack *emu_wcache_find(npk_rk_emu *e, const emu_task *t, bool packed, size_t
 emu_wpack *emu_wcache_add(npk_rk_emu *e, const emu_task *t, bool packed, size_t raw,
                           size_t b_bytes);
 void emu_wcache_free(npk_rk_emu *e);
-
-/* ---- emu_dpu8.c ---- */
-/* The integer DPU of a task with int8 outputs, fused on AVX2 (c: the sums,
- * sums: the CPEND window sums, ops: the stages' add and multiply operands
- * per channel, as emu_execute lays them out); false (nothing written) when
- * the task is outside what it models or AVX2 is not compiled in. */
-bool emu_dpu_int8_avx2(const emu_task *t, const uint32_t *c, const int32_t *sums,
-                       const int32_t *ops);
 
 /* ---- emu_gemm.c ---- */
 #define EMU_MR 6

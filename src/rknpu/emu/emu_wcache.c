@@ -41,6 +41,8 @@ static void drop(npk_rk_emu *e, emu_wpack *p)
     free(p->raw);
     free(p->b);
     free(p->use);
+    free(p->uni);
+    free(p->wabs);
     memset(p, 0, sizeof *p);
 }
 
@@ -63,8 +65,10 @@ emu_wpack *emu_wcache_add(npk_rk_emu *e, const emu_task *t, bool packed, size_t 
     }
     if (raw + b_bytes > WCACHE_MAX_BYTES - e->wp_bytes || !(p->raw = malloc(raw ? raw : 1)) ||
         !(p->b = malloc(b_bytes ? b_bytes : 1)) ||
-        !(p->use = malloc((t->c ? t->c : 1) * sizeof *p->use))) {
-        free(p->raw), free(p->b), free(p->use);
+        !(p->use = malloc((t->c ? t->c : 1) * sizeof *p->use)) ||
+        !(p->uni = malloc(t->c ? t->c : 1)) ||
+        !(p->wabs = malloc((t->n ? t->n : 1) * sizeof *p->wabs))) {
+        free(p->raw), free(p->b), free(p->use), free(p->uni), free(p->wabs);
         *p = e->wp[--e->nwp]; /* the last entry takes the empty slot */
         return NULL;
     }
