@@ -4,19 +4,19 @@
 #include <stdio.h>
 #include <string.h>
 
+#include "npukit/bind.h"
 #include "npukit/tflite.h"
 
 npk_dtype cli_npu_view_dtype(int8_t type)
 {
-    switch (type) {
-    case NPK_TFL_FLOAT32: return NPK_F32;
-    case NPK_TFL_INT32: return NPK_I32;
-    case NPK_TFL_UINT8: return NPK_U8;
-    case NPK_TFL_INT64: return NPK_I64;
-    case NPK_TFL_BOOL: return NPK_BOOL;
-    case NPK_TFL_INT16: return NPK_I16;
-    case NPK_TFL_INT8: return NPK_I8;
-    default: return NPK_DT_INVALID;
+    npk_dtype d = npk_bind_tfl_dtype(type);
+    switch (d) {
+    case NPK_F16:
+    case NPK_F64:
+    case NPK_U64:
+    case NPK_U32:
+    case NPK_U16: return NPK_DT_INVALID; /* not a type the NPU models' views carry */
+    default: return d;
     }
 }
 

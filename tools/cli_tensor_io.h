@@ -10,10 +10,10 @@
 #include "npukit/npukit.h"
 #include "npukit/tflite_interp.h"
 
-/* The numpy dtype of a view of `edgetpu run` and `rknpu run`: the seven
- * types those commands read and write (float32, int32, uint8, int64,
- * bool, int16, int8); NPK_DT_INVALID for the others. `tflite run` takes the
- * library's wider table (npk_bind_tfl_dtype). */
+/* The numpy dtype of a view of `edgetpu run` and `rknpu run`: the library's
+ * table (npk_bind_tfl_dtype, which `tflite run` takes whole) cut to the seven
+ * types those commands read and write (float32, int32, uint8, int64, bool,
+ * int16, int8); NPK_DT_INVALID for the others. */
 npk_dtype cli_npu_view_dtype(int8_t type);
 
 /* A view's bytes as an owned tensor of dtype dt, the command's numpy dtype

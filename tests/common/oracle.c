@@ -8,6 +8,7 @@
 #include <unistd.h>
 
 #include "npk_test.h"
+#include "npukit/bind.h"
 #include "npukit/flatbuf.h"
 #include "npukit/tflite_image.h"
 #include "oracle.h"
@@ -534,25 +535,10 @@ void npk_oracle_run_jobs(npk_oracle_kind k, npk_oracle_job *jobs, size_t njobs)
 
 /* ---- inputs ---- */
 
-npk_dtype npk_oracle_dtype(int tfl_type)
-{
-    switch (tfl_type) {
-    case NPK_TFL_FLOAT32: return NPK_F32;
-    case NPK_TFL_FLOAT16: return NPK_F16;
-    case NPK_TFL_INT32: return NPK_I32;
-    case NPK_TFL_UINT8: return NPK_U8;
-    case NPK_TFL_INT64: return NPK_I64;
-    case NPK_TFL_BOOL: return NPK_BOOL;
-    case NPK_TFL_INT16: return NPK_I16;
-    case NPK_TFL_INT8: return NPK_I8;
-    default: return NPK_DT_INVALID;
-    }
-}
-
 void npk_oracle_alloc_like(const npk_tfl_model *m, int32_t index, npk_tensor *t)
 {
     const npk_tfl_tensor *x = &m->subgraphs[0].tensors[index];
-    npk_dtype dt = npk_oracle_dtype(x->type);
+    npk_dtype dt = npk_bind_tfl_dtype(x->type);
     if (dt == NPK_DT_INVALID) fail_msg("tensor %s: type %s", x->name, npk_tfl_type_name(x->type));
     if (x->ndim > NPK_MAX_DIMS) fail_msg("tensor %s: %u dimensions", x->name, x->ndim);
     int64_t shape[NPK_MAX_DIMS];

@@ -98,8 +98,6 @@ void npk_oracle_sanitize(const char *name, char *out, size_t len);
 
 /* ---- inputs ---- */
 
-/* npukit's dtype for a TFLite tensor type (NPK_DT_INVALID when none). */
-npk_dtype npk_oracle_dtype(int tfl_type);
 /* A zeroed tensor shaped and typed as subgraph 0's tensor index, named as it. */
 void npk_oracle_alloc_like(const npk_tfl_model *m, int32_t index, npk_tensor *t);
 

@@ -41,6 +41,25 @@ static int setup_dirs(void **state)
     return 0;
 }
 
+/* A fake kernel with both device nodes and a device of `kind` opened on it;
+ * k and sys are the caller's (the device uses them until it is closed). */
+static npk_rk_device *open_fake(fake_kernel *k, npk_rk_sys *sys, int kind, bool reverse_cores)
+{
+    fk_init(k, 3);
+    k->reverse_cores = reverse_cores;
+    char p[1024];
+    snprintf(p, sizeof p, "%s/card1", dri);
+    fk_add_node(k, p, FK_RKNPU);
+    snprintf(p, sizeof p, "%s/accel0", accel);
+    fk_add_node(k, p, FK_ROCKET);
+    *sys = fk_sys(k);
+    npk_rk_open_opts o = {sys, NULL, dirs, 0};
+    npk_rk_device *d;
+    npk_error err = {0};
+    if (npk_rk_device_open((npk_rk_devkind)kind, &o, &d, &err)) fail_msg("%s", err.msg);
+    return d;
+}
+
 typedef struct model {
     npk_mapped mp;
     npk_tfl_model m;
@@ -100,16 +119,8 @@ static void test_backends_match_emulator(void **state)
     for (int run = 0; run < 4; run++) {
         int kind = run % 2 ? NPK_RK_DEV_ROCKET : NPK_RK_DEV_RKNPU, cores = run < 2 ? 3 : 1;
         fake_kernel k;
-        fk_init(&k, 3);
-        char p[1024];
-        snprintf(p, sizeof p, "%s/card1", dri);
-        fk_add_node(&k, p, FK_RKNPU);
-        snprintf(p, sizeof p, "%s/accel0", accel);
-        fk_add_node(&k, p, FK_ROCKET);
-        npk_rk_sys sys = fk_sys(&k);
-        npk_rk_open_opts o = {&sys, NULL, dirs, 0};
-        npk_rk_device *d;
-        if (npk_rk_device_open((npk_rk_devkind)kind, &o, &d, &err)) fail_msg("%s", err.msg);
+        npk_rk_sys sys;
+        npk_rk_device *d = open_fake(&k, &sys, kind, false);
         memset(got, 0, sizeof got);
         run_on(d, &md.m, cores, got, sizeof got, &net, &x);
         assert_memory_equal(got, want, sizeof want);
@@ -234,17 +245,8 @@ static void test_models_equal_one_core(void **state)
             for (int run = large && cores == 2 ? 3 : 0; run < 3; run++) {
                 int kind = run == 2 ? NPK_RK_DEV_ROCKET : NPK_RK_DEV_RKNPU;
                 fake_kernel k;
-                fk_init(&k, 3);
-                k.reverse_cores = run >= 1;
-                char p[1024];
-                snprintf(p, sizeof p, "%s/card1", dri);
-                fk_add_node(&k, p, FK_RKNPU);
-                snprintf(p, sizeof p, "%s/accel0", accel);
-                fk_add_node(&k, p, FK_ROCKET);
-                npk_rk_sys sys = fk_sys(&k);
-                npk_rk_open_opts o = {&sys, NULL, dirs, 0};
-                npk_rk_device *d;
-                if (npk_rk_device_open((npk_rk_devkind)kind, &o, &d, &err)) fail_msg("%s", err.msg);
+                npk_rk_sys sys;
+                npk_rk_device *d = open_fake(&k, &sys, kind, run >= 1);
                 got = outputs_of(d, &md.m, cores, &len, &subs, &multi);
                 if (len != want_len || memcmp(got, want, len))
                     fail_msg("%s on %s, %d cores%s: outputs differ from one core's", seven[mi],
@@ -325,14 +327,8 @@ static void test_two_executors(void **state)
     assert_int_equal(npk_rk_net_exec_new(&net, emu, &a, &err), NPK_OK);
     uint32_t act_a = net.opts.act_addr;
     fake_kernel k;
-    fk_init(&k, 3);
-    char p[1024];
-    snprintf(p, sizeof p, "%s/card1", dri);
-    fk_add_node(&k, p, FK_RKNPU);
-    npk_rk_sys sys = fk_sys(&k);
-    npk_rk_open_opts o = {&sys, NULL, dirs, 0};
-    npk_rk_device *d;
-    if (npk_rk_device_open(NPK_RK_DEV_RKNPU, &o, &d, &err)) fail_msg("%s", err.msg);
+    npk_rk_sys sys;
+    npk_rk_device *d = open_fake(&k, &sys, NPK_RK_DEV_RKNPU, false);
     assert_int_equal(npk_rk_net_exec_new(&net, d, &b, &err), NPK_OK);
     assert_int_not_equal(net.opts.act_addr, act_a); /* relocated */
     uint8_t ya[1001], yb[1001];

@@ -433,6 +433,8 @@ static bool y_bounds(const rk_add_enc *h, const tfl_rows *r, int32_t z2, int64_t
 {
     /* tG[w + 128] for w in -127..127 */
     int64_t tG[257];
+    tG[0] = -NO_SUM; /* the ends are never a row's bound, but the int32 copy */
+    tG[256] = NO_SUM; /* below reads them */
     const double per = ldexp(1.0, h->k) / h->c; /* sum units per output step */
     const int64_t gmin = hw_out(h, INT32_MIN), gmax = hw_out(h, INT32_MAX);
     for (int w = -127; w <= 127; w++) {
