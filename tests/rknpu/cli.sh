@@ -10,18 +10,7 @@ fix=${NPUKIT_FIXTURES:-${NPK_FIXTURES_DEFAULT:-}}
 gold="$fix/rknpu/golden"
 tmp=$(mktemp -d)
 trap 'rm -rf "$tmp"' EXIT
-fail() { echo "FAIL: $*" >&2; exit 1; }
-
-# expect STATUS CMD...: run, check the exit status, keep stderr in $tmp/err.
-expect() {
-    want=$1
-    shift
-    set +e
-    "$@" >"$tmp/out" 2>"$tmp/err"
-    got=$?
-    set -e
-    [ "$got" = "$want" ] || { cat "$tmp/err" >&2; fail "exit $got (want $want): $*"; }
-}
+. "$NPK_SOURCE_DIR/tests/common/expect.sh"
 
 # Builds without libcjson have no --json output: those checks are skipped there.
 json=0
