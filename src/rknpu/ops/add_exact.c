@@ -14,6 +14,7 @@
  * nonempty intersection is an exact encoding. test_add_exact compares the
  * answers with a brute force over every pair. */
 #include "add_exact.h"
+#include "memo.h"
 
 #include "core/cpu.h"
 
@@ -433,7 +434,7 @@ static bool y_bounds(const rk_add_enc *h, const tfl_rows *r, int32_t z2, int64_t
 {
     /* tG[w + 128] for w in -127..127 */
     int64_t tG[257];
-    tG[0] = -NO_SUM; /* the ends are never a row's bound, but the int32 copy */
+    tG[0] = -NO_SUM;  /* the ends are never a row's bound, but the int32 copy */
     tG[256] = NO_SUM; /* below reads them */
     const double per = ldexp(1.0, h->k) / h->c; /* sum units per output step */
     const int64_t gmin = hw_out(h, INT32_MIN), gmax = hw_out(h, INT32_MAX);
@@ -519,19 +520,22 @@ static bool add_exact_search(double sc1, double sc2, double sco, int32_t z1, int
                              int32_t lo, int32_t hi, rk_add_enc *out);
 
 /* The search costs a fraction of a millisecond a layer (docs/rknpu.md,
- * "Add"); it is a pure function of its arguments, so a result is
- * reused for the same arguments, bit for bit, and compiles give the same
- * bytes with or without this table. Per thread (a compile runs on one),
- * direct-mapped. */
-#define ADD_SLOTS  256
-#define ADD_PROBES 8
-typedef struct add_slot {
-    uint64_t s1, s2, so;
-    int32_t z1, z2, zo, lo, hi;
-    bool used, found;
+ * "Add"); it is a pure function of its arguments, so its result is kept in
+ * a per-thread memo table (memo.h) and compiles give the same bytes with or
+ * without it. */
+#define ADD_SLOTS 256
+typedef struct add_key {
+    uint64_t s1, s2, so;              /* the doubles' bits */
+    int32_t z1, z2, zo, lo, hi, zero; /* zero: no padding in the compared bytes */
+} add_key;
+typedef struct add_entry {
+    add_key key;
+    bool found;
     rk_add_enc enc;
-} add_slot;
-static _Thread_local add_slot add_table[ADD_SLOTS];
+} add_entry;
+static _Thread_local add_entry add_table[ADD_SLOTS];
+static _Thread_local bool add_used[ADD_SLOTS];
+static _Thread_local uint8_t add_clock[ADD_SLOTS / RK_MEMO_WAYS];
 
 static uint64_t dbits(double d)
 {
@@ -542,37 +546,23 @@ static uint64_t dbits(double d)
 
 void rk_add_exact_forget(void)
 {
-    memset(add_table, 0, sizeof add_table);
+    memset(add_used, 0, sizeof add_used);
 }
 
 bool rk_add_exact_find(double sc1, double sc2, double sco, int32_t z1, int32_t z2, int32_t zo,
                        int32_t lo, int32_t hi, rk_add_enc *out)
 {
-    const add_slot key = {dbits(sc1), dbits(sc2), dbits(sco), z1, z2, zo, lo, hi, true, false, {0}};
-    uint64_t h = key.s1 * 0x9E3779B97F4A7C15ull ^ key.s2 * 0xC2B2AE3D27D4EB4Full ^ key.so ^
-                 (uint64_t)(uint32_t)z1 << 32 ^ (uint64_t)(uint32_t)z2 << 16 ^ (uint32_t)zo ^
-                 (uint64_t)(uint32_t)lo << 40 ^ (uint64_t)(uint32_t)hi << 8;
-    /* linear probing over a few slots; a full run evicts its first slot */
-    const size_t at = (size_t)(h * 0xFF51AFD7ED558CCDull >> 40) % ADD_SLOTS;
-    add_slot *sl = NULL;
-    for (size_t i = 0; i < ADD_PROBES; i++) {
-        add_slot *c = &add_table[(at + i) % ADD_SLOTS];
-        if (!c->used) {
-            sl = c;
-            break;
-        }
-        if (c->s1 == key.s1 && c->s2 == key.s2 && c->so == key.so && c->z1 == z1 && c->z2 == z2 &&
-            c->zo == zo && c->lo == lo && c->hi == hi) {
-            if (c->found) *out = c->enc;
-            return c->found;
-        }
+    const add_key key = {dbits(sc1), dbits(sc2), dbits(sco), z1, z2, zo, lo, hi, 0};
+    const rk_memo m = {add_table,         add_used,  add_clock, ADD_SLOTS / RK_MEMO_WAYS,
+                       sizeof(add_entry), sizeof key};
+    bool hit;
+    add_entry *e = rk_memo_slot(&m, &key, &hit);
+    if (!hit) {
+        memset(&e->enc, 0, sizeof e->enc);
+        e->found = add_exact_search(sc1, sc2, sco, z1, z2, zo, lo, hi, &e->enc);
     }
-    if (!sl) sl = &add_table[at];
-    add_slot n = key;
-    n.found = add_exact_search(sc1, sc2, sco, z1, z2, zo, lo, hi, &n.enc);
-    *sl = n;
-    if (n.found) *out = n.enc;
-    return n.found;
+    if (e->found) *out = e->enc;
+    return e->found;
 }
 
 static bool add_exact_search(double sc1, double sc2, double sco, int32_t z1, int32_t z2, int32_t zo,
