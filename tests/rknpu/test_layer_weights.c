@@ -2,8 +2,8 @@
  * independent oracle: every packed byte from the layouts' index formulas
  * ([Cout/G][Cin/32][taps][G][32] for convolutions, [C/G][taps][G] for
  * depthwise; padding zero) and each kernel's sum of stored values added up
- * one byte at a time. The vector build (SSE2 / NEON), the portable
- * definition and the oracle agree on shapes with partial 32-channel chunks,
+ * one byte at a time. The vector builds (AVX2 where the CPU has it, SSE2 /
+ * NEON), the portable definition and the oracle agree on shapes with partial 32-channel chunks,
  * padding kernels, partial depthwise groups and every byte value; a buffer
  * full of garbage beforehand shows that every byte is written. The fitted
  * BN offset (layer_requant_fit.c) equals its stepping definition, cached
@@ -68,11 +68,11 @@ static void check_conv(uint32_t out_c, uint32_t in_c, size_t taps, uint32_t G, u
 {
     uint32_t cin = align_up(in_c, 32), cout = align_up(out_c, G);
     size_t nsrc = (size_t)out_c * taps * in_c, nw = (size_t)cout * cin * taps;
-    uint8_t *src = malloc(nsrc ? nsrc : 1), *w[3];
-    int64_t *sums[3];
+    uint8_t *src = malloc(nsrc ? nsrc : 1), *w[4];
+    int64_t *sums[4];
     for (size_t i = 0; i < nsrc; i++) src[i] = next_byte();
     if (nsrc > 2) src[0] = 0x80, src[1] = 0x7F, src[2] = 0xFF; /* the extremes */
-    for (int v = 0; v < 3; v++) {
+    for (int v = 0; v < 4; v++) {
         w[v] = malloc(nw);
         memset(w[v], 0xA5, nw); /* every byte must be written */
         sums[v] = calloc(out_c + 1, sizeof *sums[v]);
@@ -80,11 +80,12 @@ static void check_conv(uint32_t out_c, uint32_t in_c, size_t taps, uint32_t G, u
     conv_oracle(src, out_c, in_c, taps, cin, cout, G, flip, w[0], sums[0]);
     rk_pack_conv8(src, out_c, in_c, taps, cin, cout, G, flip, w[1], sums[1]);
     rk_pack_conv8_portable(src, out_c, in_c, taps, cin, cout, G, flip, w[2], sums[2]);
-    for (int v = 1; v < 3; v++) {
+    rk_pack_conv8_v128(src, out_c, in_c, taps, cin, cout, G, flip, w[3], sums[3]);
+    for (int v = 1; v < 4; v++) {
         assert_memory_equal(w[0], w[v], nw);
         assert_memory_equal(sums[0], sums[v], out_c * sizeof *sums[0]);
     }
-    for (int v = 0; v < 3; v++) free(w[v]), free(sums[v]);
+    for (int v = 0; v < 4; v++) free(w[v]), free(sums[v]);
     free(src);
 }
 

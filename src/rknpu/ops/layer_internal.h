@@ -25,10 +25,14 @@ typedef struct rk_qparams {
  * stored values into sums[] (layer_weights.c); every byte of the packed
  * region is written, padding as zeros. Convolutions: out_c kernels of taps x
  * in_c bytes into [cout/G][cin/32][taps][G][32]; depthwise: taps x c_real
- * bytes into [cpad/G][taps][G]. _portable: the definition the vector
- * version follows. */
+ * bytes into [cpad/G][taps][G]. rk_pack_conv8 takes the AVX2 build where
+ * the CPU has it, else _v128 (SSE2, NEON or 64-bit words); _portable: the
+ * definition the vector builds follow. */
 void rk_pack_conv8(const uint8_t *src, uint32_t out_c, uint32_t in_c, size_t taps, uint32_t cin,
                    uint32_t cout, uint32_t G, uint8_t flip, uint8_t *w, int64_t *sums);
+void rk_pack_conv8_v128(const uint8_t *src, uint32_t out_c, uint32_t in_c, size_t taps,
+                        uint32_t cin, uint32_t cout, uint32_t G, uint8_t flip, uint8_t *w,
+                        int64_t *sums);
 void rk_pack_conv8_portable(const uint8_t *src, uint32_t out_c, uint32_t in_c, size_t taps,
                             uint32_t cin, uint32_t cout, uint32_t G, uint8_t flip, uint8_t *w,
                             int64_t *sums);
