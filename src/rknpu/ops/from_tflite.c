@@ -294,15 +294,15 @@ static npk_status weights(const ctx *c, const npk_tfl_tensor *w, int8_t type, in
         for (uint32_t i = 0; i < channels; i++) c->l->own_scales[i] = q->scale[i];
         L->w_scales = c->l->own_scales;
     }
-    for (uint32_t i = 0; i < channels; i++) {
-        if (i && q->nscale == 1) { /* per tensor: one multiplier */
-            c->l->own_mults[i] = c->l->own_mults[0];
-            continue;
-        }
-        float ws = q->scale[q->nscale > 1 ? i : 0];
-        double real = float_product && q->nscale == 1 ? (double)(si * ws) / (double)so
-                                                      : (double)si * (double)ws / (double)so;
-        c->l->own_mults[i] = real;
+    double *mu = c->l->own_mults;
+    if (q->nscale == 1) { /* per tensor: one multiplier */
+        float ws = q->scale[0];
+        double real =
+            float_product ? (double)(si * ws) / (double)so : (double)si * (double)ws / (double)so;
+        for (uint32_t i = 0; i < channels; i++) mu[i] = real;
+    } else {
+        for (uint32_t i = 0; i < channels; i++)
+            mu[i] = (double)si * (double)q->scale[i] / (double)so;
     }
     L->mults = c->l->own_mults;
     return NPK_OK;
@@ -322,10 +322,11 @@ static npk_status bias(const ctx *c, const npk_tfl_tensor *b, uint32_t channels)
     npk_status st = const_bytes(c, b, "bias", &d);
     if (st) return st;
     if (!d) return fail(c, NPK_E_UNSUPPORTED, "the bias is not a constant");
-    c->l->own_bias = malloc(channels * sizeof(int32_t));
-    if (!c->l->own_bias) return fail(c, NPK_E_NOMEM, "out of memory");
-    for (uint32_t i = 0; i < channels; i++) c->l->own_bias[i] = (int32_t)npk_ld32le(d + 4 * i);
-    c->l->layer.bias_i32 = c->l->own_bias;
+    int32_t *ob = malloc(channels * sizeof(int32_t));
+    if (!ob) return fail(c, NPK_E_NOMEM, "out of memory");
+    c->l->own_bias = ob;
+    for (uint32_t i = 0; i < channels; i++) ob[i] = (int32_t)npk_ld32le(d + 4 * i);
+    c->l->layer.bias_i32 = ob;
     return NPK_OK;
 }
 

@@ -2,6 +2,7 @@
  * checks every layer passes before it is planned. */
 #include <math.h>
 
+#include "layer_internal.h"
 #include "npukit/rknpu_layer.h"
 
 const char *npk_rk_layer_kind_name(npk_rk_layer_kind k)
@@ -246,9 +247,10 @@ npk_status npk_rk_layer_check(const npk_rk_layer *l, npk_error *err)
         }
     } else if ((st = check_quant("weight", &l->w, l->type, err)))
         return st;
-    for (uint32_t c = 0; l->mults && c < l->out_c; c++)
-        if ((!c || l->mults[c] != l->mults[c - 1]) && /* a value again: checked */
-            (!(l->mults[c] > 0) || !isfinite(l->mults[c])))
+    /* A run of one value is checked once (its bits: a run of -0 after 0 or
+     * of a NaN is checked again, and fails where the first did). */
+    for (uint32_t c = 0; l->mults && c < l->out_c; c = rk_same_run(l->mults, c, l->out_c))
+        if (!(l->mults[c] > 0) || !isfinite(l->mults[c]))
             return npk_fail(err, NPK_E_ARG, "channel %u: requantisation multiplier %g", c,
                             l->mults[c]);
     int32_t lo, hi;

@@ -5,6 +5,7 @@
 #include <stdbool.h>
 #include <stddef.h>
 #include <stdint.h>
+#include <string.h>
 
 #include "npukit/rknpu_conv.h"
 #include "npukit/rknpu_layer.h"
@@ -39,6 +40,25 @@ void rk_pack_conv8_portable(const uint8_t *src, uint32_t out_c, uint32_t in_c, s
 void rk_pack_dw8(const uint8_t *src, uint32_t c_real, size_t taps, uint32_t cpad, uint32_t G,
                  uint8_t flip, uint8_t *w, int64_t *sums);
 void rk_plan_keep_layer(npk_rk_lplan *p, const npk_rk_layer *l, const npk_rk_lplan_opts *o);
+
+/* The end of the run of channels from c whose multipliers have v[c]'s
+ * bits (for the positive finite multipliers the layer check admits, the
+ * same value): the first e > c with other bits, or n. Per-tensor layers
+ * are one run; compared four at a time. */
+static inline uint32_t rk_same_run(const double *v, uint32_t c, uint32_t n)
+{
+    uint64_t x, y[4];
+    memcpy(&x, &v[c], 8);
+    for (c++; c + 4 <= n; c += 4) {
+        memcpy(y, &v[c], sizeof y);
+        if ((y[0] ^ x) | (y[1] ^ x) | (y[2] ^ x) | (y[3] ^ x)) break;
+    }
+    for (; c < n; c++) {
+        memcpy(y, &v[c], 8);
+        if (y[0] != x) break;
+    }
+    return c;
+}
 
 /* npk_rk_lplan_make_rows with the weight buffer built in wbuf when it fits
  * in wcap bytes (p->wblob_lent), else allocated (wbuf NULL: always). */

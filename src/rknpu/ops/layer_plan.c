@@ -159,15 +159,22 @@ static npk_status build_blob(const npk_rk_layer *l, npk_rk_lplan *p, const geo *
      * (docs/rknpu.md, "Zero points"); wsum holds the sums of w. */
     int64_t terms = p->depthwise ? (int64_t)taps : (int64_t)p->cin * (int64_t)taps;
     int64_t zsum = terms * qp->zw; /* per channel: sum of zw over the programmed terms */
-    for (uint32_t n = 0; exact && n < l->out_c; n++) {
-        int64_t b = (l->bias_i32 ? l->bias_i32[n] : 0) - (int64_t)qp->zx * (qp->wsum[n] - zsum);
-        if (qp->lower) b -= qp->t_lo[n];
-        if (b < INT32_MIN || b > INT32_MAX) break; /* reported below */
-        npk_st32le(bias + 8 * (size_t)n, (uint32_t)(int32_t)b);
-        npk_st32le(bias + 8 * (size_t)n + 4, (uint32_t)qp->b[n]);
-        npk_st32le(mul + 8 * (size_t)n, (uint32_t)qp->k[n]);
-        npk_st32le(mul + 8 * (size_t)n + 4, (uint32_t)qp->a[n]);
-        if (n + 1 == l->out_c) goto stages;
+    if (exact) {
+        /* In locals: the byte stores below may alias any field. */
+        const int32_t *bi = l->bias_i32, *lo = qp->lower ? qp->t_lo : NULL, *qb = qp->b,
+                      *qk = qp->k, *qa = qp->a;
+        const int64_t *ws = qp->wsum, zx = qp->zx;
+        uint32_t n = 0, nc = l->out_c;
+        for (; n < nc; n++) {
+            int64_t b = (bi ? bi[n] : 0) - zx * (ws[n] - zsum);
+            if (lo) b -= lo[n];
+            if (b < INT32_MIN || b > INT32_MAX) break; /* reported below */
+            npk_st32le(bias + 8 * (size_t)n, (uint32_t)(int32_t)b);
+            npk_st32le(bias + 8 * (size_t)n + 4, (uint32_t)qb[n]);
+            npk_st32le(mul + 8 * (size_t)n, (uint32_t)qk[n]);
+            npk_st32le(mul + 8 * (size_t)n + 4, (uint32_t)qa[n]);
+        }
+        if (n == nc && nc) goto stages;
     }
     for (uint32_t n = 0; n < l->out_c; n++) {
         int64_t b = (l->bias_i32 ? l->bias_i32[n] : 0) - (int64_t)qp->zx * (qp->wsum[n] - zsum);

@@ -272,8 +272,7 @@ static npk_status requant_exact(const npk_rk_layer *l, rk_qparams *qp, npk_rk_re
     /* S = s1 + F: the largest that keeps every channel's a[c] within int16
      * at its largest b[c]. */
     int S = 40;
-    for (uint32_t c = 0; c < n; c++) {
-        if (c && qp->m[c] == qp->m[c - 1]) continue; /* the same multiplier again (below) */
+    for (uint32_t c = 0; c < n; c = rk_same_run(qp->m, c, n)) { /* a multiplier again: below */
         int32_t q;
         int sh;
         npk_q_quantize_multiplier(qp->m[c], &q, &sh);
@@ -322,8 +321,7 @@ static npk_status requant_exact(const npk_rk_layer *l, rk_qparams *qp, npk_rk_re
             /* Per tensor: the previous channel's pair and offset (what the
              * steps below give again), its errors already counted; without
              * tie signs, every channel of the run follows the same sign. */
-            uint32_t e = c + 1;
-            while (!l->tie_sign && e < n && qp->m[e] == qp->m[c - 1]) e++;
+            uint32_t e = l->tie_sign ? c + 1 : rk_same_run(qp->m, c, n);
             int32_t b = qp->b[c - 1], a = qp->a[c - 1], k = qp->k[c - 1];
             for (uint32_t j = c; j < e; j++) qp->b[j] = b, qp->a[j] = a, qp->k[j] = k;
             if (follow_sign(l, qp, rq, c, delta[rep]) < 0 && delta[rep] > 0)
@@ -402,7 +400,7 @@ npk_status rk_requant_make(const npk_rk_layer *l, npk_rk_rq_mode mode, rk_qparam
         mmax = n && m > 0 ? m : 0;
     } else if (l->mults) {
         memcpy(qp->m, l->mults, n * sizeof *qp->m);
-        for (uint32_t c = 0; c < n; c++)
+        for (uint32_t c = 0; c < n; c = rk_same_run(qp->m, c, n))
             if (qp->m[c] > mmax) mmax = qp->m[c];
     } else {
         for (uint32_t c = 0; c < n; c++) {
