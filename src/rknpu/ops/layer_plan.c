@@ -75,6 +75,17 @@ void rk_plan_keep_layer(npk_rk_lplan *p, const npk_rk_layer *l, const npk_rk_lpl
     p->opts = *o;
 }
 
+/* Two little-endian 32-bit words of a record, one 8-byte store on
+ * little-endian hosts (GCC leaves npk_st32le's byte stores apart here). */
+static inline void st_words(uint8_t *p, uint32_t lo, uint32_t hi)
+{
+    uint64_t v = (uint64_t)hi << 32 | lo;
+    if (npk_host_is_le())
+        memcpy(p, &v, 8);
+    else
+        npk_st64le(p, v);
+}
+
 /* Packed weights, bias stream and multiplier stream; requantisation. */
 static npk_status build_blob(const npk_rk_layer *l, npk_rk_lplan *p, const geo *g, rk_qparams *qp,
                              npk_rk_dpu_stage *bs, npk_rk_dpu_stage *bn, npk_error *err)
@@ -169,10 +180,8 @@ static npk_status build_blob(const npk_rk_layer *l, npk_rk_lplan *p, const geo *
             int64_t b = (bi ? bi[n] : 0) - zx * (ws[n] - zsum);
             if (lo) b -= lo[n];
             if (b < INT32_MIN || b > INT32_MAX) break; /* reported below */
-            npk_st32le(bias + 8 * (size_t)n, (uint32_t)(int32_t)b);
-            npk_st32le(bias + 8 * (size_t)n + 4, (uint32_t)qb[n]);
-            npk_st32le(mul + 8 * (size_t)n, (uint32_t)qk[n]);
-            npk_st32le(mul + 8 * (size_t)n + 4, (uint32_t)qa[n]);
+            st_words(bias + 8 * (size_t)n, (uint32_t)(int32_t)b, (uint32_t)qb[n]);
+            st_words(mul + 8 * (size_t)n, (uint32_t)qk[n], (uint32_t)qa[n]);
         }
         if (n == nc && nc) goto stages;
     }

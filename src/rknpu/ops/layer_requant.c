@@ -323,7 +323,9 @@ static npk_status requant_exact(const npk_rk_layer *l, rk_qparams *qp, npk_rk_re
              * tie signs, every channel of the run follows the same sign. */
             uint32_t e = l->tie_sign ? c + 1 : rk_same_run(qp->m, c, n);
             int32_t b = qp->b[c - 1], a = qp->a[c - 1], k = qp->k[c - 1];
-            for (uint32_t j = c; j < e; j++) qp->b[j] = b, qp->a[j] = a, qp->k[j] = k;
+            for (uint32_t j = c; j < e; j++) qp->b[j] = b; /* one array a loop: vector stores */
+            for (uint32_t j = c; j < e; j++) qp->a[j] = a;
+            for (uint32_t j = c; j < e; j++) qp->k[j] = k;
             if (follow_sign(l, qp, rq, c, delta[rep]) < 0 && delta[rep] > 0)
                 rq->ties_negative += e - c - 1;
             c = e - 1;

@@ -62,50 +62,102 @@ static void chunk32(const uint8_t *src, __m128i f, __m128i h, uint8_t *d, __m128
 #if (defined(__x86_64__) || defined(__i386__)) && defined(__GNUC__)
 #include <immintrin.h>
 #define RK_AVX2 1
-/* rk_pack_conv8_v128 with one 32-byte vector per chunk (the packing is
- * bound by its loads and stores: a quarter less time than two 16-byte
- * halves). */
-__attribute__((target("avx2"))) static void pack_conv8_avx2(const uint8_t *src, uint32_t out_c,
-                                                            uint32_t in_c, size_t taps,
-                                                            uint32_t cin, uint32_t cout, uint32_t G,
-                                                            uint8_t flip, uint8_t *w, int64_t *sums)
+#define AVX2    __attribute__((target("avx2")))
+
+/* The unsigned byte sums of a vector's 4 lanes. */
+AVX2 static uint64_t lanes_sum(__m256i v)
 {
-    const size_t k = taps * in_c, step = taps * G * 32;
-    const uint32_t full = in_c / 32 * 32;
+    uint64_t l[4];
+    memcpy(l, &v, sizeof l);
+    return l[0] + l[1] + l[2] + l[3];
+}
+
+/* Kernels j..j+3 of a group (rows k bytes apart from s0) over its whole
+ * 32-channel chunks (the first `full` channels): at each chunk and tap
+ * their four 32-byte pieces are one 128-byte run of the packed layout, the
+ * sums stay in registers, each row is read front to back. */
+AVX2 static void kernels4(const uint8_t *s0, size_t k, size_t taps, uint32_t in_c, uint32_t full,
+                          size_t step, size_t tap_step, uint8_t flip, uint8_t *d0, uint64_t *s)
+{
     const __m256i f = _mm256_set1_epi8((char)flip), h = _mm256_set1_epi8((char)0x80),
                   z = _mm256_setzero_si256();
-    __m256i acc[32];
+    __m256i a0 = z, a1 = z, a2 = z, a3 = z;
+    for (size_t t = 0; t < taps; t++) {
+        const uint8_t *r = s0 + t * in_c;
+        uint8_t *d = d0 + t * tap_step;
+        for (uint32_t c0 = 0; c0 < full; c0 += 32, r += 32, d += step) {
+            __m256i v0 = _mm256_xor_si256(_mm256_loadu_si256((const __m256i *)r), f);
+            __m256i v1 = _mm256_xor_si256(_mm256_loadu_si256((const __m256i *)(r + k)), f);
+            __m256i v2 = _mm256_xor_si256(_mm256_loadu_si256((const __m256i *)(r + 2 * k)), f);
+            __m256i v3 = _mm256_xor_si256(_mm256_loadu_si256((const __m256i *)(r + 3 * k)), f);
+            _mm256_storeu_si256((__m256i *)d, v0);
+            _mm256_storeu_si256((__m256i *)(d + 32), v1);
+            _mm256_storeu_si256((__m256i *)(d + 64), v2);
+            _mm256_storeu_si256((__m256i *)(d + 96), v3);
+            a0 = _mm256_add_epi64(a0, _mm256_sad_epu8(_mm256_xor_si256(v0, h), z));
+            a1 = _mm256_add_epi64(a1, _mm256_sad_epu8(_mm256_xor_si256(v1, h), z));
+            a2 = _mm256_add_epi64(a2, _mm256_sad_epu8(_mm256_xor_si256(v2, h), z));
+            a3 = _mm256_add_epi64(a3, _mm256_sad_epu8(_mm256_xor_si256(v3, h), z));
+        }
+    }
+    s[0] += lanes_sum(a0);
+    s[1] += lanes_sum(a1);
+    s[2] += lanes_sum(a2);
+    s[3] += lanes_sum(a3);
+}
+
+/* The same for one kernel. */
+AVX2 static void kernel1(const uint8_t *s0, size_t taps, uint32_t in_c, uint32_t full, size_t step,
+                         size_t tap_step, uint8_t flip, uint8_t *d0, uint64_t *s)
+{
+    const __m256i f = _mm256_set1_epi8((char)flip), h = _mm256_set1_epi8((char)0x80),
+                  z = _mm256_setzero_si256();
+    __m256i a0 = z;
+    for (size_t t = 0; t < taps; t++) {
+        const uint8_t *r = s0 + t * in_c;
+        uint8_t *d = d0 + t * tap_step;
+        for (uint32_t c0 = 0; c0 < full; c0 += 32, r += 32, d += step) {
+            __m256i v0 = _mm256_xor_si256(_mm256_loadu_si256((const __m256i *)r), f);
+            _mm256_storeu_si256((__m256i *)d, v0);
+            a0 = _mm256_add_epi64(a0, _mm256_sad_epu8(_mm256_xor_si256(v0, h), z));
+        }
+    }
+    *s += lanes_sum(a0);
+}
+
+/* rk_pack_conv8_v128's bytes and sums, kernels taken four at a time (the
+ * packing is bound by its instructions: 4 chunks per loop step with their
+ * sums in registers take ~0.6x the time of one chunk per step with the
+ * sums in memory). Chunks of fewer than 32 real channels and padding
+ * kernels are written after. */
+AVX2 static void pack_conv8_avx2(const uint8_t *src, uint32_t out_c, uint32_t in_c, size_t taps,
+                                 uint32_t cin, uint32_t cout, uint32_t G, uint8_t flip, uint8_t *w,
+                                 int64_t *sums)
+{
+    const size_t k = taps * in_c, step = taps * G * 32, tap_step = (size_t)G * 32;
+    const uint32_t full = in_c / 32 * 32;
     for (uint32_t n0 = 0; n0 < cout; n0 += G) {
         uint32_t nk = out_c > n0 ? (out_c - n0 < G ? out_c - n0 : G) : 0; /* real kernels */
         uint8_t *wg = w + (size_t)(n0 / G) * G * cin * taps;
         const uint8_t *sg = src + (size_t)n0 * k;
         uint64_t s[32] = {0};
-        for (uint32_t j = 0; j < nk; j++) acc[j] = z;
-        for (uint32_t c0 = 0; c0 < cin; c0 += 32)
-            for (size_t t = 0; t < taps; t++) {
-                uint8_t *d = wg + (size_t)(c0 / 32) * step + t * G * 32;
-                uint32_t m = c0 < in_c ? (in_c - c0 < 32 ? in_c - c0 : 32) : 0, j = 0;
-                if (c0 < full) {
-                    const uint8_t *sp = sg + t * in_c + c0;
-                    for (; j < nk; j++, sp += k) {
-                        __m256i a = _mm256_xor_si256(_mm256_loadu_si256((const __m256i *)sp), f);
-                        _mm256_storeu_si256((__m256i *)(d + 32 * j), a);
-                        acc[j] =
-                            _mm256_add_epi64(acc[j], _mm256_sad_epu8(_mm256_xor_si256(a, h), z));
-                    }
-                } else {
-                    for (; j < nk; j++)
-                        s[j] += chunk_word(m ? sg + (size_t)j * k + t * in_c + c0 : src, m, flip,
-                                           d + 32 * j);
-                }
-                if (j < G) memset(d + 32 * j, 0, (size_t)(G - j) * 32); /* padding kernels */
-            }
-        for (uint32_t j = 0; j < nk; j++) {
-            uint64_t lanes[4];
-            memcpy(lanes, &acc[j], sizeof lanes);
-            s[j] += lanes[0] + lanes[1] + lanes[2] + lanes[3];
-            sums[n0 + j] = (int64_t)s[j] - 128 * (int64_t)k;
+        uint32_t j = 0;
+        for (; j + 4 <= nk; j += 4)
+            kernels4(sg + j * k, k, taps, in_c, full, step, tap_step, flip, wg + 32 * j, s + j);
+        for (; j < nk; j++)
+            kernel1(sg + j * k, taps, in_c, full, step, tap_step, flip, wg + 32 * j, s + j);
+        for (uint32_t c0 = full; c0 < cin; c0 += 32) { /* partial and padding chunks */
+            uint32_t m = c0 < in_c ? in_c - c0 : 0;
+            for (size_t t = 0; t < taps; t++)
+                for (j = 0; j < nk; j++)
+                    s[j] += chunk_word(m ? sg + j * k + t * in_c + c0 : src, m, flip,
+                                       wg + (size_t)(c0 / 32) * step + t * tap_step + 32 * j);
         }
+        for (uint32_t c0 = 0; nk < G && c0 < cin; c0 += 32) /* padding kernels */
+            for (size_t t = 0; t < taps; t++)
+                memset(wg + (size_t)(c0 / 32) * step + t * tap_step + 32 * nk, 0,
+                       (size_t)(G - nk) * 32);
+        for (j = 0; j < nk; j++) sums[n0 + j] = (int64_t)s[j] - 128 * (int64_t)k;
     }
 }
 #endif
