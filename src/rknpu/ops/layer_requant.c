@@ -255,6 +255,15 @@ static int follow_sign(const npk_rk_layer *l, const rk_qparams *qp, npk_rk_requa
  * X = (x) * b[c] (BS), y = (X + k[c]) * a[c] >> s1 (BN) with EXACT_F
  * fractional bits, so that floor(y / 2^F + 0.5) is TFLite's result for
  * values of the chosen sign sigma. */
+/* p[0..n) = v, 16 bytes a store (per-tensor layers fill thousands). */
+static void fill32(int32_t *p, int32_t v, uint32_t n)
+{
+    const int32_t q[4] = {v, v, v, v};
+    uint32_t i = 0;
+    for (; i + 4 <= n; i += 4) memcpy(p + i, q, sizeof q);
+    for (; i < n; i++) p[i] = v;
+}
+
 static npk_status requant_exact(const npk_rk_layer *l, rk_qparams *qp, npk_rk_requant *rq,
                                 npk_error *err)
 {
@@ -323,9 +332,9 @@ static npk_status requant_exact(const npk_rk_layer *l, rk_qparams *qp, npk_rk_re
              * tie signs, every channel of the run follows the same sign. */
             uint32_t e = l->tie_sign ? c + 1 : rk_same_run(qp->m, c, n);
             int32_t b = qp->b[c - 1], a = qp->a[c - 1], k = qp->k[c - 1];
-            for (uint32_t j = c; j < e; j++) qp->b[j] = b; /* one array a loop: vector stores */
-            for (uint32_t j = c; j < e; j++) qp->a[j] = a;
-            for (uint32_t j = c; j < e; j++) qp->k[j] = k;
+            fill32(qp->b + c, b, e - c);
+            fill32(qp->a + c, a, e - c);
+            fill32(qp->k + c, k, e - c);
             if (follow_sign(l, qp, rq, c, delta[rep]) < 0 && delta[rep] > 0)
                 rq->ties_negative += e - c - 1;
             c = e - 1;
