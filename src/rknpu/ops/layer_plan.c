@@ -9,6 +9,7 @@
 
 #include "layer_internal.h"
 #include "npukit/bytes.h"
+#include "npukit/checked.h"
 #include "npukit/half.h"
 #include "npukit/rknpu_conv.h"
 #include "npukit/rknpu_plan.h"
@@ -848,11 +849,18 @@ npk_status rk_lplan_make_in(const npk_rk_layer *l, const npk_rk_lplan_opts *o,
     bool padded_avg = orig->kind == NPK_RK_LAYER_AVGPOOL &&
                       (l->pad_top || l->pad_left || l->pad_bottom || l->pad_right);
     size_t reg_max = padded_avg ? (size_t)(l->k_h + 1) * (l->k_w + 1) + 1 : 1;
-    reg = calloc(reg_max, sizeof *reg);
-    rs = calloc(l->out_h, sizeof *rs);
-    cs = calloc(l->out_w, sizeof *cs);
-    row_core = calloc(l->out_h, sizeof *row_core);
-    if (!reg || !rs || !cs || !row_core) {
+    /* One block: regions (8-byte members first), row and column
+     * segments, each row segment's core. */
+    size_t nb_reg, nb_rs, nb_cs, nb_rc, nb;
+    if (npk_mul_sz(reg_max, sizeof *reg, &nb_reg) && npk_mul_sz(l->out_h, sizeof *rs, &nb_rs) &&
+        npk_mul_sz(l->out_w, sizeof *cs, &nb_cs) &&
+        npk_mul_sz(l->out_h, sizeof *row_core, &nb_rc) && npk_add_sz(nb_reg, nb_rs, &nb) &&
+        npk_add_sz(nb, nb_cs, &nb) && npk_add_sz(nb, nb_rc, &nb) && (reg = calloc(1, nb))) {
+        rs = (seg *)(void *)((uint8_t *)reg + nb_reg);
+        cs = rs + l->out_h;
+        row_core = (int *)(void *)(cs + l->out_w);
+    }
+    if (!reg) {
         st = npk_fail(err, NPK_E_NOMEM, "out of memory");
         goto out;
     }
@@ -1063,10 +1071,7 @@ out:
         p->layer.k_w = orig->k_w;
     }
     qp_free(&qp);
-    free(reg);
-    free(rs);
-    free(cs);
-    free(row_core);
+    free(reg); /* with rs, cs and row_core */
     if (st) npk_rk_lplan_free(p);
     return st;
 }

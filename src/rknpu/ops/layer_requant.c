@@ -11,6 +11,7 @@
 #include <string.h>
 
 #include "layer_internal.h"
+#include "npukit/checked.h"
 #include "npukit/tflite_quant.h"
 
 /* (v + 2^(s-1)) >> s with floor, as OUT_CVT rounds (capture: round, not
@@ -268,10 +269,11 @@ static npk_status requant_exact(const npk_rk_layer *l, rk_qparams *qp, npk_rk_re
                                 npk_error *err)
 {
     uint32_t n = l->out_c;
-    double *mq = malloc(n * sizeof *mq), *xmax = malloc(n * sizeof *xmax);
-    double *delta = malloc(n * sizeof *delta);
+    size_t nbytes; /* mq, xmax and delta in one block */
+    double *mq = npk_mul_sz(n ? n : 1, 3 * sizeof(double), &nbytes) ? malloc(nbytes) : NULL;
+    double *xmax = mq ? mq + n : NULL, *delta = mq ? mq + 2 * (size_t)n : NULL;
     npk_status st = NPK_OK;
-    if (!mq || !xmax || !delta) {
+    if (!mq) {
         st = npk_fail(err, NPK_E_NOMEM, "out of memory");
         goto out;
     }
@@ -384,8 +386,6 @@ static npk_status requant_exact(const npk_rk_layer *l, rk_qparams *qp, npk_rk_re
     rq->worst_abs = worst_abs;
 out:
     free(mq);
-    free(xmax);
-    free(delta);
     return st;
 }
 
