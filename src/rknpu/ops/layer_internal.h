@@ -47,15 +47,18 @@ void rk_plan_keep_layer(npk_rk_lplan *p, const npk_rk_layer *l, const npk_rk_lpl
  * are one run; compared four at a time. */
 static inline uint32_t rk_same_run(const double *v, uint32_t c, uint32_t n)
 {
-    uint64_t x, y[4];
+    uint64_t x, y0, y1, y2, y3;
     memcpy(&x, &v[c], 8);
     for (c++; c + 4 <= n; c += 4) {
-        memcpy(y, &v[c], sizeof y);
-        if ((y[0] ^ x) | (y[1] ^ x) | (y[2] ^ x) | (y[3] ^ x)) break;
+        memcpy(&y0, &v[c], 8);
+        memcpy(&y1, &v[c + 1], 8);
+        memcpy(&y2, &v[c + 2], 8);
+        memcpy(&y3, &v[c + 3], 8);
+        if ((y0 ^ x) | (y1 ^ x) | (y2 ^ x) | (y3 ^ x)) break;
     }
     for (; c < n; c++) {
-        memcpy(y, &v[c], 8);
-        if (y[0] != x) break;
+        memcpy(&y0, &v[c], 8);
+        if (y0 != x) break;
     }
     return c;
 }
