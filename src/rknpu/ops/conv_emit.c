@@ -12,7 +12,22 @@ typedef struct cemit {
     size_t n, cap;
     npk_rk_field bad;
     uint64_t bad_value;
+    const uint64_t *heads; /* write_heads() */
 } cemit;
+
+/* Each register's write entry with value 0 (npk_rk_write: 0 where no
+ * stream writes it), made once per thread: a plan writes thousands of
+ * entries, each two dependent table loads through npk_rk_write. */
+static const uint64_t *write_heads(void)
+{
+    static _Thread_local uint64_t heads[NPK_RKR_COUNT];
+    static _Thread_local bool made;
+    if (!made) {
+        for (int r = 0; r < NPK_RKR_COUNT; r++) heads[r] = npk_rk_write((npk_rk_reg)r, 0);
+        made = true;
+    }
+    return heads;
+}
 
 static uint32_t F(cemit *e, npk_rk_field f, uint64_t v)
 {
@@ -42,7 +57,8 @@ static void put(cemit *e, uint64_t w)
 
 static void W(cemit *e, npk_rk_reg r, uint32_t v)
 {
-    put(e, npk_rk_write(r, v));
+    uint64_t h = (unsigned)r < (unsigned)NPK_RKR_COUNT ? e->heads[r] : 0;
+    put(e, h ? h | (uint64_t)v << 16 : 0); /* npk_rk_write(r, v) */
 }
 
 static uint32_t ptr_value(cemit *e, npk_rk_field mode, npk_rk_field exec, npk_rk_field ptr)
@@ -117,7 +133,7 @@ static void emit_stage(cemit *e, const stage_regs *r, const npk_rk_dpu_stage *s)
 npk_status npk_rk_conv_emit(const npk_rk_conv_desc *d, uint64_t *out, size_t cap, size_t *n,
                             npk_error *err)
 {
-    cemit e0 = {out, 0, cap, NPK_RKF_NONE, 0}, *e = &e0;
+    cemit e0 = {out, 0, cap, NPK_RKF_NONE, 0, write_heads()}, *e = &e0;
     uint32_t prec = d->fp ? NPK_RK_PREC_FP16 : NPK_RK_PREC_INT8;
     uint32_t mode = d->depthwise ? 3 : 0;
     /* K-split sums: int32, or fp32 on the floating-point path. */
@@ -400,7 +416,7 @@ npk_status npk_rk_conv_emit(const npk_rk_conv_desc *d, uint64_t *out, size_t cap
 npk_status npk_rk_ew_emit(const npk_rk_ew_desc *d, uint64_t *out, size_t cap, size_t *n,
                           npk_error *err)
 {
-    cemit e0 = {out, 0, cap, NPK_RKF_NONE, 0}, *e = &e0;
+    cemit e0 = {out, 0, cap, NPK_RKF_NONE, 0, write_heads()}, *e = &e0;
     W(e, NPK_RKR_DPU_S_POINTER,
       ptr_value(e, NPK_RKF_DPU_S_POINTER_POINTER_PP_MODE, NPK_RKF_DPU_S_POINTER_EXECUTER_PP_EN,
                 NPK_RKF_DPU_S_POINTER_POINTER_PP_EN));
