@@ -553,6 +553,29 @@ static npk_status lower_pool(const ctx *c, bool max)
     return NPK_OK;
 }
 
+/* "operator N (NAME)" cut to len - 1 bytes as snprintf would: formatted
+ * by hand (a whole-network compile names every layer). */
+static void layer_name(char *out, size_t len, uint32_t op_index, const char *name)
+{
+    char digits[10];
+    int nd = 0;
+    do digits[nd++] = (char)('0' + op_index % 10);
+    while (op_index /= 10);
+    size_t o = 0;
+#define PUT(ch)                                                                                    \
+    do {                                                                                           \
+        if (o + 1 < len) out[o++] = (char)(ch);                                                    \
+    } while (0)
+    for (const char *s = "operator "; *s; s++) PUT(*s);
+    while (nd) PUT(digits[--nd]);
+    PUT(' ');
+    PUT('(');
+    for (const char *s = name; *s; s++) PUT(*s);
+    PUT(')');
+#undef PUT
+    if (len) out[o] = 0;
+}
+
 npk_status npk_rk_tfl_lower(const npk_tfl_model *m, uint32_t subgraph, uint32_t op_index,
                             npk_rk_tfl_layer *out, npk_error *err)
 {
@@ -570,7 +593,7 @@ npk_status npk_rk_tfl_lower(const npk_tfl_model *m, uint32_t subgraph, uint32_t 
     const npk_tfl_operator *op = &sg->operators[op_index];
     char nb[32];
     const char *name = npk_tfl_op_name(m, op, nb, sizeof nb);
-    snprintf(out->name, sizeof out->name, "operator %u (%s)", op_index, name);
+    layer_name(out->name, sizeof out->name, op_index, name);
     out->offset = op->offset;
     const npk_tfl_opcode *oc = npk_tfl_op_code(m, op);
     out->builtin = oc ? oc->builtin : -1;
