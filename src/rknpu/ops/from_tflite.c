@@ -325,7 +325,10 @@ static npk_status bias(const ctx *c, const npk_tfl_tensor *b, uint32_t channels)
     int32_t *ob = malloc(channels * sizeof(int32_t));
     if (!ob) return fail(c, NPK_E_NOMEM, "out of memory");
     c->l->own_bias = ob;
-    for (uint32_t i = 0; i < channels; i++) ob[i] = (int32_t)npk_ld32le(d + 4 * i);
+    if (npk_host_is_le())
+        memcpy(ob, d, channels * sizeof(int32_t)); /* the file's order is the host's */
+    else
+        for (uint32_t i = 0; i < channels; i++) ob[i] = (int32_t)npk_ld32le(d + 4 * i);
     c->l->layer.bias_i32 = ob;
     return NPK_OK;
 }
