@@ -60,22 +60,11 @@ static inline uint64_t npk_rk_entry_encode(uint16_t op, uint32_t value, uint16_t
 {
     return ((uint64_t)op << 48) | ((uint64_t)value << 16) | offset;
 }
-/* The op of a write to register r (block code | NPK_RK_OP_WRITE), 0 if none.
- * Inline with npk_rk_write: a layer plan writes thousands of entries. */
-static inline uint16_t npk_rk_write_op(npk_rk_reg r)
-{
-    const npk_rk_reg_info *ri = npk_rk_reg_get(r);
-    if (!ri) return 0;
-    uint32_t code = npk_rk_block_get(ri->block)->code;
-    return code > 0xFF00u ? 0 : (uint16_t)(code | NPK_RK_OP_WRITE);
-}
 /* A register write entry; 0 (a NOP) if the register's block cannot be
  * addressed from a stream (DDMA, SDMA, GLOBAL) or r is invalid. */
-static inline uint64_t npk_rk_write(npk_rk_reg r, uint32_t value)
-{
-    uint16_t op = npk_rk_write_op(r);
-    return op ? npk_rk_entry_encode(op, value, npk_rk_reg_get(r)->offset) : 0;
-}
+uint64_t npk_rk_write(npk_rk_reg r, uint32_t value);
+/* The op of a write to register r (block code | NPK_RK_OP_WRITE), 0 if none. */
+uint16_t npk_rk_write_op(npk_rk_reg r);
 
 void npk_rk_entry_decode(uint64_t raw, npk_rk_entry *e);
 /* One-line description of an entry's problems ("unknown register 0x1234"). */

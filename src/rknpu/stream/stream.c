@@ -7,6 +7,20 @@
 #include "npukit/checked.h"
 #include "npukit/rknpu_stream.h"
 
+uint16_t npk_rk_write_op(npk_rk_reg r)
+{
+    const npk_rk_reg_info *ri = npk_rk_reg_get(r);
+    if (!ri) return 0;
+    uint32_t code = npk_rk_block_get(ri->block)->code;
+    return code > 0xFF00u ? 0 : (uint16_t)(code | NPK_RK_OP_WRITE);
+}
+
+uint64_t npk_rk_write(npk_rk_reg r, uint32_t value)
+{
+    uint16_t op = npk_rk_write_op(r);
+    return op ? npk_rk_entry_encode(op, value, npk_rk_reg_get(r)->offset) : 0;
+}
+
 /* Bits of v not covered by any field of register r. */
 static uint32_t stray_bits(npk_rk_reg r, uint32_t v)
 {
