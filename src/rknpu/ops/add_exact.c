@@ -41,12 +41,17 @@ static int32_t srdhm(int32_t a, int32_t b)
     return (int32_t)((ab + nudge) / ((int64_t)1 << 31)); /* truncates, as gemmlowp */
 }
 
+static int64_t floor_shift(int64_t v, int s)
+{
+    return v >= 0 ? v >> s : -((-v - 1) >> s) - 1;
+}
+
 static int32_t rdbpot(int32_t x, int e)
 {
     int32_t mask = (int32_t)(((int64_t)1 << e) - 1);
     int32_t rem = x & mask;
     int32_t thr = (mask >> 1) + (x < 0 ? 1 : 0);
-    int32_t fl = (int32_t)((x - rem) / ((int64_t)1 << e)); /* floor: x - rem is a multiple */
+    int32_t fl = (int32_t)floor_shift((int64_t)x - rem, e); /* exact: x - rem is a multiple */
     return fl + (rem > thr ? 1 : 0);
 }
 
@@ -58,11 +63,6 @@ typedef struct tfl_add {
 static int64_t sat32(int64_t v)
 {
     return v > INT32_MAX ? INT32_MAX : v < INT32_MIN ? INT32_MIN : v;
-}
-
-static int64_t floor_shift(int64_t v, int s)
-{
-    return v >= 0 ? v >> s : -((-v - 1) >> s) - 1;
 }
 
 /* The best `n` values v in [2^14, 2^15) for v * (mant of target / v),
@@ -194,6 +194,18 @@ static filter_kern filter_fn(void)
 }
 #endif
 
+/* The index of the lowest set bit of w != 0. */
+static int lowest_bit(uint64_t w)
+{
+#if defined(__GNUC__)
+    return __builtin_ctzll(w);
+#else
+    int i = 0;
+    while (!(w >> i & 1)) i++;
+    return i;
+#endif
+}
+
 typedef enum { FILTERED, SPLIT, SINGLE } filter_res;
 static filter_res pair_filter(pair_list *l, filter_kern kern, double target, uint32_t x0, int len)
 {
@@ -212,16 +224,20 @@ static filter_res pair_filter(pair_list *l, filter_kern kern, double target, uin
     uint8_t bits[BLOCK / 8];
     if (!kern((int32_t)x0, len, (float)N, pmin, pmax, mv, bits)) return FILTERED;
     const double lo = ldexp(1.0, ea - 15);
-    for (int g = 0; g < len / 8; g++)
-        for (int j = 0; bits[g] >> j; j++) {
-            if (!(bits[g] >> j & 1)) continue;
-            const int i = 8 * g + j;
+    /* the few set bits, eight bytes at a time (len / 8 is a multiple of 2:
+     * the tail word's missing bytes are zero) */
+    for (int g = 0; g < len / 8; g += 8) {
+        uint64_t word = 0;
+        for (int b = 0; b < 8 && g + b < len / 8; b++) word |= (uint64_t)bits[g + b] << (8 * b);
+        for (; word; word &= word - 1) {
+            const int i = 8 * g + lowest_bit(word);
             const double d = fabs((double)(x0 + (uint32_t)i) * mv[i] * lo - target);
             if (mv[i] == 32768)
                 pair_insert(l, x0 + (uint32_t)i, 16384, 14 - ea, d);
             else
                 pair_insert(l, x0 + (uint32_t)i, mv[i], 15 - ea, d);
         }
+    }
     return FILTERED;
 }
 
@@ -349,6 +365,49 @@ typedef struct tfl_rows {
     uint8_t p[256 * 256]; /* 1..255 */
 } tfl_rows;
 
+/* A row's columns from B's line instead of a walk over B: with inv > 0 a
+ * float and B[x] within dev of B[0] + x / inv (reals), the first column
+ * whose B reaches need is ceil(mu) for the real mu = (need - B[0]) * inv
+ * whenever mu is farther than dev * inv from an integer; the float mu' of
+ * the loop below is within 2^-14 of mu (mu < 2^8 + 1, three roundings of
+ * 2^-24), so a fraction of mu' in (E, 1 - E), E = dev * inv + 2^-14 and a
+ * margin, proves p = trunc(mu') + 1. The loop writes that for every level
+ * (t[i] = tF - B[0] > A, so mu' > 0 and truncation is floor), 0 for a
+ * level not proved, and returns whether there was one; the caller finds
+ * those columns exactly. Portable, and compiled for AVX2 where the host has it. */
+typedef bool (*cols_kern)(const int32_t *t, int n, int32_t A, float inv, float E, uint8_t *p);
+#define COLS_BODY                                                                                  \
+    int32_t open = 0;                                                                              \
+    for (int i = 0; i < n; i++) {                                                                  \
+        const float mu = (float)(t[i] - A) * inv;                                                  \
+        const int32_t j = (int32_t)mu;                                                             \
+        const float f = mu - (float)j;                                                             \
+        const int32_t o = (f <= E) | (f >= 1.0f - E);                                              \
+        open |= o;                                                                                 \
+        p[i] = (uint8_t)((j + 1) & (o - 1)); /* 0: not proved */                                   \
+    }                                                                                              \
+    return open != 0;
+static bool cols_plain(const int32_t *t, int n, int32_t A, float inv, float E, uint8_t *p)
+{
+    COLS_BODY
+}
+#if (defined(__x86_64__) || defined(__i386__)) && defined(__GNUC__)
+__attribute__((target("avx2"))) static bool cols_avx2(const int32_t *t, int n, int32_t A, float inv,
+                                                      float E, uint8_t *p)
+{
+    COLS_BODY
+}
+static cols_kern cols_fn(void)
+{
+    return npk_cpu_has(NPK_CPU_AVX2) ? cols_avx2 : cols_plain;
+}
+#else
+static cols_kern cols_fn(void)
+{
+    return cols_plain;
+}
+#endif
+
 static void tfl_rows_fill(const tfl_add *t, int32_t z1, int32_t z2, int32_t zo, int32_t lo,
                           int32_t hi, tfl_rows *r)
 {
@@ -369,16 +428,48 @@ static void tfl_rows_fill(const tfl_add *t, int32_t z1, int32_t z2, int32_t zo, 
         int64_t g = prev + (int64_t)per;
         tF[w - w0] = prev = first_at_least(tfl_out, &cx, w, prev + 1, Tmax, g);
     }
+    /* B's line for the row kernel: the slope's reciprocal as a float, the
+     * largest distance of B from the line, and the bound E (none when the
+     * line is too steep to prove much: every row walks) */
+    const float inv = B[255] > B[0] ? (float)(255.0 / ((double)B[255] - B[0])) : 0.0f;
+    double dev = 0;
+    for (int x = 0; x < 256 && inv > 0; x++) {
+        const double d = fabs((double)B[x] - B[0] - x / (double)inv);
+        dev = d > dev ? d : dev;
+    }
+    const double Ed = dev * inv + 0x1p-14 + 0x1p-16;
+    const bool line = inv > 0 && Ed < 0.25;
+    const float E = (float)Ed;
+    /* the thresholds less B[0] (int32: |A|, |B| < 2^28 by add.cc's shift 20) */
+    int32_t tB[257];
+    for (int w = w0 + 1; w <= w1; w++) tB[w - w0] = (int32_t)(tF[w - w0] - B[0]);
+    const cols_kern cols = cols_fn();
     uint32_t n = 0;
     for (int x1 = 0; x1 < 256; x1++) {
         const int a = (int)tfl_out(&cx, (int64_t)A[x1] + B[0]),
                   b = (int)tfl_out(&cx, (int64_t)A[x1] + B[255]);
         r->wmin[x1] = (int16_t)a, r->wmax[x1] = (int16_t)b, r->at[x1] = n;
+        uint8_t *p = r->p + n;
+        n += (uint32_t)(b - a);
+        if (line) {
+            if (!cols(tB + a + 1 - w0, b - a, A[x1], inv, E, p)) continue;
+            /* a level or a few near a column's edge (0): the first column
+             * whose B reaches it, from the level before's (p is
+             * nondecreasing; B[0] < need <= B[255]) */
+            for (int i = 0; i < b - a; i++) {
+                if (p[i]) continue;
+                const int64_t need = tF[a + 1 + i - w0] - A[x1];
+                int j = i > 0 ? p[i - 1] : 1;
+                while (B[j] < need) j++;
+                p[i] = (uint8_t)j;
+            }
+            continue;
+        }
         int j = 0;
         for (int w = a + 1; w <= b; w++) {
             const int64_t need = tF[w - w0] - A[x1];
             while (B[j] < need) j++; /* stops at 255 at the latest: B[255] >= need, w <= b */
-            r->p[n++] = (uint8_t)j;
+            *p++ = (uint8_t)j;
         }
     }
     r->at[256] = n;
@@ -429,11 +520,17 @@ static range_kern range_fn(void)
  * Y from below alone, one past its last from above. Only EW and OUT_CVT
  * enter (s2, c, k, clips), so a pair of them that leaves a row empty fails
  * with every BS/BN pair. False then. */
-static bool y_bounds(const rk_add_enc *h, const tfl_rows *r, int32_t z2, int64_t L[256],
-                     int64_t H[256])
+typedef struct yb_ctx {
+    int64_t tG[257]; /* tG[w + 128] for w in -127..127 */
+    int32_t t32[257];
+    int16_t far[258];
+    int64_t s2, E0;
+    range_kern range;
+} yb_ctx;
+
+static void yb_prep(const rk_add_enc *h, int32_t z2, yb_ctx *c)
 {
-    /* tG[w + 128] for w in -127..127 */
-    int64_t tG[257];
+    int64_t *tG = c->tG;
     tG[0] = -NO_SUM;  /* the ends are never a row's bound, but the int32 copy */
     tG[256] = NO_SUM; /* below reads them */
     const double per = ldexp(1.0, h->k) / h->c; /* sum units per output step */
@@ -453,66 +550,138 @@ static bool y_bounds(const rk_add_enc *h, const tfl_rows *r, int32_t z2, int64_t
     /* The same in int32 where a row's thresholds are within 2^30 (then
      * |tG - s2 p| < 2^31): the loop the compiler vectorises. far[] counts
      * the levels below w that are not. */
-    int32_t t32[257];
-    int16_t far[258];
-    far[0] = 0;
+    c->far[0] = 0;
     for (int i = 0; i < 257; i++) {
         const bool near = tG[i] >= -((int64_t)1 << 30) && tG[i] <= (int64_t)1 << 30;
-        t32[i] = near ? (int32_t)tG[i] : 0;
-        far[i + 1] = (int16_t)(far[i] + !near);
+        c->t32[i] = near ? (int32_t)tG[i] : 0;
+        c->far[i + 1] = (int16_t)(c->far[i] + !near);
     }
-    const int64_t s2 = h->s2, E0 = (int64_t)(0 - 128 - z2) * s2;
-    const int32_t s32 = (int32_t)h->s2;
-    const range_kern range = range_fn();
-    for (int x1 = 0; x1 < 256; x1++) {
-        const int a = r->wmin[x1], b = r->wmax[x1];
-        int64_t lo = a > -128 ? tG[a + 128] - E0 : -NO_SUM;
-        int64_t hi = b < 127 ? tG[b + 129] - (E0 + 255 * s2) - 1 : NO_SUM;
-        const uint8_t *p = r->p + r->at[x1];
-        int64_t vmax = -2 * NO_SUM, vmin = 2 * NO_SUM;
-        if (far[b + 129] == far[a + 129]) {
-            int32_t mx, mn;
-            range(t32 + a + 129, p, b - a, s32, &mx, &mn);
-            if (b > a) vmax = mx, vmin = mn;
-        } else {
-            const int64_t *t = tG + a + 129;
-            for (int i = 0; i < b - a; i++) {
-                const int64_t v = t[i] - s2 * p[i];
-                vmax = v > vmax ? v : vmax;
-                vmin = v < vmin ? v : vmin;
-            }
+    c->s2 = h->s2, c->E0 = (int64_t)(0 - 128 - z2) * c->s2;
+    c->range = range_fn();
+}
+
+/* Row x1's [*L, *H]; false when it is empty. */
+static bool yb_row(const yb_ctx *c, const tfl_rows *r, int x1, int64_t *L, int64_t *H)
+{
+    const int64_t *tG = c->tG, s2 = c->s2, E0 = c->E0;
+    const int a = r->wmin[x1], b = r->wmax[x1];
+    int64_t lo = a > -128 ? tG[a + 128] - E0 : -NO_SUM;
+    int64_t hi = b < 127 ? tG[b + 129] - (E0 + 255 * s2) - 1 : NO_SUM;
+    const uint8_t *p = r->p + r->at[x1];
+    int64_t vmax = -2 * NO_SUM, vmin = 2 * NO_SUM;
+    if (c->far[b + 129] == c->far[a + 129]) {
+        int32_t mx, mn;
+        c->range(c->t32 + a + 129, p, b - a, (int32_t)s2, &mx, &mn);
+        if (b > a) vmax = mx, vmin = mn;
+    } else {
+        const int64_t *t = tG + a + 129;
+        for (int i = 0; i < b - a; i++) {
+            const int64_t v = t[i] - s2 * p[i];
+            vmax = v > vmax ? v : vmax;
+            vmin = v < vmin ? v : vmin;
         }
-        if (b > a) {
-            lo = vmax - E0 > lo ? vmax - E0 : lo;
-            hi = vmin + s2 - 1 - E0 < hi ? vmin + s2 - 1 - E0 : hi;
-        }
-        if (lo > hi || lo > INT32_MAX || hi < INT32_MIN) return false;
-        L[x1] = lo, H[x1] = hi;
     }
+    if (b > a) {
+        lo = vmax - E0 > lo ? vmax - E0 : lo;
+        hi = vmin + s2 - 1 - E0 < hi ? vmin + s2 - 1 - E0 : hi;
+    }
+    if (lo > hi || lo > INT32_MAX || hi < INT32_MIN) return false;
+    *L = lo, *H = hi;
+    return true;
+}
+
+static bool y_bounds(const yb_ctx *c, const tfl_rows *r, int64_t L[256], int64_t H[256])
+{
+    for (int x1 = 0; x1 < 256; x1++)
+        if (!yb_row(c, r, x1, &L[x1], &H[x1])) return false;
     return true;
 }
 
 /* Narrow [*klo, *khi] to the K where every row's Y(x1, K) lies in its
- * [L, H] (Y is nondecreasing in K); false when nothing is left. */
-static bool k_interval(const rk_add_enc *h, const int64_t L[256], const int64_t H[256], int32_t z1,
-                       int64_t *klo, int64_t *khi)
+ * [L, H] (Y is nondecreasing in K); false when nothing is left. The result
+ * is the intersection of the rows' intervals, whatever the order, and a row
+ * taken twice changes nothing: so the rows that narrowed the range or
+ * emptied it for the previous candidate (seen[]) go first, and a failing
+ * candidate (most are) usually fails there, not after half the rows.
+ * Where X + K stays within int32 over the range and sa <= 31, Y(K) is
+ * floor((X + K) a1 / 2^sa) without saturation (and L, H are within int32,
+ * y_bounds), so Y >= L is (X + K) a1 >= L 2^sa (products < 2^62): a
+ * product per row and a division where a row narrows the range; else
+ * bracketed searches. */
+typedef struct k_rows {
+    const rk_add_enc *h;
+    const int64_t *L, *H;
+    int32_t z1;
+    bool direct;
+    int64_t lo, hi;
+} k_rows;
+
+/* floor(n / d) for d > 0 */
+static int64_t floor_div(int64_t n, int64_t d)
 {
-    const double ky = ldexp(1.0, h->sa) / h->a1; /* K units per unit of Y */
-    for (int x1 = 0; x1 < 256; x1++) {
-        const hw_y_cx yc = {h, sat32((int64_t)(x1 - 128 - z1) * h->b1)};
-        if (L[x1] > INT32_MIN && hw_y(&yc, *klo) < L[x1]) {
-            double g = (double)L[x1] * ky - (double)yc.X;
-            g = g < (double)*klo ? (double)*klo : g > (double)*khi ? (double)*khi : g;
-            *klo = first_at_least(hw_y, &yc, L[x1], *klo, *khi, (int64_t)g);
-            if (*klo > *khi) return false;
+    const int64_t q = n / d;
+    return q - (n % d != 0 && n < 0);
+}
+
+/* One row: bit 0 set when it raised lo, bit 1 when it lowered hi; -1 when
+ * the range is empty. */
+static int k_row(k_rows *k, int x1)
+{
+    const rk_add_enc *h = k->h;
+    const int64_t L = k->L[x1], H = k->H[x1];
+    int moved = 0;
+    if (k->direct) {
+        const int64_t X = (int64_t)(x1 - 128 - k->z1) * h->b1, a1 = h->a1,
+                      one = (int64_t)1 << h->sa;
+        if (L > INT32_MIN && (X + k->lo) * a1 < L * one) {
+            k->lo = -floor_div(-L * one, a1) - X; /* the smallest K with Y >= L */
+            moved |= 1;
         }
-        if (H[x1] < INT32_MAX && hw_y(&yc, *khi) > H[x1]) {
-            double g = (double)(H[x1] + 1) * ky - (double)yc.X;
-            g = g < (double)*klo ? (double)*klo : g > (double)*khi ? (double)*khi : g;
-            *khi = first_at_least(hw_y, &yc, H[x1] + 1, *klo, *khi, (int64_t)g) - 1;
-            if (*klo > *khi) return false;
+        if (H < INT32_MAX && (X + k->hi) * a1 >= (H + 1) * one) {
+            k->hi = floor_div((H + 1) * one - 1, a1) - X; /* the largest with Y <= H */
+            moved |= 2;
         }
+        return k->lo > k->hi ? -1 : moved;
     }
+    const double ky = ldexp(1.0, h->sa) / h->a1; /* K units per unit of Y */
+    const hw_y_cx yc = {h, sat32((int64_t)(x1 - 128 - k->z1) * h->b1)};
+    if (L > INT32_MIN && hw_y(&yc, k->lo) < L) {
+        double g = (double)L * ky - (double)yc.X;
+        g = g < (double)k->lo ? (double)k->lo : g > (double)k->hi ? (double)k->hi : g;
+        k->lo = first_at_least(hw_y, &yc, L, k->lo, k->hi, (int64_t)g);
+        if (k->lo > k->hi) return -1;
+        moved |= 1;
+    }
+    if (H < INT32_MAX && hw_y(&yc, k->hi) > H) {
+        double g = (double)(H + 1) * ky - (double)yc.X;
+        g = g < (double)k->lo ? (double)k->lo : g > (double)k->hi ? (double)k->hi : g;
+        k->hi = first_at_least(hw_y, &yc, H + 1, k->lo, k->hi, (int64_t)g) - 1;
+        if (k->lo > k->hi) return -1;
+        moved |= 2;
+    }
+    return moved;
+}
+
+static bool k_interval(const rk_add_enc *h, const int64_t L[256], const int64_t H[256], int32_t z1,
+                       int64_t *klo, int64_t *khi, uint8_t seen[2])
+{
+    const int64_t X0 = (int64_t)(0 - 128 - z1) * h->b1, X1 = (int64_t)(255 - 128 - z1) * h->b1;
+    k_rows k = {h,    L,   H, z1, h->sa <= 31 && X0 + *klo >= INT32_MIN && X1 + *khi <= INT32_MAX,
+                *klo, *khi};
+    for (int i = 0; i < 2; i++) {
+        const int m = k_row(&k, seen[i]);
+        if (m < 0) return false;
+    }
+    for (int x1 = 0; x1 < 256; x1++) {
+        const int m = k_row(&k, x1);
+        if (m < 0) {
+            seen[0] = seen[1], seen[1] = (uint8_t)x1;
+            return false;
+        }
+        if (m & 1) seen[0] = (uint8_t)x1;
+        if (m & 2) seen[1] = (uint8_t)x1;
+    }
+    *klo = k.lo, *khi = k.hi;
     return true;
 }
 
@@ -565,6 +734,19 @@ bool rk_add_exact_find(double sc1, double sc2, double sco, int32_t z1, int32_t z
     return e->found;
 }
 
+/* Whether the rows rows[0..n) alone leave a K in [klo, khi]: when not, no
+ * K works for all rows. */
+static bool k_subset(const rk_add_enc *h, const int64_t L[256], const int64_t H[256], int32_t z1,
+                     int64_t klo, int64_t khi, const uint8_t *rows, int n)
+{
+    const int64_t X0 = (int64_t)(0 - 128 - z1) * h->b1, X1 = (int64_t)(255 - 128 - z1) * h->b1;
+    k_rows k = {h,   L,  H, z1, h->sa <= 31 && X0 + klo >= INT32_MIN && X1 + khi <= INT32_MAX,
+                klo, khi};
+    for (int i = 0; i < n; i++)
+        if (k_row(&k, rows[i]) < 0) return false;
+    return true;
+}
+
 static bool add_exact_search(double sc1, double sc2, double sco, int32_t z1, int32_t z2, int32_t zo,
                              int32_t lo, int32_t hi, rk_add_enc *out)
 {
@@ -586,6 +768,7 @@ static bool add_exact_search(double sc1, double sc2, double sco, int32_t z1, int
     uint32_t s2v[CANDS], cv[CANDS];
     int kv[CANDS];
     int n2 = rk_add_best_pairs(m2, s2v, cv, kv);
+    uint8_t seen[2] = {0, 255}; /* k_interval's rows to try first */
     for (int i = 0; i < n2; i++) {
         rk_add_enc h;
         memset(&h, 0, sizeof h);
@@ -604,8 +787,19 @@ static bool add_exact_search(double sc1, double sc2, double sco, int32_t z1, int
             if (top <= 0 || cap > INT32_MAX) continue;
             h.cap = (int32_t)cap;
         }
+        /* Most EW/OUT_CVT pairs fail with every BS/BN pair, at a few rows:
+         * those rows' bounds first (the rows that narrowed or emptied K's
+         * range for the candidate before, and the ends), every row only
+         * for a BS/BN pair those leave a K. The same answer: rows left out
+         * only narrow the range further. */
+        yb_ctx yc;
+        yb_prep(&h, z2, &yc);
+        const uint8_t few[4] = {seen[0], seen[1], 0, 255};
         int64_t L[256], H[256];
-        if (!y_bounds(&h, &rows, z2, L, H)) continue;
+        bool ok = true;
+        for (int q = 0; q < 4 && ok; q++) ok = yb_row(&yc, &rows, few[q], &L[few[q]], &H[few[q]]);
+        if (!ok) continue;
+        bool full = false;
         /* Y per unit of d1: m1 in output steps times 2^k / c */
         double V = m1 * ldexp(1.0, h.k) / h.c;
         uint32_t b1v[CANDS], a1v[CANDS];
@@ -620,7 +814,10 @@ static bool add_exact_search(double sc1, double sc2, double sco, int32_t z1, int
             double k0 = (double)(zo - h.off) * step;
             if (span > ((int64_t)1 << 30) || fabs(k0) > (double)((int64_t)1 << 30)) continue;
             int64_t c0 = (int64_t)k0, klo = c0 - span, khi = c0 + span;
-            if (!k_interval(&h, L, H, z1, &klo, &khi)) continue;
+            if (!k_subset(&h, L, H, z1, klo, khi, few, 4)) continue;
+            if (!full && !y_bounds(&yc, &rows, L, H)) break; /* a row is empty: no pair works */
+            full = true;
+            if (!k_interval(&h, L, H, z1, &klo, &khi, seen)) continue;
             h.K = (int32_t)(klo + (khi - klo) / 2);
             *out = h;
             return true;
