@@ -590,29 +590,27 @@ static bool yb_row(const yb_ctx *c, const tfl_rows *r, int x1, int64_t *L, int64
     return true;
 }
 
-static bool y_bounds(const yb_ctx *c, const tfl_rows *r, int64_t L[256], int64_t H[256])
-{
-    for (int x1 = 0; x1 < 256; x1++)
-        if (!yb_row(c, r, x1, &L[x1], &H[x1])) return false;
-    return true;
-}
-
 /* Narrow [*klo, *khi] to the K where every row's Y(x1, K) lies in its
  * [L, H] (Y is nondecreasing in K); false when nothing is left. The result
  * is the intersection of the rows' intervals, whatever the order, and a row
  * taken twice changes nothing: so the rows that narrowed the range or
- * emptied it for the previous candidate (seen[]) go first, and a failing
- * candidate (most are) usually fails there, not after half the rows.
- * Where X + K stays within int32 over the range and sa <= 31, Y(K) is
- * floor((X + K) a1 / 2^sa) without saturation (and L, H are within int32,
- * y_bounds), so Y >= L is (X + K) a1 >= L 2^sa (products < 2^62): a
- * product per row and a division where a row narrows the range; else
- * bracketed searches. */
+ * emptied it for the previous candidate (seen[]) go first. A row's [L, H]
+ * is computed when first needed (yb_row; kept in L, H for the BS/BN pairs
+ * after), so a failing candidate (most are) stops at its first bad row
+ * without the rows after it; an empty [L, H] fails every BS/BN pair of
+ * this EW/OUT_CVT pair (*dead). Where X + K stays within int32 over the
+ * range and sa <= 31, Y(K) is floor((X + K) a1 / 2^sa) without saturation
+ * (L, H within int32), so Y >= L is (X + K) a1 >= L 2^sa (products <
+ * 2^62): a product per row and a division where a row narrows the range;
+ * else bracketed searches. */
 typedef struct k_rows {
     const rk_add_enc *h;
-    const int64_t *L, *H;
+    const yb_ctx *yc;
+    const tfl_rows *r;
+    int64_t *L, *H;
+    uint8_t *have; /* rows whose L, H are computed */
     int32_t z1;
-    bool direct;
+    bool direct, dead;
     int64_t lo, hi;
 } k_rows;
 
@@ -625,9 +623,22 @@ static int64_t floor_div(int64_t n, int64_t d)
 
 /* One row: bit 0 set when it raised lo, bit 1 when it lowered hi; -1 when
  * the range is empty. */
+/* Row x1's [L, H], computed once; false (and dead) when it is empty. */
+static bool k_have(k_rows *k, int x1)
+{
+    if (k->have[x1]) return true;
+    if (!yb_row(k->yc, k->r, x1, &k->L[x1], &k->H[x1])) {
+        k->dead = true;
+        return false;
+    }
+    k->have[x1] = 1;
+    return true;
+}
+
 static int k_row(k_rows *k, int x1)
 {
     const rk_add_enc *h = k->h;
+    if (!k_have(k, x1)) return -1;
     const int64_t L = k->L[x1], H = k->H[x1];
     int moved = 0;
     if (k->direct) {
@@ -662,18 +673,17 @@ static int k_row(k_rows *k, int x1)
     return moved;
 }
 
-static bool k_interval(const rk_add_enc *h, const int64_t L[256], const int64_t H[256], int32_t z1,
-                       int64_t *klo, int64_t *khi, uint8_t seen[2])
+static bool k_interval(k_rows *k, int64_t *klo, int64_t *khi, uint8_t seen[2])
 {
-    const int64_t X0 = (int64_t)(0 - 128 - z1) * h->b1, X1 = (int64_t)(255 - 128 - z1) * h->b1;
-    k_rows k = {h,    L,   H, z1, h->sa <= 31 && X0 + *klo >= INT32_MIN && X1 + *khi <= INT32_MAX,
-                *klo, *khi};
-    for (int i = 0; i < 2; i++) {
-        const int m = k_row(&k, seen[i]);
-        if (m < 0) return false;
-    }
+    const rk_add_enc *h = k->h;
+    const int64_t X0 = (int64_t)(0 - 128 - k->z1) * h->b1,
+                  X1 = (int64_t)(255 - 128 - k->z1) * h->b1;
+    k->direct = h->sa <= 31 && X0 + *klo >= INT32_MIN && X1 + *khi <= INT32_MAX;
+    k->lo = *klo, k->hi = *khi;
+    for (int i = 0; i < 2; i++)
+        if (k_row(k, seen[i]) < 0) return false;
     for (int x1 = 0; x1 < 256; x1++) {
-        const int m = k_row(&k, x1);
+        const int m = k_row(k, x1);
         if (m < 0) {
             seen[0] = seen[1], seen[1] = (uint8_t)x1;
             return false;
@@ -681,7 +691,7 @@ static bool k_interval(const rk_add_enc *h, const int64_t L[256], const int64_t 
         if (m & 1) seen[0] = (uint8_t)x1;
         if (m & 2) seen[1] = (uint8_t)x1;
     }
-    *klo = k.lo, *khi = k.hi;
+    *klo = k->lo, *khi = k->hi;
     return true;
 }
 
@@ -734,19 +744,6 @@ bool rk_add_exact_find(double sc1, double sc2, double sco, int32_t z1, int32_t z
     return e->found;
 }
 
-/* Whether the rows rows[0..n) alone leave a K in [klo, khi]: when not, no
- * K works for all rows. */
-static bool k_subset(const rk_add_enc *h, const int64_t L[256], const int64_t H[256], int32_t z1,
-                     int64_t klo, int64_t khi, const uint8_t *rows, int n)
-{
-    const int64_t X0 = (int64_t)(0 - 128 - z1) * h->b1, X1 = (int64_t)(255 - 128 - z1) * h->b1;
-    k_rows k = {h,   L,  H, z1, h->sa <= 31 && X0 + klo >= INT32_MIN && X1 + khi <= INT32_MAX,
-                klo, khi};
-    for (int i = 0; i < n; i++)
-        if (k_row(&k, rows[i]) < 0) return false;
-    return true;
-}
-
 static bool add_exact_search(double sc1, double sc2, double sco, int32_t z1, int32_t z2, int32_t zo,
                              int32_t lo, int32_t hi, rk_add_enc *out)
 {
@@ -787,19 +784,15 @@ static bool add_exact_search(double sc1, double sc2, double sco, int32_t z1, int
             if (top <= 0 || cap > INT32_MAX) continue;
             h.cap = (int32_t)cap;
         }
-        /* Most EW/OUT_CVT pairs fail with every BS/BN pair, at a few rows:
-         * those rows' bounds first (the rows that narrowed or emptied K's
-         * range for the candidate before, and the ends), every row only
-         * for a BS/BN pair those leave a K. The same answer: rows left out
-         * only narrow the range further. */
+        /* the rows' [L, H] as k_interval needs them; the rows that bound
+         * K for the pair before, and the ends, before the BS/BN pairs */
         yb_ctx yc;
         yb_prep(&h, z2, &yc);
-        const uint8_t few[4] = {seen[0], seen[1], 0, 255};
         int64_t L[256], H[256];
-        bool ok = true;
-        for (int q = 0; q < 4 && ok; q++) ok = yb_row(&yc, &rows, few[q], &L[few[q]], &H[few[q]]);
-        if (!ok) continue;
-        bool full = false;
+        uint8_t have[256] = {0};
+        k_rows kr = {&h, &yc, &rows, L, H, have, z1, false, false, 0, 0};
+        if (!k_have(&kr, seen[0]) || !k_have(&kr, seen[1]) || !k_have(&kr, 0) || !k_have(&kr, 255))
+            continue;
         /* Y per unit of d1: m1 in output steps times 2^k / c */
         double V = m1 * ldexp(1.0, h.k) / h.c;
         uint32_t b1v[CANDS], a1v[CANDS];
@@ -814,10 +807,10 @@ static bool add_exact_search(double sc1, double sc2, double sco, int32_t z1, int
             double k0 = (double)(zo - h.off) * step;
             if (span > ((int64_t)1 << 30) || fabs(k0) > (double)((int64_t)1 << 30)) continue;
             int64_t c0 = (int64_t)k0, klo = c0 - span, khi = c0 + span;
-            if (!k_subset(&h, L, H, z1, klo, khi, few, 4)) continue;
-            if (!full && !y_bounds(&yc, &rows, L, H)) break; /* a row is empty: no pair works */
-            full = true;
-            if (!k_interval(&h, L, H, z1, &klo, &khi, seen)) continue;
+            if (!k_interval(&kr, &klo, &khi, seen)) {
+                if (kr.dead) break; /* a row is empty: no BS/BN pair works */
+                continue;
+            }
             h.K = (int32_t)(klo + (khi - klo) / 2);
             *out = h;
             return true;
