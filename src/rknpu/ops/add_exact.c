@@ -75,11 +75,11 @@ static int64_t sat32(int64_t v)
 /* One value v exactly as the first scan did it: the 15-bit mantissa m and
  * shift s of target / v, and the error |v * m / 2^s - target| (exact: both
  * within a factor 2). False when s is out of the registers' range. */
-static bool pair_at(double target, uint32_t v, int32_t *m, int *s, double *d)
+static bool pair_at(double target, uint32_t v, int32_t *raw, int32_t *m, int *s, double *d)
 {
     int ex;
     const double f = frexp(target / v, &ex);
-    *m = (int32_t)(f * 32768.0 + 0.5);
+    *raw = *m = (int32_t)(f * 32768.0 + 0.5);
     *s = 15 - ex;
     *d = fabs((double)v * (double)*m * ldexp(1.0, -*s) - target);
     if (*m == 32768) *m = 16384, --*s;
@@ -92,27 +92,54 @@ typedef struct pair_list {
     double dev[CANDS]; /* absolute errors of the kept ones */
     uint32_t *v, *a;
     int *e, n;
+    double target;
+    uint32_t ulo[2], uhi[2]; /* values not scanned: [ulo, uhi) (mirrors, best_pairs) */
 } pair_list;
 
-static void pair_insert(pair_list *l, uint32_t x, int32_t m, int s, double d)
+/* Whether (d, x) comes before (d', x'): the scan's order (by error, an
+ * equal error after the smaller v), whatever order the values come in. */
+static bool pair_before(double d, uint32_t x, double d2, uint32_t x2)
 {
-    if (l->n == CANDS && !(d < l->dev[CANDS - 1])) return;
+    return d < d2 || (d == d2 && x < x2);
+}
+
+static void pair_offer(pair_list *l, double target, uint32_t x);
+
+/* A value kept with its 15-bit quotient m (before the 32768 adjustment):
+ * its mirror m, the value whose quotient is x with the same
+ * product and error, is offered when it is among the values not scanned. */
+static void pair_mirror(pair_list *l, uint32_t x, int32_t m)
+{
+    for (int r = 0; r < 2; r++)
+        if ((uint32_t)m >= l->ulo[r] && (uint32_t)m < l->uhi[r] && (uint32_t)m != x)
+            pair_offer(l, l->target, (uint32_t)m);
+}
+
+/* Keep x if it is among the best CANDS so far (by pair_before); raw is
+ * its quotient before the 32768 adjustment (for its mirror). */
+static void pair_insert(pair_list *l, uint32_t x, int32_t raw, int32_t m, int s, double d)
+{
+    if (l->n == CANDS && !pair_before(d, x, l->dev[CANDS - 1], l->v[CANDS - 1])) return;
+    for (int j = 0; j < l->n; j++)
+        if (l->v[j] == x) return; /* offered again as a mirror */
     int at = l->n;
-    while (at > 0 && l->dev[at - 1] > d) at--; /* the relative error d / target orders the same */
+    while (at > 0 && pair_before(d, x, l->dev[at - 1], l->v[at - 1]))
+        at--; /* the relative error d / target orders the same */
     int last = l->n < CANDS ? l->n : CANDS - 1;
     for (int j = last; j > at; j--)
         l->dev[j] = l->dev[j - 1], l->v[j] = l->v[j - 1], l->a[j] = l->a[j - 1],
         l->e[j] = l->e[j - 1];
     l->dev[at] = d, l->v[at] = x, l->a[at] = (uint32_t)m, l->e[at] = s;
     if (l->n < CANDS) l->n++;
+    pair_mirror(l, x, raw);
 }
 
 static void pair_offer(pair_list *l, double target, uint32_t x)
 {
-    int32_t m;
+    int32_t raw, m;
     int s;
     double d;
-    if (pair_at(target, x, &m, &s, &d)) pair_insert(l, x, m, s, d);
+    if (pair_at(target, x, &raw, &m, &s, &d)) pair_insert(l, x, raw, m, s, d);
 }
 
 /* Once CANDS are kept, only a v whose error is below the last kept one's
@@ -233,35 +260,89 @@ static filter_res pair_filter(pair_list *l, filter_kern kern, double target, uin
             const int i = 8 * g + lowest_bit(word);
             const double d = fabs((double)(x0 + (uint32_t)i) * mv[i] * lo - target);
             if (mv[i] == 32768)
-                pair_insert(l, x0 + (uint32_t)i, 16384, 14 - ea, d);
+                pair_insert(l, x0 + (uint32_t)i, 32768, 16384, 14 - ea, d);
             else
-                pair_insert(l, x0 + (uint32_t)i, mv[i], 15 - ea, d);
+                pair_insert(l, x0 + (uint32_t)i, mv[i], mv[i], 15 - ea, d);
         }
     }
     return FILTERED;
 }
 
-static int best_pairs(filter_kern kern, double target, uint32_t v[CANDS], uint32_t a[CANDS],
-                      int e[CANDS])
+/* Values [x, end) as the scan reaches them: the filter over the longest
+ * block that qualifies (a change of exponent splits one), else one value
+ * exactly. */
+static void pairs_scan(pair_list *l, filter_kern kern, uint32_t x, uint32_t end)
 {
-    if (!(target > 0) || !isfinite(target)) return 0;
-    pair_list l = {{0}, v, a, e, 0};
-    const uint32_t end = 1u << 15;
     int grow = 16; /* blocks grow as the bound tightens (a bound of the first few passes many) */
-    for (uint32_t x = 1u << 14; x < end;) {
-        /* the filter over the longest block that qualifies (a change of
-         * exponent splits one), else this value alone, exactly */
+    while (x < end) {
         int len = (int)(end - x < (uint32_t)grow ? end - x : (uint32_t)grow) & ~7;
         filter_res r = SINGLE;
-        while (len >= 16 && (r = pair_filter(&l, kern, target, x, len)) == SPLIT)
+        while (len >= 16 && (r = pair_filter(l, kern, l->target, x, len)) == SPLIT)
             len = len / 2 & ~7;
         if (len >= 16 && r == FILTERED) {
             x += (uint32_t)len;
             grow = grow < BLOCK ? 2 * grow : BLOCK;
         } else {
-            pair_offer(&l, target, x);
+            pair_offer(l, l->target, x);
             x++;
         }
+    }
+}
+
+/* Half the scan from the symmetry of v * m: within the values whose
+ * target / v has one exponent, [lo, hi) with N = target 2^(15 - e), a value
+ * v and its quotient m = round(N / v) are each other's quotient when the
+ * error |v m - N| is below m / 2 (>= 8192 units; the kept ones are far
+ * below), with the same product and error, and the range maps onto itself
+ * about sqrt(N). So the values [sqrt(N) + MIRROR_C, hi - MIRROR_E) are not
+ * scanned: each one whose error is small has its quotient, at least
+ * MIRROR_E / 2 - 1 above lo, in the part scanned, which offers it when kept
+ * (pair_mirror). At the end, a sixth error of 4096 units or more (never
+ * seen) makes it scan everything. */
+#define MIRROR_C 16
+#define MIRROR_E 32
+static int best_pairs(filter_kern kern, double target, uint32_t v[CANDS], uint32_t a[CANDS],
+                      int e[CANDS])
+{
+    if (!(target > 0) || !isfinite(target)) return 0;
+    pair_list l = {{0}, v, a, e, 0, target, {0, 0}, {0, 0}};
+    const uint32_t lo = 1u << 14, end = 1u << 15;
+    /* the values' exponent regions: [lo, vb) and [vb, end) */
+    int e0, ex;
+    (void)frexp(target / lo, &e0);
+    uint32_t vb = end, a0 = lo; /* the first value whose exponent is below e0 */
+    while (a0 + 1 < vb) {
+        const uint32_t mid = a0 + (vb - a0) / 2;
+        (void)frexp(target / mid, &ex);
+        if (ex < e0)
+            vb = mid;
+        else
+            a0 = mid;
+    }
+    const uint32_t rlo[2] = {lo, vb}, rhi[2] = {vb, end};
+    double unit = 0; /* the largest 2^(15 - e) of a region with values not scanned */
+    for (int r = 0; r < 2; r++) {
+        const double N = ldexp(target, 15 - (e0 - r));
+        const double c = floor(sqrt(N));
+        if (!(c >= rlo[r] && c < rhi[r]) || 15 - (e0 - r) > 62 || 15 - (e0 - r) < 2) continue;
+        const uint32_t ua = (uint32_t)c + MIRROR_C, ub = rhi[r] - MIRROR_E;
+        if (ua + 64 < ub) {
+            l.ulo[r] = ua, l.uhi[r] = ub;
+            const double u = ldexp(1.0, 15 - (e0 - r));
+            unit = u > unit ? u : unit;
+        }
+    }
+    for (int r = 0; r < 2; r++) {
+        if (l.uhi[r] > l.ulo[r]) {
+            pairs_scan(&l, kern, rlo[r], l.ulo[r]);
+            pairs_scan(&l, kern, l.uhi[r], rhi[r]);
+        } else {
+            pairs_scan(&l, kern, rlo[r], rhi[r]);
+        }
+    }
+    if (unit > 0 && !(l.n == CANDS && l.dev[CANDS - 1] * unit < 4096.0)) {
+        l.n = 0, l.ulo[0] = l.uhi[0] = l.ulo[1] = l.uhi[1] = 0;
+        pairs_scan(&l, kern, lo, end);
     }
     return l.n;
 }
