@@ -8,11 +8,13 @@
  * MultiplyByQuantizedMultiplierSmallerThanOneExp, each a double rounding)
  * for all 65,536 input pairs. Both sides are nondecreasing functions of a
  * sum of one term per input, so the proof works on rows: TFLite's row x1 is
- * a run of levels (tfl_rows), the registers' row must change level at the
- * same columns, which bounds BN's output Y per row (y_bounds), and Y is
- * nondecreasing in K, so each row bounds K from both sides (k_interval); a
- * nonempty intersection is an exact encoding. test_add_exact compares the
- * answers with a brute force over every pair. */
+ * a run of levels (tfl_rows; the columns where they start from B's line,
+ * proved away from a column's edge), the registers' row must change level
+ * at the same columns, which bounds BN's output Y per row (yb_row), and Y
+ * is nondecreasing in K, so each row bounds K from both sides (k_interval,
+ * computing rows' bounds as it needs them and stopping a failing candidate
+ * at its first bad row); a nonempty intersection is an exact encoding.
+ * test_add_exact compares the answers with a brute force over every pair. */
 #include "add_exact.h"
 #include "memo.h"
 
@@ -251,8 +253,8 @@ static filter_res pair_filter(pair_list *l, filter_kern kern, double target, uin
     uint8_t bits[BLOCK / 8];
     if (!kern((int32_t)x0, len, (float)N, pmin, pmax, mv, bits)) return FILTERED;
     const double lo = ldexp(1.0, ea - 15);
-    /* the few set bits, eight bytes at a time (len / 8 is a multiple of 2:
-     * the tail word's missing bytes are zero) */
+    /* the few set bits, eight bytes at a time (the last word of a block
+     * whose length is not a multiple of 64 takes only its bytes) */
     for (int g = 0; g < len / 8; g += 8) {
         uint64_t word = 0;
         for (int b = 0; b < 8 && g + b < len / 8; b++) word |= (uint64_t)bits[g + b] << (8 * b);
@@ -510,8 +512,8 @@ static void tfl_rows_fill(const tfl_add *t, int32_t z1, int32_t z2, int32_t zo, 
         tF[w - w0] = prev = first_at_least(tfl_out, &cx, w, prev + 1, Tmax, g);
     }
     /* B's line for the row kernel: the slope's reciprocal as a float, the
-     * largest distance of B from the line, and the bound E (none when the
-     * line is too steep to prove much: every row walks) */
+     * largest distance of B from the line, and the bound E (no line when B
+     * is too far from it to prove much: every row walks) */
     const float inv = B[255] > B[0] ? (float)(255.0 / ((double)B[255] - B[0])) : 0.0f;
     double dev = 0;
     for (int x = 0; x < 256 && inv > 0; x++) {
@@ -592,15 +594,7 @@ static range_kern range_fn(void)
 }
 #endif
 
-/* The interval [L, H] BN's output Y must lie in, per row x1, for the
- * outputs to equal TFLite's across the row: for every level w the row
- * reaches at column p,
- *   Y + E[p] >= tG(w)  and  Y + E[p-1] < tG(w),
- * with E[x2] = E0 + s2 x2 EW's term and tG(w) the smallest sum the
- * registers put at level w (OUT_CVT, clips); the row's first level bounds
- * Y from below alone, one past its last from above. Only EW and OUT_CVT
- * enter (s2, c, k, clips), so a pair of them that leaves a row empty fails
- * with every BS/BN pair. False then. */
+/* An EW/OUT_CVT pair's thresholds for the rows' bounds (yb_row). */
 typedef struct yb_ctx {
     int64_t tG[257]; /* tG[w + 128] for w in -127..127 */
     int32_t t32[257];
@@ -641,7 +635,15 @@ static void yb_prep(const rk_add_enc *h, int32_t z2, yb_ctx *c)
     c->range = range_fn();
 }
 
-/* Row x1's [*L, *H]; false when it is empty. */
+/* The interval [L, H] BN's output Y must lie in, per row x1, for the
+ * outputs to equal TFLite's across the row: for every level w the row
+ * reaches at column p,
+ *   Y + E[p] >= tG(w)  and  Y + E[p-1] < tG(w),
+ * with E[x2] = E0 + s2 x2 EW's term and tG(w) the smallest sum the
+ * registers put at level w (OUT_CVT, clips); the row's first level bounds
+ * Y from below alone, one past its last from above. Only EW and OUT_CVT
+ * enter (s2, c, k, clips), so a pair of them that leaves a row empty fails
+ * with every BS/BN pair. False then (row x1 alone, yb_row). */
 static bool yb_row(const yb_ctx *c, const tfl_rows *r, int x1, int64_t *L, int64_t *H)
 {
     const int64_t *tG = c->tG, s2 = c->s2, E0 = c->E0;
@@ -702,8 +704,6 @@ static int64_t floor_div(int64_t n, int64_t d)
     return q - (n % d != 0 && n < 0);
 }
 
-/* One row: bit 0 set when it raised lo, bit 1 when it lowered hi; -1 when
- * the range is empty. */
 /* Row x1's [L, H], computed once; false (and dead) when it is empty. */
 static bool k_have(k_rows *k, int x1)
 {
@@ -716,6 +716,8 @@ static bool k_have(k_rows *k, int x1)
     return true;
 }
 
+/* One row: bit 0 set when it raised lo, bit 1 when it lowered hi; -1 when
+ * the range is empty. */
 static int k_row(k_rows *k, int x1)
 {
     const rk_add_enc *h = k->h;
