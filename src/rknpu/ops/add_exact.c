@@ -527,10 +527,14 @@ static void tfl_rows_fill(const tfl_add *t, int32_t z1, int32_t z2, int32_t zo, 
     int32_t tB[257];
     for (int w = w0 + 1; w <= w1; w++) tB[w - w0] = (int32_t)(tF[w - w0] - B[0]);
     const cols_kern cols = cols_fn();
+    /* a row's first and last levels from the thresholds: the level at a
+     * sum T is w0 and one per threshold tF <= T; A is nondecreasing, so the
+     * counts only grow from row to row */
     uint32_t n = 0;
+    int a = w0, b = w0;
     for (int x1 = 0; x1 < 256; x1++) {
-        const int a = (int)tfl_out(&cx, (int64_t)A[x1] + B[0]),
-                  b = (int)tfl_out(&cx, (int64_t)A[x1] + B[255]);
+        while (a < w1 && tF[a + 1 - w0] <= (int64_t)A[x1] + B[0]) a++;
+        while (b < w1 && tF[b + 1 - w0] <= (int64_t)A[x1] + B[255]) b++;
         r->wmin[x1] = (int16_t)a, r->wmax[x1] = (int16_t)b, r->at[x1] = n;
         uint8_t *p = r->p + n;
         n += (uint32_t)(b - a);
