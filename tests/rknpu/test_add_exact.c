@@ -223,6 +223,51 @@ static void test_random_quantisations(void **state)
     free(want);
 }
 
+/* Quantisations that stress the proof's shortcuts (a row's columns from
+ * B's line, proved only away from a column's edge; K's bounds by division;
+ * rows computed as the K search needs them), each against the brute force:
+ * equal scales and exact halves (add.cc's multipliers 1/2 and shift 1:
+ * its roundings meet ties), an output scale a fraction of the inputs'
+ * (most of every row saturated), one many times theirs (rows of one or two
+ * levels), inputs two decades apart (many columns per level, or a level
+ * per few columns), zero points at the ends of the range. */
+static void test_stress_quantisations(void **state)
+{
+    (void)state;
+    int8_t *want = malloc(65536);
+    assert_non_null(want);
+    uint64_t r = 0x57E55ADDull;
+    const int n = npk_test_light() ? 8 : 32;
+    int found = 0;
+    for (int i = 0; i < n; i++) {
+        bcase c;
+        c.s1 = 0.002 * pow(100.0, npk_randf(&r));
+        switch (i % 8) {
+        case 0: c.s2 = c.s1; break;
+        case 1: c.s2 = c.s1 / 2; break;
+        case 2: c.s2 = c.s1 * 2; break;
+        case 3: c.s2 = c.s1 * 0.01 * (1.0 + npk_randf(&r)); break;
+        case 4: c.s2 = c.s1 * 60.0 * (1.0 + npk_randf(&r)); break;
+        default: c.s2 = 0.002 * pow(100.0, npk_randf(&r)); break;
+        }
+        const double mx = c.s1 > c.s2 ? c.s1 : c.s2;
+        c.so = i % 8 == 5   ? mx * (0.2 + 0.3 * npk_randf(&r))
+               : i % 8 == 6 ? mx * (4.0 + 30.0 * npk_randf(&r))
+                            : mx * (0.5 + 2.0 * npk_randf(&r));
+        c.s1 = (float)c.s1, c.s2 = (float)c.s2, c.so = (float)c.so;
+        c.z1 = rnd(&r, -128, 127), c.z2 = rnd(&r, -128, 127), c.zo = rnd(&r, -128, 127);
+        if (i % 4 == 3) c.z1 = -128, c.z2 = 127;
+        if (i % 4 == 1) c.z1 = 127, c.zo = -128;
+        c.lo = -128, c.hi = 127;
+        if (i % 3 == 1) c.lo = c.zo > 100 ? 100 : c.zo, c.hi = 127; /* ReLU */
+        if (i % 5 == 2) c.lo = rnd(&r, -128, 0), c.hi = rnd(&r, 1, 127);
+        found += check_case(&c, want);
+    }
+    printf("%d stress quantisations: %d exact encodings, the same as the brute force\n", n, found);
+    assert_true(found >= n / 4);
+    free(want);
+}
+
 /* The planner's candidate search (a filter, then the scan's evaluation of
  * the values it passes) against the scan itself, above: the same pairs in
  * the same order for random multipliers over the registers' whole range of
@@ -317,6 +362,7 @@ int main(void)
 {
     const struct CMUnitTest tests[] = {
         cmocka_unit_test(test_random_quantisations),
+        cmocka_unit_test(test_stress_quantisations),
         cmocka_unit_test(test_known_layers),
         cmocka_unit_test(test_best_pairs),
     };

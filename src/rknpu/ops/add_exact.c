@@ -8,11 +8,13 @@
  * MultiplyByQuantizedMultiplierSmallerThanOneExp, each a double rounding)
  * for all 65,536 input pairs. Both sides are nondecreasing functions of a
  * sum of one term per input, so the proof works on rows: TFLite's row x1 is
- * a run of levels (tfl_rows), the registers' row must change level at the
- * same columns, which bounds BN's output Y per row (y_bounds), and Y is
- * nondecreasing in K, so each row bounds K from both sides (k_interval); a
- * nonempty intersection is an exact encoding. test_add_exact compares the
- * answers with a brute force over every pair. */
+ * a run of levels (tfl_rows; the columns where they start from B's line,
+ * proved away from a column's edge), the registers' row must change level
+ * at the same columns, which bounds BN's output Y per row (yb_row), and Y
+ * is nondecreasing in K, so each row bounds K from both sides (k_interval,
+ * computing rows' bounds as it needs them and stopping a failing candidate
+ * at its first bad row); a nonempty intersection is an exact encoding.
+ * test_add_exact compares the answers with a brute force over every pair. */
 #include "add_exact.h"
 #include "memo.h"
 
@@ -41,12 +43,17 @@ static int32_t srdhm(int32_t a, int32_t b)
     return (int32_t)((ab + nudge) / ((int64_t)1 << 31)); /* truncates, as gemmlowp */
 }
 
+static int64_t floor_shift(int64_t v, int s)
+{
+    return v >= 0 ? v >> s : -((-v - 1) >> s) - 1;
+}
+
 static int32_t rdbpot(int32_t x, int e)
 {
     int32_t mask = (int32_t)(((int64_t)1 << e) - 1);
     int32_t rem = x & mask;
     int32_t thr = (mask >> 1) + (x < 0 ? 1 : 0);
-    int32_t fl = (int32_t)((x - rem) / ((int64_t)1 << e)); /* floor: x - rem is a multiple */
+    int32_t fl = (int32_t)floor_shift((int64_t)x - rem, e); /* exact: x - rem is a multiple */
     return fl + (rem > thr ? 1 : 0);
 }
 
@@ -60,11 +67,6 @@ static int64_t sat32(int64_t v)
     return v > INT32_MAX ? INT32_MAX : v < INT32_MIN ? INT32_MIN : v;
 }
 
-static int64_t floor_shift(int64_t v, int s)
-{
-    return v >= 0 ? v >> s : -((-v - 1) >> s) - 1;
-}
-
 /* The best `n` values v in [2^14, 2^15) for v * (mant of target / v),
  * by relative error: fills v[], a[], e[]. The mantissa of target / v is
  * rounded to 15 bits (half up: the value is positive), a = mant * 2^e;
@@ -75,11 +77,11 @@ static int64_t floor_shift(int64_t v, int s)
 /* One value v exactly as the first scan did it: the 15-bit mantissa m and
  * shift s of target / v, and the error |v * m / 2^s - target| (exact: both
  * within a factor 2). False when s is out of the registers' range. */
-static bool pair_at(double target, uint32_t v, int32_t *m, int *s, double *d)
+static bool pair_at(double target, uint32_t v, int32_t *raw, int32_t *m, int *s, double *d)
 {
     int ex;
     const double f = frexp(target / v, &ex);
-    *m = (int32_t)(f * 32768.0 + 0.5);
+    *raw = *m = (int32_t)(f * 32768.0 + 0.5);
     *s = 15 - ex;
     *d = fabs((double)v * (double)*m * ldexp(1.0, -*s) - target);
     if (*m == 32768) *m = 16384, --*s;
@@ -92,27 +94,54 @@ typedef struct pair_list {
     double dev[CANDS]; /* absolute errors of the kept ones */
     uint32_t *v, *a;
     int *e, n;
+    double target;
+    uint32_t ulo[2], uhi[2]; /* values not scanned: [ulo, uhi) (mirrors, best_pairs) */
 } pair_list;
 
-static void pair_insert(pair_list *l, uint32_t x, int32_t m, int s, double d)
+/* Whether (d, x) comes before (d', x'): the scan's order (by error, an
+ * equal error after the smaller v), whatever order the values come in. */
+static bool pair_before(double d, uint32_t x, double d2, uint32_t x2)
 {
-    if (l->n == CANDS && !(d < l->dev[CANDS - 1])) return;
+    return d < d2 || (d == d2 && x < x2);
+}
+
+static void pair_offer(pair_list *l, double target, uint32_t x);
+
+/* A value kept with its 15-bit quotient m (before the 32768 adjustment):
+ * its mirror m, the value whose quotient is x with the same
+ * product and error, is offered when it is among the values not scanned. */
+static void pair_mirror(pair_list *l, uint32_t x, int32_t m)
+{
+    for (int r = 0; r < 2; r++)
+        if ((uint32_t)m >= l->ulo[r] && (uint32_t)m < l->uhi[r] && (uint32_t)m != x)
+            pair_offer(l, l->target, (uint32_t)m);
+}
+
+/* Keep x if it is among the best CANDS so far (by pair_before); raw is
+ * its quotient before the 32768 adjustment (for its mirror). */
+static void pair_insert(pair_list *l, uint32_t x, int32_t raw, int32_t m, int s, double d)
+{
+    if (l->n == CANDS && !pair_before(d, x, l->dev[CANDS - 1], l->v[CANDS - 1])) return;
+    for (int j = 0; j < l->n; j++)
+        if (l->v[j] == x) return; /* offered again as a mirror */
     int at = l->n;
-    while (at > 0 && l->dev[at - 1] > d) at--; /* the relative error d / target orders the same */
+    while (at > 0 && pair_before(d, x, l->dev[at - 1], l->v[at - 1]))
+        at--; /* the relative error d / target orders the same */
     int last = l->n < CANDS ? l->n : CANDS - 1;
     for (int j = last; j > at; j--)
         l->dev[j] = l->dev[j - 1], l->v[j] = l->v[j - 1], l->a[j] = l->a[j - 1],
         l->e[j] = l->e[j - 1];
     l->dev[at] = d, l->v[at] = x, l->a[at] = (uint32_t)m, l->e[at] = s;
     if (l->n < CANDS) l->n++;
+    pair_mirror(l, x, raw);
 }
 
 static void pair_offer(pair_list *l, double target, uint32_t x)
 {
-    int32_t m;
+    int32_t raw, m;
     int s;
     double d;
-    if (pair_at(target, x, &m, &s, &d)) pair_insert(l, x, m, s, d);
+    if (pair_at(target, x, &raw, &m, &s, &d)) pair_insert(l, x, raw, m, s, d);
 }
 
 /* Once CANDS are kept, only a v whose error is below the last kept one's
@@ -194,6 +223,18 @@ static filter_kern filter_fn(void)
 }
 #endif
 
+/* The index of the lowest set bit of w != 0. */
+static int lowest_bit(uint64_t w)
+{
+#if defined(__GNUC__)
+    return __builtin_ctzll(w);
+#else
+    int i = 0;
+    while (!(w >> i & 1)) i++;
+    return i;
+#endif
+}
+
 typedef enum { FILTERED, SPLIT, SINGLE } filter_res;
 static filter_res pair_filter(pair_list *l, filter_kern kern, double target, uint32_t x0, int len)
 {
@@ -212,40 +253,98 @@ static filter_res pair_filter(pair_list *l, filter_kern kern, double target, uin
     uint8_t bits[BLOCK / 8];
     if (!kern((int32_t)x0, len, (float)N, pmin, pmax, mv, bits)) return FILTERED;
     const double lo = ldexp(1.0, ea - 15);
-    for (int g = 0; g < len / 8; g++)
-        for (int j = 0; bits[g] >> j; j++) {
-            if (!(bits[g] >> j & 1)) continue;
-            const int i = 8 * g + j;
+    /* the few set bits, eight bytes at a time (the last word of a block
+     * whose length is not a multiple of 64 takes only its bytes) */
+    for (int g = 0; g < len / 8; g += 8) {
+        uint64_t word = 0;
+        for (int b = 0; b < 8 && g + b < len / 8; b++) word |= (uint64_t)bits[g + b] << (8 * b);
+        for (; word; word &= word - 1) {
+            const int i = 8 * g + lowest_bit(word);
             const double d = fabs((double)(x0 + (uint32_t)i) * mv[i] * lo - target);
             if (mv[i] == 32768)
-                pair_insert(l, x0 + (uint32_t)i, 16384, 14 - ea, d);
+                pair_insert(l, x0 + (uint32_t)i, 32768, 16384, 14 - ea, d);
             else
-                pair_insert(l, x0 + (uint32_t)i, mv[i], 15 - ea, d);
+                pair_insert(l, x0 + (uint32_t)i, mv[i], mv[i], 15 - ea, d);
         }
+    }
     return FILTERED;
 }
 
-static int best_pairs(filter_kern kern, double target, uint32_t v[CANDS], uint32_t a[CANDS],
-                      int e[CANDS])
+/* Values [x, end) as the scan reaches them: the filter over the longest
+ * block that qualifies (a change of exponent splits one), else one value
+ * exactly. */
+static void pairs_scan(pair_list *l, filter_kern kern, uint32_t x, uint32_t end)
 {
-    if (!(target > 0) || !isfinite(target)) return 0;
-    pair_list l = {{0}, v, a, e, 0};
-    const uint32_t end = 1u << 15;
     int grow = 16; /* blocks grow as the bound tightens (a bound of the first few passes many) */
-    for (uint32_t x = 1u << 14; x < end;) {
-        /* the filter over the longest block that qualifies (a change of
-         * exponent splits one), else this value alone, exactly */
+    while (x < end) {
         int len = (int)(end - x < (uint32_t)grow ? end - x : (uint32_t)grow) & ~7;
         filter_res r = SINGLE;
-        while (len >= 16 && (r = pair_filter(&l, kern, target, x, len)) == SPLIT)
+        while (len >= 16 && (r = pair_filter(l, kern, l->target, x, len)) == SPLIT)
             len = len / 2 & ~7;
         if (len >= 16 && r == FILTERED) {
             x += (uint32_t)len;
             grow = grow < BLOCK ? 2 * grow : BLOCK;
         } else {
-            pair_offer(&l, target, x);
+            pair_offer(l, l->target, x);
             x++;
         }
+    }
+}
+
+/* Half the scan from the symmetry of v * m: within the values whose
+ * target / v has one exponent, [lo, hi) with N = target 2^(15 - e), a value
+ * v and its quotient m = round(N / v) are each other's quotient when the
+ * error |v m - N| is below m / 2 (>= 8192 units; the kept ones are far
+ * below), with the same product and error, and the range maps onto itself
+ * about sqrt(N). So the values [sqrt(N) + MIRROR_C, hi - MIRROR_E) are not
+ * scanned: each one whose error is small has its quotient, at least
+ * MIRROR_E / 2 - 1 above lo, in the part scanned, which offers it when kept
+ * (pair_mirror). At the end, a sixth error of 4096 units or more (never
+ * seen) makes it scan everything. */
+#define MIRROR_C 16
+#define MIRROR_E 32
+static int best_pairs(filter_kern kern, double target, uint32_t v[CANDS], uint32_t a[CANDS],
+                      int e[CANDS])
+{
+    if (!(target > 0) || !isfinite(target)) return 0;
+    pair_list l = {{0}, v, a, e, 0, target, {0, 0}, {0, 0}};
+    const uint32_t lo = 1u << 14, end = 1u << 15;
+    /* the values' exponent regions: [lo, vb) and [vb, end) */
+    int e0, ex;
+    (void)frexp(target / lo, &e0);
+    uint32_t vb = end, a0 = lo; /* the first value whose exponent is below e0 */
+    while (a0 + 1 < vb) {
+        const uint32_t mid = a0 + (vb - a0) / 2;
+        (void)frexp(target / mid, &ex);
+        if (ex < e0)
+            vb = mid;
+        else
+            a0 = mid;
+    }
+    const uint32_t rlo[2] = {lo, vb}, rhi[2] = {vb, end};
+    double unit = 0; /* the largest 2^(15 - e) of a region with values not scanned */
+    for (int r = 0; r < 2; r++) {
+        const double N = ldexp(target, 15 - (e0 - r));
+        const double c = floor(sqrt(N));
+        if (!(c >= rlo[r] && c < rhi[r]) || 15 - (e0 - r) > 62 || 15 - (e0 - r) < 2) continue;
+        const uint32_t ua = (uint32_t)c + MIRROR_C, ub = rhi[r] - MIRROR_E;
+        if (ua + 64 < ub) {
+            l.ulo[r] = ua, l.uhi[r] = ub;
+            const double u = ldexp(1.0, 15 - (e0 - r));
+            unit = u > unit ? u : unit;
+        }
+    }
+    for (int r = 0; r < 2; r++) {
+        if (l.uhi[r] > l.ulo[r]) {
+            pairs_scan(&l, kern, rlo[r], l.ulo[r]);
+            pairs_scan(&l, kern, l.uhi[r], rhi[r]);
+        } else {
+            pairs_scan(&l, kern, rlo[r], rhi[r]);
+        }
+    }
+    if (unit > 0 && !(l.n == CANDS && l.dev[CANDS - 1] * unit < 4096.0)) {
+        l.n = 0, l.ulo[0] = l.uhi[0] = l.ulo[1] = l.uhi[1] = 0;
+        pairs_scan(&l, kern, lo, end);
     }
     return l.n;
 }
@@ -349,6 +448,49 @@ typedef struct tfl_rows {
     uint8_t p[256 * 256]; /* 1..255 */
 } tfl_rows;
 
+/* A row's columns from B's line instead of a walk over B: with inv > 0 a
+ * float and B[x] within dev of B[0] + x / inv (reals), the first column
+ * whose B reaches need is ceil(mu) for the real mu = (need - B[0]) * inv
+ * whenever mu is farther than dev * inv from an integer; the float mu' of
+ * the loop below is within 2^-14 of mu (mu < 2^8 + 1, three roundings of
+ * 2^-24), so a fraction of mu' in (E, 1 - E), E = dev * inv + 2^-14 and a
+ * margin, proves p = trunc(mu') + 1. The loop writes that for every level
+ * (t[i] = tF - B[0] > A, so mu' > 0 and truncation is floor), 0 for a
+ * level not proved, and returns whether there was one; the caller finds
+ * those columns exactly. Portable, and compiled for AVX2 where the host has it. */
+typedef bool (*cols_kern)(const int32_t *t, int n, int32_t A, float inv, float E, uint8_t *p);
+#define COLS_BODY                                                                                  \
+    int32_t open = 0;                                                                              \
+    for (int i = 0; i < n; i++) {                                                                  \
+        const float mu = (float)(t[i] - A) * inv;                                                  \
+        const int32_t j = (int32_t)mu;                                                             \
+        const float f = mu - (float)j;                                                             \
+        const int32_t o = (f <= E) | (f >= 1.0f - E);                                              \
+        open |= o;                                                                                 \
+        p[i] = (uint8_t)((j + 1) & (o - 1)); /* 0: not proved */                                   \
+    }                                                                                              \
+    return open != 0;
+static bool cols_plain(const int32_t *t, int n, int32_t A, float inv, float E, uint8_t *p)
+{
+    COLS_BODY
+}
+#if (defined(__x86_64__) || defined(__i386__)) && defined(__GNUC__)
+__attribute__((target("avx2"))) static bool cols_avx2(const int32_t *t, int n, int32_t A, float inv,
+                                                      float E, uint8_t *p)
+{
+    COLS_BODY
+}
+static cols_kern cols_fn(void)
+{
+    return npk_cpu_has(NPK_CPU_AVX2) ? cols_avx2 : cols_plain;
+}
+#else
+static cols_kern cols_fn(void)
+{
+    return cols_plain;
+}
+#endif
+
 static void tfl_rows_fill(const tfl_add *t, int32_t z1, int32_t z2, int32_t zo, int32_t lo,
                           int32_t hi, tfl_rows *r)
 {
@@ -369,16 +511,52 @@ static void tfl_rows_fill(const tfl_add *t, int32_t z1, int32_t z2, int32_t zo, 
         int64_t g = prev + (int64_t)per;
         tF[w - w0] = prev = first_at_least(tfl_out, &cx, w, prev + 1, Tmax, g);
     }
+    /* B's line for the row kernel: the slope's reciprocal as a float, the
+     * largest distance of B from the line, and the bound E (no line when B
+     * is too far from it to prove much: every row walks) */
+    const float inv = B[255] > B[0] ? (float)(255.0 / ((double)B[255] - B[0])) : 0.0f;
+    double dev = 0;
+    for (int x = 0; x < 256 && inv > 0; x++) {
+        const double d = fabs((double)B[x] - B[0] - x / (double)inv);
+        dev = d > dev ? d : dev;
+    }
+    const double Ed = dev * inv + 0x1p-14 + 0x1p-16;
+    const bool line = inv > 0 && Ed < 0.25;
+    const float E = (float)Ed;
+    /* the thresholds less B[0] (int32: |A|, |B| < 2^28 by add.cc's shift 20) */
+    int32_t tB[257];
+    for (int w = w0 + 1; w <= w1; w++) tB[w - w0] = (int32_t)(tF[w - w0] - B[0]);
+    const cols_kern cols = cols_fn();
+    /* a row's first and last levels from the thresholds: the level at a
+     * sum T is w0 and one per threshold tF <= T; A is nondecreasing, so the
+     * counts only grow from row to row */
     uint32_t n = 0;
+    int a = w0, b = w0;
     for (int x1 = 0; x1 < 256; x1++) {
-        const int a = (int)tfl_out(&cx, (int64_t)A[x1] + B[0]),
-                  b = (int)tfl_out(&cx, (int64_t)A[x1] + B[255]);
+        while (a < w1 && tF[a + 1 - w0] <= (int64_t)A[x1] + B[0]) a++;
+        while (b < w1 && tF[b + 1 - w0] <= (int64_t)A[x1] + B[255]) b++;
         r->wmin[x1] = (int16_t)a, r->wmax[x1] = (int16_t)b, r->at[x1] = n;
+        uint8_t *p = r->p + n;
+        n += (uint32_t)(b - a);
+        if (line) {
+            if (!cols(tB + a + 1 - w0, b - a, A[x1], inv, E, p)) continue;
+            /* a level or a few near a column's edge (0): the first column
+             * whose B reaches it, from the level before's (p is
+             * nondecreasing; B[0] < need <= B[255]) */
+            for (int i = 0; i < b - a; i++) {
+                if (p[i]) continue;
+                const int64_t need = tF[a + 1 + i - w0] - A[x1];
+                int j = i > 0 ? p[i - 1] : 1;
+                while (B[j] < need) j++;
+                p[i] = (uint8_t)j;
+            }
+            continue;
+        }
         int j = 0;
         for (int w = a + 1; w <= b; w++) {
             const int64_t need = tF[w - w0] - A[x1];
             while (B[j] < need) j++; /* stops at 255 at the latest: B[255] >= need, w <= b */
-            r->p[n++] = (uint8_t)j;
+            *p++ = (uint8_t)j;
         }
     }
     r->at[256] = n;
@@ -420,20 +598,18 @@ static range_kern range_fn(void)
 }
 #endif
 
-/* The interval [L, H] BN's output Y must lie in, per row x1, for the
- * outputs to equal TFLite's across the row: for every level w the row
- * reaches at column p,
- *   Y + E[p] >= tG(w)  and  Y + E[p-1] < tG(w),
- * with E[x2] = E0 + s2 x2 EW's term and tG(w) the smallest sum the
- * registers put at level w (OUT_CVT, clips); the row's first level bounds
- * Y from below alone, one past its last from above. Only EW and OUT_CVT
- * enter (s2, c, k, clips), so a pair of them that leaves a row empty fails
- * with every BS/BN pair. False then. */
-static bool y_bounds(const rk_add_enc *h, const tfl_rows *r, int32_t z2, int64_t L[256],
-                     int64_t H[256])
+/* An EW/OUT_CVT pair's thresholds for the rows' bounds (yb_row). */
+typedef struct yb_ctx {
+    int64_t tG[257]; /* tG[w + 128] for w in -127..127 */
+    int32_t t32[257];
+    int16_t far[258];
+    int64_t s2, E0;
+    range_kern range;
+} yb_ctx;
+
+static void yb_prep(const rk_add_enc *h, int32_t z2, yb_ctx *c)
 {
-    /* tG[w + 128] for w in -127..127 */
-    int64_t tG[257];
+    int64_t *tG = c->tG;
     tG[0] = -NO_SUM;  /* the ends are never a row's bound, but the int32 copy */
     tG[256] = NO_SUM; /* below reads them */
     const double per = ldexp(1.0, h->k) / h->c; /* sum units per output step */
@@ -453,66 +629,156 @@ static bool y_bounds(const rk_add_enc *h, const tfl_rows *r, int32_t z2, int64_t
     /* The same in int32 where a row's thresholds are within 2^30 (then
      * |tG - s2 p| < 2^31): the loop the compiler vectorises. far[] counts
      * the levels below w that are not. */
-    int32_t t32[257];
-    int16_t far[258];
-    far[0] = 0;
+    c->far[0] = 0;
     for (int i = 0; i < 257; i++) {
         const bool near = tG[i] >= -((int64_t)1 << 30) && tG[i] <= (int64_t)1 << 30;
-        t32[i] = near ? (int32_t)tG[i] : 0;
-        far[i + 1] = (int16_t)(far[i] + !near);
+        c->t32[i] = near ? (int32_t)tG[i] : 0;
+        c->far[i + 1] = (int16_t)(c->far[i] + !near);
     }
-    const int64_t s2 = h->s2, E0 = (int64_t)(0 - 128 - z2) * s2;
-    const int32_t s32 = (int32_t)h->s2;
-    const range_kern range = range_fn();
-    for (int x1 = 0; x1 < 256; x1++) {
-        const int a = r->wmin[x1], b = r->wmax[x1];
-        int64_t lo = a > -128 ? tG[a + 128] - E0 : -NO_SUM;
-        int64_t hi = b < 127 ? tG[b + 129] - (E0 + 255 * s2) - 1 : NO_SUM;
-        const uint8_t *p = r->p + r->at[x1];
-        int64_t vmax = -2 * NO_SUM, vmin = 2 * NO_SUM;
-        if (far[b + 129] == far[a + 129]) {
-            int32_t mx, mn;
-            range(t32 + a + 129, p, b - a, s32, &mx, &mn);
-            if (b > a) vmax = mx, vmin = mn;
-        } else {
-            const int64_t *t = tG + a + 129;
-            for (int i = 0; i < b - a; i++) {
-                const int64_t v = t[i] - s2 * p[i];
-                vmax = v > vmax ? v : vmax;
-                vmin = v < vmin ? v : vmin;
-            }
+    c->s2 = h->s2, c->E0 = (int64_t)(0 - 128 - z2) * c->s2;
+    c->range = range_fn();
+}
+
+/* The interval [L, H] BN's output Y must lie in, per row x1, for the
+ * outputs to equal TFLite's across the row: for every level w the row
+ * reaches at column p,
+ *   Y + E[p] >= tG(w)  and  Y + E[p-1] < tG(w),
+ * with E[x2] = E0 + s2 x2 EW's term and tG(w) the smallest sum the
+ * registers put at level w (OUT_CVT, clips); the row's first level bounds
+ * Y from below alone, one past its last from above. Only EW and OUT_CVT
+ * enter (s2, c, k, clips), so a pair of them that leaves a row empty fails
+ * with every BS/BN pair. False then (row x1 alone, yb_row). */
+static bool yb_row(const yb_ctx *c, const tfl_rows *r, int x1, int64_t *L, int64_t *H)
+{
+    const int64_t *tG = c->tG, s2 = c->s2, E0 = c->E0;
+    const int a = r->wmin[x1], b = r->wmax[x1];
+    int64_t lo = a > -128 ? tG[a + 128] - E0 : -NO_SUM;
+    int64_t hi = b < 127 ? tG[b + 129] - (E0 + 255 * s2) - 1 : NO_SUM;
+    const uint8_t *p = r->p + r->at[x1];
+    int64_t vmax = -2 * NO_SUM, vmin = 2 * NO_SUM;
+    if (c->far[b + 129] == c->far[a + 129]) {
+        int32_t mx, mn;
+        c->range(c->t32 + a + 129, p, b - a, (int32_t)s2, &mx, &mn);
+        if (b > a) vmax = mx, vmin = mn;
+    } else {
+        const int64_t *t = tG + a + 129;
+        for (int i = 0; i < b - a; i++) {
+            const int64_t v = t[i] - s2 * p[i];
+            vmax = v > vmax ? v : vmax;
+            vmin = v < vmin ? v : vmin;
         }
-        if (b > a) {
-            lo = vmax - E0 > lo ? vmax - E0 : lo;
-            hi = vmin + s2 - 1 - E0 < hi ? vmin + s2 - 1 - E0 : hi;
-        }
-        if (lo > hi || lo > INT32_MAX || hi < INT32_MIN) return false;
-        L[x1] = lo, H[x1] = hi;
     }
+    if (b > a) {
+        lo = vmax - E0 > lo ? vmax - E0 : lo;
+        hi = vmin + s2 - 1 - E0 < hi ? vmin + s2 - 1 - E0 : hi;
+    }
+    if (lo > hi || lo > INT32_MAX || hi < INT32_MIN) return false;
+    *L = lo, *H = hi;
     return true;
 }
 
 /* Narrow [*klo, *khi] to the K where every row's Y(x1, K) lies in its
- * [L, H] (Y is nondecreasing in K); false when nothing is left. */
-static bool k_interval(const rk_add_enc *h, const int64_t L[256], const int64_t H[256], int32_t z1,
-                       int64_t *klo, int64_t *khi)
+ * [L, H] (Y is nondecreasing in K); false when nothing is left. The result
+ * is the intersection of the rows' intervals, whatever the order, and a row
+ * taken twice changes nothing: so the rows that narrowed the range or
+ * emptied it for the previous candidate (seen[]) go first. A row's [L, H]
+ * is computed when first needed (yb_row; kept in L, H for the BS/BN pairs
+ * after), so a failing candidate (most are) stops at its first bad row
+ * without the rows after it; an empty [L, H] fails every BS/BN pair of
+ * this EW/OUT_CVT pair (*dead). Where X + K stays within int32 over the
+ * range and sa <= 31, Y(K) is floor((X + K) a1 / 2^sa) without saturation
+ * (L, H within int32), so Y >= L is (X + K) a1 >= L 2^sa (products <
+ * 2^62): a product per row and a division where a row narrows the range;
+ * else bracketed searches. */
+typedef struct k_rows {
+    const rk_add_enc *h;
+    const yb_ctx *yc;
+    const tfl_rows *r;
+    int64_t *L, *H;
+    uint8_t *have; /* rows whose L, H are computed */
+    int32_t z1;
+    bool direct, dead;
+    int64_t lo, hi;
+} k_rows;
+
+/* floor(n / d) for d > 0 */
+static int64_t floor_div(int64_t n, int64_t d)
 {
-    const double ky = ldexp(1.0, h->sa) / h->a1; /* K units per unit of Y */
-    for (int x1 = 0; x1 < 256; x1++) {
-        const hw_y_cx yc = {h, sat32((int64_t)(x1 - 128 - z1) * h->b1)};
-        if (L[x1] > INT32_MIN && hw_y(&yc, *klo) < L[x1]) {
-            double g = (double)L[x1] * ky - (double)yc.X;
-            g = g < (double)*klo ? (double)*klo : g > (double)*khi ? (double)*khi : g;
-            *klo = first_at_least(hw_y, &yc, L[x1], *klo, *khi, (int64_t)g);
-            if (*klo > *khi) return false;
-        }
-        if (H[x1] < INT32_MAX && hw_y(&yc, *khi) > H[x1]) {
-            double g = (double)(H[x1] + 1) * ky - (double)yc.X;
-            g = g < (double)*klo ? (double)*klo : g > (double)*khi ? (double)*khi : g;
-            *khi = first_at_least(hw_y, &yc, H[x1] + 1, *klo, *khi, (int64_t)g) - 1;
-            if (*klo > *khi) return false;
-        }
+    const int64_t q = n / d;
+    return q - (n % d != 0 && n < 0);
+}
+
+/* Row x1's [L, H], computed once; false (and dead) when it is empty. */
+static bool k_have(k_rows *k, int x1)
+{
+    if (k->have[x1]) return true;
+    if (!yb_row(k->yc, k->r, x1, &k->L[x1], &k->H[x1])) {
+        k->dead = true;
+        return false;
     }
+    k->have[x1] = 1;
+    return true;
+}
+
+/* One row: bit 0 set when it raised lo, bit 1 when it lowered hi; -1 when
+ * the range is empty. */
+static int k_row(k_rows *k, int x1)
+{
+    const rk_add_enc *h = k->h;
+    if (!k_have(k, x1)) return -1;
+    const int64_t L = k->L[x1], H = k->H[x1];
+    int moved = 0;
+    if (k->direct) {
+        const int64_t X = (int64_t)(x1 - 128 - k->z1) * h->b1, a1 = h->a1,
+                      one = (int64_t)1 << h->sa;
+        if (L > INT32_MIN && (X + k->lo) * a1 < L * one) {
+            k->lo = -floor_div(-L * one, a1) - X; /* the smallest K with Y >= L */
+            moved |= 1;
+        }
+        if (H < INT32_MAX && (X + k->hi) * a1 >= (H + 1) * one) {
+            k->hi = floor_div((H + 1) * one - 1, a1) - X; /* the largest with Y <= H */
+            moved |= 2;
+        }
+        return k->lo > k->hi ? -1 : moved;
+    }
+    const double ky = ldexp(1.0, h->sa) / h->a1; /* K units per unit of Y */
+    const hw_y_cx yc = {h, sat32((int64_t)(x1 - 128 - k->z1) * h->b1)};
+    if (L > INT32_MIN && hw_y(&yc, k->lo) < L) {
+        double g = (double)L * ky - (double)yc.X;
+        g = g < (double)k->lo ? (double)k->lo : g > (double)k->hi ? (double)k->hi : g;
+        k->lo = first_at_least(hw_y, &yc, L, k->lo, k->hi, (int64_t)g);
+        if (k->lo > k->hi) return -1;
+        moved |= 1;
+    }
+    if (H < INT32_MAX && hw_y(&yc, k->hi) > H) {
+        double g = (double)(H + 1) * ky - (double)yc.X;
+        g = g < (double)k->lo ? (double)k->lo : g > (double)k->hi ? (double)k->hi : g;
+        k->hi = first_at_least(hw_y, &yc, H + 1, k->lo, k->hi, (int64_t)g) - 1;
+        if (k->lo > k->hi) return -1;
+        moved |= 2;
+    }
+    return moved;
+}
+
+static bool k_interval(k_rows *k, int64_t *klo, int64_t *khi, uint8_t seen[2])
+{
+    const rk_add_enc *h = k->h;
+    const int64_t X0 = (int64_t)(0 - 128 - k->z1) * h->b1,
+                  X1 = (int64_t)(255 - 128 - k->z1) * h->b1;
+    k->direct = h->sa <= 31 && X0 + *klo >= INT32_MIN && X1 + *khi <= INT32_MAX;
+    k->lo = *klo, k->hi = *khi;
+    for (int i = 0; i < 2; i++)
+        if (k_row(k, seen[i]) < 0) return false;
+    for (int x1 = 0; x1 < 256; x1++) {
+        const int m = k_row(k, x1);
+        if (m < 0) {
+            seen[0] = seen[1], seen[1] = (uint8_t)x1;
+            return false;
+        }
+        if (m & 1) seen[0] = (uint8_t)x1;
+        if (m & 2) seen[1] = (uint8_t)x1;
+    }
+    *klo = k->lo, *khi = k->hi;
     return true;
 }
 
@@ -586,6 +852,7 @@ static bool add_exact_search(double sc1, double sc2, double sco, int32_t z1, int
     uint32_t s2v[CANDS], cv[CANDS];
     int kv[CANDS];
     int n2 = rk_add_best_pairs(m2, s2v, cv, kv);
+    uint8_t seen[2] = {0, 255}; /* k_interval's rows to try first */
     for (int i = 0; i < n2; i++) {
         rk_add_enc h;
         memset(&h, 0, sizeof h);
@@ -604,8 +871,15 @@ static bool add_exact_search(double sc1, double sc2, double sco, int32_t z1, int
             if (top <= 0 || cap > INT32_MAX) continue;
             h.cap = (int32_t)cap;
         }
+        /* the rows' [L, H] as k_interval needs them; the rows that bound
+         * K for the pair before, and the ends, before the BS/BN pairs */
+        yb_ctx yc;
+        yb_prep(&h, z2, &yc);
         int64_t L[256], H[256];
-        if (!y_bounds(&h, &rows, z2, L, H)) continue;
+        uint8_t have[256] = {0};
+        k_rows kr = {&h, &yc, &rows, L, H, have, z1, false, false, 0, 0};
+        if (!k_have(&kr, seen[0]) || !k_have(&kr, seen[1]) || !k_have(&kr, 0) || !k_have(&kr, 255))
+            continue;
         /* Y per unit of d1: m1 in output steps times 2^k / c */
         double V = m1 * ldexp(1.0, h.k) / h.c;
         uint32_t b1v[CANDS], a1v[CANDS];
@@ -620,7 +894,10 @@ static bool add_exact_search(double sc1, double sc2, double sco, int32_t z1, int
             double k0 = (double)(zo - h.off) * step;
             if (span > ((int64_t)1 << 30) || fabs(k0) > (double)((int64_t)1 << 30)) continue;
             int64_t c0 = (int64_t)k0, klo = c0 - span, khi = c0 + span;
-            if (!k_interval(&h, L, H, z1, &klo, &khi)) continue;
+            if (!k_interval(&kr, &klo, &khi, seen)) {
+                if (kr.dead) break; /* a row is empty: no BS/BN pair works */
+                continue;
+            }
             h.K = (int32_t)(klo + (khi - klo) / 2);
             *out = h;
             return true;
