@@ -120,6 +120,34 @@ static void gemm_s32(const npk_tfl_qgemm *g, int32_t *c, size_t ldc)
     }
 }
 
+/* Byte t of a row stored in 16-byte blocks ks apart, widened. */
+static uint32_t blk_at(const uint8_t *a, size_t ks, size_t t, bool sgn)
+{
+    const uint8_t x = a[t / 16 * ks + t % 16];
+    return sgn ? (uint32_t)(int32_t)(int8_t)x : x;
+}
+
+static void gemm_s32_blocks(const npk_tfl_qgemm *g, size_t ks, int32_t *c, size_t ldc,
+                            uint32_t *rowsum)
+{
+    const size_t k = g->k;
+    const bool sgn = g->is_signed;
+    for (size_t i = 0; i < g->m; i++) {
+        const uint8_t *a = g->a + i * g->lda;
+        uint32_t rs = 0;
+        for (size_t t = 0; t < k; t++) rs += blk_at(a, ks, t, sgn);
+        if (rowsum) rowsum[i] = rs;
+        for (size_t j = 0; j < g->n; j++) {
+            const uint8_t *b = g->b + j * g->ldb;
+            uint32_t s = 0;
+            for (size_t t = 0; t < k; t++)
+                s += blk_at(a, ks, t, sgn) *
+                     (sgn ? (uint32_t)(int32_t)(int8_t)b[t] : (uint32_t)b[t]);
+            c[i * ldc + j] = (int32_t)s;
+        }
+    }
+}
+
 static void dw_row(const npk_tfl_qdw *d, const uint8_t *in, int32_t oy, uint8_t *out,
                    int32_t *acc_scratch)
 {
@@ -206,5 +234,5 @@ static void add(const npk_tfl_qadd *q, const uint8_t *a, const uint8_t *b, uint8
     }
 }
 
-const npk_tfl_qkern npk_tfl_qkern_portable = {"portable", false,  NULL, gemm,    NULL,
-                                              NULL,       dw_row, add,  gemm_s32};
+const npk_tfl_qkern npk_tfl_qkern_portable = {"portable", false,  NULL, gemm,     NULL,
+                                              NULL,       dw_row, add,  gemm_s32, gemm_s32_blocks};
