@@ -241,7 +241,7 @@ npk_status emu_conv_direct8(npk_rk_emu *e, const emu_task *t, int32_t *acc, int3
     /* Otherwise A is built a block of rows at a time from the planes (im2col).
      * The pad lanes, read by taps outside the input: C bytes, the planes 16
      * apart. */
-    uint8_t *padv = emu_scratch_get(&e->a, C);
+    uint8_t *padv = emu_scratch_get(&e->a, (C + 7) / 8 * 8 + 2 * taps * sizeof(int64_t));
     if (!padv) return emu_fail(w, err, NPK_E_NOMEM, "out of memory for the task");
     for (size_t ch = 0; ch < C; ch++) padv[ch] = pad_lane(t->pad_value, ch);
     /* Each input pixel's sum of every channel (CPEND, one_uni) and its sum
@@ -329,6 +329,18 @@ npk_status emu_conv_direct8(npk_rk_emu *e, const emu_task *t, int32_t *acc, int3
     const int64_t pt = t->pt, pl = t->pl, ih = t->h, iw = t->w;
     const size_t ow = t->ow;
     const uint8_t *in = t->in;
+    /* `run` from the first byte of an atom: pixels whose taps all lie
+     * inside copy them from fixed offsets (rel: in the plane, relp: in the
+     * pixels' sums) */
+    const bool run0 = run && use[0] % 16 == 0;
+    const uint8_t *in0 = in + (uint64_t)(use[0] / 16) * sp;
+    int64_t *rel = (int64_t *)(void *)(padv + (C + 7) / 8 * 8), *relp = rel + taps;
+    for (int64_t ky = 0; ky < kh; ky++)
+        for (int64_t kx = 0; kx < kw; kx++) {
+            rel[ky * kw + kx] = ky * dy * (int64_t)lp + kx * dx * 16;
+            relp[ky * kw + kx] = ky * dy * iw + kx * dx;
+        }
+    const int64_t ylast = (kh - 1) * dy, xlast = (kw - 1) * dx;
     for (size_t p0 = 0; p0 < P; p0 += rows) {
         const size_t m = P - p0 < rows ? P - p0 : rows;
         int32_t *cm = dpu ? cb : acc + p0 * N;
@@ -337,6 +349,21 @@ npk_status emu_conv_direct8(npk_rk_emu *e, const emu_task *t, int32_t *acc, int3
         for (size_t q = 0, oy = p0 / ow, ox = p0 % ow; q < m && !in_place; q++) {
             uint32_t sum = 0, us = 0;
             uint8_t *dst = a + q * K;
+            const int64_t iy0 = (int64_t)oy * sy - pt, ix0 = (int64_t)ox * sx - pl;
+            if (run0 && iy0 >= 0 && ix0 >= 0 && iy0 + ylast < ih && ix0 + xlast < iw) {
+                /* every tap inside: at fixed offsets from the first */
+                const uint8_t *b0 = in0 + (uint64_t)iy0 * lp + (uint64_t)ix0 * 16;
+                const uint32_t *ps0 = psum ? psum + (size_t)iy0 * (size_t)iw + (size_t)ix0 : NULL;
+                for (size_t tap = 0; tap < taps; tap++, dst += cu) {
+                    memcpy(dst, b0 + rel[tap], 16);
+                    if (wps) sum += ps0[relp[tap]];
+                    if (wus) us += usum[ps0 - psum + relp[tap]];
+                }
+                if (wps) wsm[q] = sum;
+                if (wus) ub[q] = us;
+                if (++ox == ow) ox = 0, oy++;
+                continue;
+            }
             for (int64_t ky = 0; ky < kh; ky++) {
                 const int64_t iy = (int64_t)oy * sy - pt + ky * dy;
                 for (int64_t kx = 0; kx < kw; kx++, dst += cu) {
@@ -384,7 +411,8 @@ npk_status emu_conv_direct8(npk_rk_emu *e, const emu_task *t, int32_t *acc, int3
         if (any_uni) /* the channels left out: the same term for every kernel */
             for (size_t q = 0; q < m; q++) {
                 uint32_t *r = (uint32_t *)cm + q * N;
-                for (size_t n = 0; n < N; n++) r[n] += ub[q];
+                if (ub[q])
+                    for (size_t n = 0; n < N; n++) r[n] += ub[q];
             }
         if (dpu) emu_dpu8_rows(dpu, t, (const uint32_t *)cm, (const int32_t *)sm, p0, m);
     }
