@@ -120,10 +120,8 @@ static void gemm_s32(const npk_tfl_qgemm *g, int32_t *c, size_t ldc)
     }
 }
 
-/* Byte t of a row stored in 16-byte blocks ks apart, widened. */
-static uint32_t blk_at(const uint8_t *a, size_t ks, size_t t, bool sgn)
+static uint32_t widen(uint8_t x, bool sgn)
 {
-    const uint8_t x = a[t / 16 * ks + t % 16];
     return sgn ? (uint32_t)(int32_t)(int8_t)x : x;
 }
 
@@ -134,15 +132,20 @@ static void gemm_s32_blocks(const npk_tfl_qgemm *g, size_t ks, int32_t *c, size_
     const bool sgn = g->is_signed;
     for (size_t i = 0; i < g->m; i++) {
         const uint8_t *a = g->a + i * g->lda;
-        uint32_t rs = 0;
-        for (size_t t = 0; t < k; t++) rs += blk_at(a, ks, t, sgn);
-        if (rowsum) rowsum[i] = rs;
+        if (rowsum) {
+            uint32_t rs = 0;
+            for (size_t t0 = 0; t0 < k; t0 += 16)
+                for (size_t u = 0; u < 16 && t0 + u < k; u++) rs += widen(a[t0 / 16 * ks + u], sgn);
+            rowsum[i] = rs;
+        }
         for (size_t j = 0; j < g->n; j++) {
             const uint8_t *b = g->b + j * g->ldb;
             uint32_t s = 0;
-            for (size_t t = 0; t < k; t++)
-                s += blk_at(a, ks, t, sgn) *
-                     (sgn ? (uint32_t)(int32_t)(int8_t)b[t] : (uint32_t)b[t]);
+            for (size_t t0 = 0; t0 < k; t0 += 16) {
+                const uint8_t *x = a + t0 / 16 * ks;
+                for (size_t u = 0; u < 16 && t0 + u < k; u++)
+                    s += widen(x[u], sgn) * widen(b[t0 + u], sgn);
+            }
             c[i * ldc + j] = (int32_t)s;
         }
     }
