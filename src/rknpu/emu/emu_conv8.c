@@ -333,7 +333,7 @@ npk_status emu_conv_direct8(npk_rk_emu *e, const emu_task *t, int32_t *acc, int3
      * inside copy them from fixed offsets (rel: in the plane, relp: in the
      * pixels' sums) */
     const bool run0 = run && use[0] % 16 == 0;
-    const uint8_t *in0 = in + (uint64_t)(use[0] / 16) * sp;
+    const uint8_t *in0 = run0 ? in + (uint64_t)(use[0] / 16) * sp : in;
     int64_t *rel = (int64_t *)(void *)(padv + (C + 7) / 8 * 8), *relp = rel + taps;
     for (int64_t ky = 0; ky < kh; ky++)
         for (int64_t kx = 0; kx < kw; kx++) {
