@@ -137,6 +137,14 @@ typedef struct npk_tfl_qkern {
      * wrapping modulo 2^32; reads m, n, k, a, lda, is_signed and B as gemm
      * does (bp and work, or b and ldb), nothing else. */
     void (*gemm_s32)(const npk_tfl_qgemm *g, int32_t *c, size_t ldc);
+    /* gemm_s32 on A stored in blocks of 16 bytes: bytes 16j .. 16j + 15 of
+     * row i at a + i * lda + j * ks (the RKNPU's NC1HWC2 cube read in place:
+     * lda 16, ks the plane pitch; the last block may be partial), and each
+     * row's sum of A (int8 or uint8 as is_signed, wrapping modulo 2^32) in
+     * rowsum[i] when rowsum is not NULL. Same sums as gemm_s32 on the rows
+     * gathered. */
+    void (*gemm_s32_blocks)(const npk_tfl_qgemm *g, size_t ks, int32_t *c, size_t ldc,
+                            uint32_t *rowsum);
 } npk_tfl_qkern;
 
 extern const npk_tfl_qkern npk_tfl_qkern_portable;

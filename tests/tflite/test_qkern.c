@@ -256,6 +256,95 @@ static void test_gemm_s32_random(void **state)
     }
 }
 
+/* gemm_s32_blocks (A read in 16-byte blocks ks apart, as the RKNPU
+ * emulator reads its NC1HWC2 input) against each kernel's own gemm_s32 on
+ * the rows gathered, and the row sums against sums taken here; partial last
+ * blocks, the NC1HWC2 case (lda 16, ks a plane) and other strides, long k
+ * with extreme bytes (the wrap). */
+static void test_gemm_s32_blocks(void **state)
+{
+    (void)state;
+    uint64_t s = 0x2545F4914F6CDD1Du;
+    const npk_tfl_qkern *k[3];
+    size_t np = paths(k);
+    k[np++] = &npk_tfl_qkern_portable;
+    const int cases = npk_test_light() ? 60 : 400;
+    for (int c = 0; c < cases; c++) {
+        const size_t m = (size_t)rnd(&s, 1, 30), n = (size_t)rnd(&s, 1, c % 8 ? 70 : 200);
+        const bool extreme = c % 13 == 0, sgn = c % 2;
+        const size_t kk = extreme
+                              ? (size_t)rnd(&s, 140000, 150000) / 16 * 16
+                              : (size_t)rnd(&s, 1, 300) + (c % 3 ? 0 : 16 - (size_t)rnd(&s, 1, 16));
+        const size_t nb = (kk + 15) / 16;
+        /* NC1HWC2 (rows 16 bytes apart, a plane of m rows or more between
+         * blocks) or rows lda apart with blocks ks apart */
+        const bool planes = c % 4 != 3;
+        const size_t lda = planes ? 16 : (size_t)rnd(&s, 1, 40);
+        const size_t ks = planes ? 16 * (m + (size_t)rnd(&s, 0, 3)) : 16 + (size_t)rnd(&s, 0, 50);
+        const size_t abytes = (m - 1) * lda + (nb - 1) * ks + 16, ldc = n + (c % 4 ? 0 : 3);
+        uint8_t *a = malloc(abytes), *rows = malloc(m * kk), *b = malloc(n * kk);
+        for (size_t i = 0; i < abytes; i++)
+            a[i] = extreme ? (sgn ? 0x80 : 0xFF) : (uint8_t)npk_rand(&s);
+        for (size_t i = 0; i < n * kk; i++)
+            b[i] = extreme ? (sgn ? 0x80 : 0xFF) : (uint8_t)npk_rand(&s);
+        uint32_t want_rs[30];
+        for (size_t i = 0; i < m; i++) {
+            uint64_t rs = 0;
+            for (size_t t = 0; t < kk; t++) {
+                rows[i * kk + t] = a[i * lda + t / 16 * ks + t % 16];
+                rs += sgn ? (uint64_t)(int64_t)(int8_t)rows[i * kk + t] : rows[i * kk + t];
+            }
+            want_rs[i] = (uint32_t)rs;
+        }
+        const size_t cw = m * ldc + 2 * GUARD;
+        int32_t *want = malloc(cw * sizeof *want), *got = malloc(cw * sizeof *got);
+        for (size_t p = 0; p < np; p++) {
+            uint8_t *packed = NULL;
+            void *work = NULL;
+            npk_tfl_qgemm g;
+            memset(&g, 0, sizeof g);
+            g.m = m, g.n = n, g.k = kk, g.b = b, g.ldb = kk, g.is_signed = sgn;
+            if (k[p]->packed_b) {
+                size_t bytes;
+                int32_t *zero = calloc(n, sizeof *zero);
+                assert_true(npk_tfl_qpack_bytes(n, kk, &bytes));
+                packed = malloc(bytes);
+                npk_tfl_qpack_b(b, n, kk, kk, zero, zero, zero, packed);
+                work = malloc(k[p]->gemm_work(kk) + 1);
+                g.bp = packed, g.work = work;
+                free(zero);
+            }
+            for (size_t i = 0; i < cw; i++) want[i] = got[i] = 0x5A5A5A5A;
+            g.a = rows, g.lda = kk;
+            k[p]->gemm_s32(&g, want + GUARD, ldc);
+            uint32_t rs[30 + 2];
+            for (size_t i = 0; i < m + 2; i++) rs[i] = 0xA5A5A5A5u;
+            g.a = a, g.lda = lda;
+            k[p]->gemm_s32_blocks(&g, ks, got + GUARD, ldc, c % 5 ? rs + 1 : NULL);
+            if (memcmp(want, got, cw * sizeof *got))
+                for (size_t i = 0; i < cw; i++)
+                    if (want[i] != got[i])
+                        fail_msg("%s gemm_s32_blocks m %zu n %zu k %zu lda %zu ks %zu %s: word %zu "
+                                 "is %d, want %d",
+                                 k[p]->name, m, n, kk, lda, ks, sgn ? "int8" : "uint8", i, got[i],
+                                 want[i]);
+            assert_int_equal(rs[0], 0xA5A5A5A5u);
+            assert_int_equal(rs[m + 1], 0xA5A5A5A5u);
+            for (size_t i = 0; i < m && c % 5; i++)
+                if (rs[1 + i] != want_rs[i])
+                    fail_msg("%s gemm_s32_blocks k %zu: row %zu sum %u, want %u", k[p]->name, kk, i,
+                             rs[1 + i], want_rs[i]);
+            free(packed);
+            free(work);
+        }
+        free(got);
+        free(want);
+        free(a);
+        free(rows);
+        free(b);
+    }
+}
+
 /* Requantisation alone: k = 1 and A = 0, so each sum is its bias; every
  * column one combination of an edge accumulator, multiplier and shift. */
 static void test_requant_edges(void **state)
@@ -582,10 +671,11 @@ static void test_pack_layout(void **state)
 int main(void)
 {
     const struct CMUnitTest tests[] = {
-        cmocka_unit_test(test_dispatch),        cmocka_unit_test(test_pack_layout),
-        cmocka_unit_test(test_requant_edges),   cmocka_unit_test(test_gemm_random),
-        cmocka_unit_test(test_gemm_s32_random), cmocka_unit_test(test_dw_random),
-        cmocka_unit_test(test_add_random),      cmocka_unit_test(test_models_every_path),
+        cmocka_unit_test(test_dispatch),          cmocka_unit_test(test_pack_layout),
+        cmocka_unit_test(test_requant_edges),     cmocka_unit_test(test_gemm_random),
+        cmocka_unit_test(test_gemm_s32_random),   cmocka_unit_test(test_gemm_s32_blocks),
+        cmocka_unit_test(test_dw_random),         cmocka_unit_test(test_add_random),
+        cmocka_unit_test(test_models_every_path),
     };
     return cmocka_run_group_tests(tests, NULL, NULL);
 }

@@ -60,22 +60,107 @@ static int16_t *load_int(npk_rk_emu *e, const emu_task *t, int16_t **padv)
  * wp: the weights as [tap pair][channel][2] int16 (the odd tap's partner
  * 0); pb: the pad lanes (C bytes); off: taps int64 of scratch. Output
  * pixels p0 .. p1 - 1, their sums from acc (and ws) on. */
-__attribute__((target("avx2"))) static void dw_avx2(const emu_task *t, const int16_t *wp,
-                                                    const uint8_t *pb, int64_t *off, uint32_t *acc,
-                                                    uint32_t *ws, size_t p0, size_t p1)
+#define DW_AVX2   __attribute__((target("avx2")))
+#define DW_INLINE __attribute__((target("avx2"), always_inline)) static inline
+
+/* One plane of 16 channels of an output pixel whose taps all lie inside the
+ * input: tap t at base + rel[t] (no pad lanes, no per-tap choice); taps is
+ * a constant where the caller makes it one. */
+DW_INLINE void dw_inside(const uint8_t *base, const int64_t *rel, size_t taps, const int16_t *wc,
+                         size_t C, bool ws, uint32_t *ap, uint32_t *sp)
+{
+    const __m256i ones = _mm256_set1_epi16(1);
+    __m256i a0 = _mm256_setzero_si256(), a1 = a0, s0 = a0, s1 = a0;
+    for (size_t j = 0; j < (taps + 1) / 2; j++) {
+        const __m128i x0 = _mm_loadu_si128((const __m128i *)(const void *)(base + rel[2 * j]));
+        const __m128i x1 =
+            2 * j + 1 < taps
+                ? _mm_loadu_si128((const __m128i *)(const void *)(base + rel[2 * j + 1]))
+                : _mm_setzero_si128();
+        const __m256i lo = _mm256_cvtepi8_epi16(_mm_unpacklo_epi8(x0, x1));
+        const __m256i hi = _mm256_cvtepi8_epi16(_mm_unpackhi_epi8(x0, x1));
+        const __m256i *wv = (const __m256i *)(const void *)(wc + j * C * 2);
+        a0 = _mm256_add_epi32(a0, _mm256_madd_epi16(lo, _mm256_loadu_si256(wv)));
+        a1 = _mm256_add_epi32(a1, _mm256_madd_epi16(hi, _mm256_loadu_si256(wv + 1)));
+        if (ws) {
+            s0 = _mm256_add_epi32(s0, _mm256_madd_epi16(lo, ones));
+            s1 = _mm256_add_epi32(s1, _mm256_madd_epi16(hi, ones));
+        }
+    }
+    _mm256_storeu_si256((__m256i *)(void *)ap, a0);
+    _mm256_storeu_si256((__m256i *)(void *)(ap + 8), a1);
+    if (ws) {
+        _mm256_storeu_si256((__m256i *)(void *)sp, s0);
+        _mm256_storeu_si256((__m256i *)(void *)(sp + 8), s1);
+    }
+}
+
+/* Every plane of an output pixel whose taps lie inside the input (base: the
+ * first tap's offset in a plane). */
+DW_INLINE void dw_pixel_inside(const emu_task *t, const int16_t *wp, int64_t base,
+                               const int64_t *rel, size_t taps, uint32_t *acc, uint32_t *ws)
+{
+    const size_t C = t->c;
+    for (size_t cp = 0; cp < C / 16; cp++)
+        dw_inside(t->in + (uint64_t)cp * t->surf_pitch + base, rel, taps, wp + cp * 16 * 2, C,
+                  ws != NULL, acc + cp * 16, ws ? ws + cp * 16 : NULL);
+}
+
+DW_AVX2 static void dw_pixel_inside9(const emu_task *t, const int16_t *wp, int64_t base,
+                                     const int64_t *rel, uint32_t *acc, uint32_t *ws)
+{
+    dw_pixel_inside(t, wp, base, rel, 9, acc, ws);
+}
+
+DW_AVX2 static void dw_pixel_inside_any(const emu_task *t, const int16_t *wp, int64_t base,
+                                        const int64_t *rel, size_t taps, uint32_t *acc,
+                                        uint32_t *ws)
+{
+    dw_pixel_inside(t, wp, base, rel, taps, acc, ws);
+}
+
+/* Depthwise straight from the NC1HWC2 cube: for every output pixel (its
+ * taps' byte offsets in a plane found once), every plane of 16 channels,
+ * the taps two at a time: their int8 inputs interleaved per channel and
+ * multiplied with the interleaved weights by vpmaddwd (x1 * w1 + x2 * w2
+ * per channel, exact in 32 bits), summed in 32-bit lanes that wrap like the
+ * portable loop's (the order of wrapping additions does not change the
+ * result); the window sums of the inputs (CPEND) the same way with weights
+ * 1 when ws is given. A tap outside the input reads the pad lanes; pixels
+ * whose taps all lie inside take dw_pixel_inside (the taps at fixed offsets
+ * from the first, 3x3 unrolled).
+ * wp: the weights as [tap pair][channel][2] int16 (the odd tap's partner
+ * 0); pb: the pad lanes (C bytes); off: 2 x (taps + 1) int64 of scratch.
+ * Output pixels p0 .. p1 - 1, their sums from acc (and ws) on. */
+DW_AVX2 static void dw_avx2(const emu_task *t, const int16_t *wp, const uint8_t *pb, int64_t *off,
+                            uint32_t *acc, uint32_t *ws, size_t p0, size_t p1)
 {
     const size_t C = t->c, N = t->n, taps = (size_t)t->kw * t->kh, pairs = (taps + 1) / 2;
     const __m256i ones = _mm256_set1_epi16(1);
+    const int64_t lp = (int64_t)t->line_pitch;
+    int64_t *rel = off + taps + 1; /* tap offsets from the first, inside the input */
+    for (uint32_t ky = 0; ky < t->kh; ky++)
+        for (uint32_t kx = 0; kx < t->kw; kx++)
+            rel[(size_t)ky * t->kw + kx] = (int64_t)ky * t->dy * lp + (int64_t)kx * t->dx * 16;
+    const int64_t ylast = (int64_t)(t->kh - 1) * t->dy, xlast = (int64_t)(t->kw - 1) * t->dx;
     for (size_t pp = p0; pp < p1; pp++) {
         const uint32_t oy = (uint32_t)(pp / t->ow), ox = (uint32_t)(pp % t->ow);
         const size_t p = pp - p0;
+        const int64_t iy0 = (int64_t)oy * t->sy - t->pt, ix0 = (int64_t)ox * t->sx - t->pl;
+        if (iy0 >= 0 && ix0 >= 0 && iy0 + ylast < t->h && ix0 + xlast < t->w) {
+            const int64_t base = iy0 * lp + ix0 * 16;
+            if (taps == 9)
+                dw_pixel_inside9(t, wp, base, rel, acc + p * N, ws ? ws + p * N : NULL);
+            else
+                dw_pixel_inside_any(t, wp, base, rel, taps, acc + p * N, ws ? ws + p * N : NULL);
+            continue;
+        }
         for (uint32_t ky = 0; ky < t->kh; ky++) {
-            const int64_t iy = (int64_t)oy * t->sy - t->pt + (int64_t)ky * t->dy;
+            const int64_t iy = iy0 + (int64_t)ky * t->dy;
             for (uint32_t kx = 0; kx < t->kw; kx++) {
-                const int64_t ix = (int64_t)ox * t->sx - t->pl + (int64_t)kx * t->dx;
-                off[(size_t)ky * t->kw + kx] = iy >= 0 && iy < t->h && ix >= 0 && ix < t->w
-                                                   ? iy * (int64_t)t->line_pitch + ix * 16
-                                                   : -1;
+                const int64_t ix = ix0 + (int64_t)kx * t->dx;
+                off[(size_t)ky * t->kw + kx] =
+                    iy >= 0 && iy < t->h && ix >= 0 && ix < t->w ? iy * lp + ix * 16 : -1;
             }
         }
         off[taps] = -2; /* the odd tap's partner: zeros */
@@ -124,7 +209,7 @@ npk_status emu_conv_int(npk_rk_emu *e, const emu_task *t, int32_t *acc, int32_t 
         /* Depthwise: [C/G][kh][kw][G] -> [tap pair][channel][2] int16. */
         const size_t pairs = (taps + 1) / 2;
         int16_t *wp = emu_scratch_get(&e->b, pairs * C * 2 * sizeof(int16_t) + C);
-        int64_t *off = emu_scratch_get(&e->t, (taps + 1) * sizeof *off);
+        int64_t *off = emu_scratch_get(&e->t, 2 * (taps + 1) * sizeof *off);
         if (!wp || !off) return emu_fail(w, err, NPK_E_NOMEM, "out of memory for the task");
         uint8_t *pb = (uint8_t *)(wp + pairs * C * 2); /* the pad lanes */
         for (uint32_t ch = 0; ch < C; ch++) pb[ch] = (uint8_t)pad_lane_int8(t->pad_value, ch);

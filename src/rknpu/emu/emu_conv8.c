@@ -34,16 +34,15 @@ static uint8_t pad_lane(uint32_t pad, size_t ch)
     return (uint8_t)(pad >> (8 * byte));
 }
 
-/* The 16-byte atoms of n planes (pitch sp) to d, one after another; the sum
- * of their int8 values (wrapping, like the sums). */
-static inline uint32_t copy_sum(const uint8_t *src, uint64_t sp, size_t n, uint8_t *d)
+/* The sum of the int8 values of a pixel's atoms in n planes (pitch sp),
+ * wrapping like the sums. */
+static inline uint32_t atoms_sum(const uint8_t *src, uint64_t sp, size_t n)
 {
 #ifdef __SSE2__
     const __m128i flip = _mm_set1_epi8((char)0x80), zero = _mm_setzero_si128();
     __m128i acc = zero;
     for (size_t cp = 0; cp < n; cp++) {
         const __m128i v = _mm_loadu_si128((const __m128i *)(const void *)(src + cp * sp));
-        _mm_storeu_si128((__m128i *)(void *)(d + cp * 16), v);
         acc = _mm_add_epi64(acc, _mm_sad_epu8(_mm_xor_si128(v, flip), zero));
     }
     /* sum(v) = sum(v ^ 0x80 as unsigned) - 16 * 128 per atom */
@@ -51,10 +50,8 @@ static inline uint32_t copy_sum(const uint8_t *src, uint64_t sp, size_t n, uint8
            (uint32_t)n * 16u * 128u;
 #else
     uint32_t sum = 0;
-    for (size_t cp = 0; cp < n; cp++) {
-        memcpy(d + cp * 16, src + cp * sp, 16);
-        for (int i = 0; i < 16; i++) sum += (uint32_t)(int32_t)(int8_t)d[cp * 16 + (size_t)i];
-    }
+    for (size_t cp = 0; cp < n; cp++)
+        for (int i = 0; i < 16; i++) sum += (uint32_t)(int32_t)(int8_t)src[cp * sp + (size_t)i];
     return sum;
 #endif
 }
@@ -212,44 +209,61 @@ npk_status emu_conv_direct8(npk_rk_emu *e, const emu_task *t, int32_t *acc, int3
         }
         bop = b;
     }
-    /* The planes holding a channel left out with a weight other than 0. */
-    bool any_uni = false;
-    for (size_t ch = 0; ch < C; ch++) any_uni |= uni[ch] != 0;
+    /* Channels left out with a weight other than 0; when every channel left
+     * out has the same weight v (the first layer's 29 padding channels),
+     * their term is v x (the window's sum of every channel - the sum of its
+     * row of A): no per-pixel pass over their weights. */
+    bool any_uni = false, one_uni = cu > 0;
+    int32_t v0 = 0; /* the first channel left out's weight */
+    for (size_t ch = 0, u = 0; ch < C; ch++) {
+        any_uni |= uni[ch] != 0;
+        if (u < cu && use[u] == ch)
+            u++;
+        else if (u == ch) /* the first left out */
+            v0 = uni[ch];
+        else
+            one_uni &= uni[ch] == v0;
+    }
+    one_uni &= any_uni;
+    const uint32_t uv = (uint32_t)v0;
 
-    /* The input pixel-major (pix rows of C bytes), then the pad lanes' row. */
-    uint8_t *x = emu_scratch_get(&e->a, (pix + 1) * C + 16); /* + 16: see `run` */
-    if (!x) return emu_fail(w, err, NPK_E_NOMEM, "out of memory for the task");
-    /* CPEND: each input pixel's sum of every channel, taken on the way; and
-     * each input pixel's sum over the channels left out, times their weight. */
+    const bool all = cu == C;
+    const size_t W = t->w, H = t->h;
+    const uint64_t lp = t->line_pitch, sp = t->surf_pitch;
+    const size_t planes = C / 16;
+    /* 1x1 stride 1 over every channel: the product reads the NC1HWC2 cube
+     * in place (output pixel p = input pixel p at 16 p in each plane), and
+     * its row sums are the CPEND window sums. */
+    const bool in_place = all && taps == 1 && t->sx == 1 && t->sy == 1 && t->pl == 0 &&
+                          t->pt == 0 && t->ow == t->w && t->oh == t->h && (lp == 16 * W || H == 1);
     const bool ws = dpu ? t->cpend : s != NULL;
+
+    /* Otherwise A is built a block of rows at a time from the planes (im2col).
+     * The pad lanes, read by taps outside the input: C bytes, the planes 16
+     * apart. */
+    uint8_t *padv = emu_scratch_get(&e->a, (C + 7) / 8 * 8 + 2 * taps * sizeof(int64_t));
+    if (!padv) return emu_fail(w, err, NPK_E_NOMEM, "out of memory for the task");
+    for (size_t ch = 0; ch < C; ch++) padv[ch] = pad_lane(t->pad_value, ch);
+    /* Each input pixel's sum of every channel (CPEND, one_uni) and its sum
+     * over the channels left out times their weight (other any_uni); the pad
+     * lanes' at index pix. */
+    const bool wps = ws || one_uni, wus = any_uni && !one_uni;
     uint32_t *psum = NULL, *usum = NULL;
-    if (ws || any_uni) {
+    if (!in_place && (wps || wus)) {
         psum = emu_scratch_get(&e->s2, 2 * (pix + 1) * sizeof *psum);
         if (!psum) return emu_fail(w, err, NPK_E_NOMEM, "out of memory for the task");
         usum = psum + pix + 1;
-        if (!ws) memset(psum, 0, (pix + 1) * sizeof *psum);
-    }
-    const size_t W = t->w, H = t->h; /* locals: the byte stores cannot alias them */
-    const uint64_t lp = t->line_pitch, sp = t->surf_pitch;
-    const size_t planes = C / 16;
-    for (size_t y = 0; y < H; y++)
-        for (size_t xx = 0; xx < W; xx++) {
-            /* a pixel's atoms from every plane, stored one after another */
-            const uint8_t *src = t->in + y * lp + xx * 16;
-            uint8_t *d = x + (y * W + xx) * C;
-            if (ws)
-                psum[y * W + xx] = copy_sum(src, sp, planes, d);
-            else
-                for (size_t cp = 0; cp < planes; cp++) memcpy(d + cp * 16, src + cp * sp, 16);
-            if (any_uni) {
-                uint32_t us = 0;
-                for (size_t cp = 0; cp < planes; cp++) us += dot16(src + cp * sp, uni + cp * 16);
-                usum[y * W + xx] = us;
+        for (size_t y = 0; y < H; y++)
+            for (size_t xx = 0; xx < W; xx++) {
+                const uint8_t *src = t->in + y * lp + xx * 16;
+                if (wps) psum[y * W + xx] = atoms_sum(src, sp, planes);
+                if (wus) {
+                    uint32_t us = 0;
+                    for (size_t cp = 0; cp < planes; cp++)
+                        us += dot16(src + cp * sp, uni + cp * 16);
+                    usum[y * W + xx] = us;
+                }
             }
-        }
-    uint8_t *padv = x + pix * C;
-    for (size_t ch = 0; ch < C; ch++) padv[ch] = pad_lane(t->pad_value, ch);
-    if (psum) {
         uint32_t ps = 0, us = 0;
         for (size_t ch = 0; ch < C; ch++) {
             ps += (uint32_t)(int32_t)(int8_t)padv[ch];
@@ -258,12 +272,13 @@ npk_status emu_conv_direct8(npk_rk_emu *e, const emu_task *t, int32_t *acc, int3
         psum[pix] = ps, usum[pix] = us;
     }
 
-    const bool all = cu == C;
-    /* A few used channels in one run (the first layer's 3): each tap's are
-     * copied as 16 bytes from the first, the bytes past the run read from
-     * the next pixel (or the slack) and overwritten by the next tap or row
-     * (or written to the slack of A). */
-    const bool run = !all && cu && cu <= 16 && (size_t)use[cu - 1] - use[0] == cu - 1;
+    /* A few used channels in one run within a plane (the first layer's 3):
+     * each tap's are copied as 16 bytes from the first (from the atom, or a
+     * copy of it when the run starts inside: no byte past the atom is read),
+     * the bytes past the run overwritten by the next tap or row (or written
+     * to the slack of A). */
+    const bool run =
+        !all && cu && (size_t)use[cu - 1] - use[0] == cu - 1 && use[0] / 16 == use[cu - 1] / 16;
     const size_t K = taps * cu;
     npk_tfl_qgemm g;
     memset(&g, 0, sizeof g);
@@ -278,8 +293,6 @@ npk_status emu_conv_direct8(npk_rk_emu *e, const emu_task *t, int32_t *acc, int3
         g.b = bop;
     }
 
-    const bool in_place = all && taps == 1 && t->sx == 1 && t->sy == 1 && t->pl == 0 &&
-                          t->pt == 0 && t->ow == t->w && t->oh == t->h;
     size_t rows = K ? A_BLOCK_BYTES / K / 12 * 12 : P;
     if (rows < 12) rows = 12;
     if (in_place) rows = P;
@@ -304,51 +317,102 @@ npk_status emu_conv_direct8(npk_rk_emu *e, const emu_task *t, int32_t *acc, int3
         sb = ws ? emu_scratch_get(&e->s, rows * sizeof *sb) : NULL;
         if (!cb || (ws && !sb)) return emu_fail(w, err, NPK_E_NOMEM, "out of memory for the task");
     }
-    uint8_t *a =
-        in_place ? NULL : emu_scratch_get(&e->im, (rows < P ? rows : P) * (K ? K : 1) + 16);
-    uint32_t *ub = any_uni ? emu_scratch_get(&e->u, (rows < P ? rows : P) * sizeof *ub) : NULL;
+    const size_t mrows = rows < P ? rows : P;
+    uint8_t *a = in_place ? NULL : emu_scratch_get(&e->im, mrows * (K ? K : 1) + 16);
+    /* ub: each row's term of the channels left out; one_uni: the rows' sums
+     * of every channel in the window (ws: in sm) after it */
+    uint32_t *ub = any_uni ? emu_scratch_get(&e->u, 2 * mrows * sizeof *ub) : NULL;
     if ((!in_place && !a) || (any_uni && !ub))
         return emu_fail(w, err, NPK_E_NOMEM, "out of memory for the task");
-    if (in_place && ws && !dpu)
-        memcpy(s, psum, P * sizeof *psum); /* one tap: the pixel's own sum */
+    /* locals: the byte stores into A cannot alias them */
+    const int64_t kh = t->kh, kw = t->kw, sy = t->sy, sx = t->sx, dy = t->dy, dx = t->dx;
+    const int64_t pt = t->pt, pl = t->pl, ih = t->h, iw = t->w;
+    const size_t ow = t->ow;
+    const uint8_t *in = t->in;
+    /* `run` from the first byte of an atom: pixels whose taps all lie
+     * inside copy them from fixed offsets (rel: in the plane, relp: in the
+     * pixels' sums) */
+    const bool run0 = run && use[0] % 16 == 0;
+    const uint8_t *in0 = run0 ? in + (uint64_t)(use[0] / 16) * sp : in;
+    int64_t *rel = (int64_t *)(void *)(padv + (C + 7) / 8 * 8), *relp = rel + taps;
+    for (int64_t ky = 0; ky < kh; ky++)
+        for (int64_t kx = 0; kx < kw; kx++) {
+            rel[ky * kw + kx] = ky * dy * (int64_t)lp + kx * dx * 16;
+            relp[ky * kw + kx] = ky * dy * iw + kx * dx;
+        }
+    const int64_t ylast = (kh - 1) * dy, xlast = (kw - 1) * dx;
     for (size_t p0 = 0; p0 < P; p0 += rows) {
         const size_t m = P - p0 < rows ? P - p0 : rows;
         int32_t *cm = dpu ? cb : acc + p0 * N;
         uint32_t *sm = !ws ? NULL : dpu ? (uint32_t *)sb : (uint32_t *)s + p0;
-        if (in_place && dpu && ws) sm = psum + p0;
-        for (size_t q = 0; q < m && !in_place; q++) {
-            size_t p = p0 + q;
-            uint32_t oy = (uint32_t)(p / t->ow), ox = (uint32_t)(p % t->ow), sum = 0, us = 0;
-            for (uint32_t ky = 0; ky < t->kh; ky++) {
-                int64_t iy = (int64_t)oy * t->sy - t->pt + (int64_t)ky * t->dy;
-                for (uint32_t kx = 0; kx < t->kw; kx++) {
-                    int64_t ix = (int64_t)ox * t->sx - t->pl + (int64_t)kx * t->dx;
-                    bool in = iy >= 0 && iy < t->h && ix >= 0 && ix < t->w;
-                    size_t ip = in ? (size_t)iy * t->w + (size_t)ix : pix;
-                    if (ws) sum += psum[ip];
-                    if (any_uni) us += usum[ip];
-                    const uint8_t *src = x + ip * C;
-                    uint8_t *d = a + q * K + ((size_t)ky * t->kw + kx) * cu;
-                    if (all)
-                        memcpy(d, src, C);
-                    else if (run)
-                        memcpy(d, src + use[0], 16);
-                    else
-                        for (size_t u = 0; u < cu; u++) d[u] = src[use[u]];
+        uint32_t *wsm = one_uni && !ws ? ub + mrows : sm;
+        for (size_t q = 0, oy = p0 / ow, ox = p0 % ow; q < m && !in_place; q++) {
+            uint32_t sum = 0, us = 0;
+            uint8_t *dst = a + q * K;
+            const int64_t iy0 = (int64_t)oy * sy - pt, ix0 = (int64_t)ox * sx - pl;
+            if (run0 && iy0 >= 0 && ix0 >= 0 && iy0 + ylast < ih && ix0 + xlast < iw) {
+                /* every tap inside: at fixed offsets from the first */
+                const uint8_t *b0 = in0 + (uint64_t)iy0 * lp + (uint64_t)ix0 * 16;
+                const uint32_t *ps0 = psum ? psum + (size_t)iy0 * (size_t)iw + (size_t)ix0 : NULL;
+                for (size_t tap = 0; tap < taps; tap++, dst += cu) {
+                    memcpy(dst, b0 + rel[tap], 16);
+                    if (wps) sum += ps0[relp[tap]];
+                    if (wus) us += usum[ps0 - psum + relp[tap]];
+                }
+                if (wps) wsm[q] = sum;
+                if (wus) ub[q] = us;
+                if (++ox == ow) ox = 0, oy++;
+                continue;
+            }
+            for (int64_t ky = 0; ky < kh; ky++) {
+                const int64_t iy = (int64_t)oy * sy - pt + ky * dy;
+                for (int64_t kx = 0; kx < kw; kx++, dst += cu) {
+                    const int64_t ix = (int64_t)ox * sx - pl + kx * dx;
+                    const bool inside = iy >= 0 && iy < ih && ix >= 0 && ix < iw;
+                    const size_t ip = inside ? (size_t)iy * (size_t)iw + (size_t)ix : pix;
+                    if (wps) sum += psum[ip];
+                    if (wus) us += usum[ip];
+                    /* the tap's pixel: its atoms pitch apart */
+                    const uint8_t *src = inside ? in + (uint64_t)iy * lp + (uint64_t)ix * 16 : padv;
+                    const uint64_t pitch = inside ? sp : 16;
+                    if (all) {
+                        for (size_t cp = 0; cp < planes; cp++)
+                            memcpy(dst + cp * 16, src + cp * pitch, 16);
+                    } else if (run && use[0] % 16 == 0) {
+                        memcpy(dst, src + use[0] / 16 * pitch, 16);
+                    } else if (run) {
+                        uint8_t atom[32] = {0};
+                        memcpy(atom, src + use[0] / 16 * pitch, 16);
+                        memcpy(dst, atom + use[0] % 16, 16);
+                    } else {
+                        for (size_t u = 0; u < cu; u++)
+                            dst[u] = src[use[u] / 16 * pitch + use[u] % 16];
+                    }
                 }
             }
-            if (ws) sm[q] = sum;
-            if (any_uni) ub[q] = us;
+            if (wps) wsm[q] = sum;
+            if (wus) ub[q] = us;
+            if (++ox == ow) ox = 0, oy++;
         }
-        g.m = m, g.a = in_place ? x + p0 * C : a, g.lda = in_place ? C : K;
-        if (K)
-            qk->gemm_s32(&g, cm, N);
-        else
+        if (in_place) {
+            g.m = m, g.a = in + p0 * 16, g.lda = 16;
+            qk->gemm_s32_blocks(&g, (size_t)sp, cm, N, sm);
+        } else if (K) {
+            g.m = m, g.a = a, g.lda = K;
+            if (one_uni) /* with the sums of A's rows, into ub */
+                qk->gemm_s32_blocks(&g, 16, cm, N, ub);
+            else
+                qk->gemm_s32(&g, cm, N);
+        } else {
             memset(cm, 0, m * N * sizeof *cm);
+        }
+        if (one_uni)
+            for (size_t q = 0; q < m; q++) ub[q] = uv * (wsm[q] - ub[q]);
         if (any_uni) /* the channels left out: the same term for every kernel */
             for (size_t q = 0; q < m; q++) {
                 uint32_t *r = (uint32_t *)cm + q * N;
-                for (size_t n = 0; n < N; n++) r[n] += ub[q];
+                if (ub[q])
+                    for (size_t n = 0; n < N; n++) r[n] += ub[q];
             }
         if (dpu) emu_dpu8_rows(dpu, t, (const uint32_t *)cm, (const int32_t *)sm, p0, m);
     }

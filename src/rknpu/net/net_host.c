@@ -17,12 +17,20 @@ void npk_rk_net_pack(const uint8_t *x, bool u8, int32_t zero_point, uint32_t h, 
             for (size_t px = 0; px < px_n; px++) memcpy(d + px * 16, x + px * c + c0, 16);
             continue;
         }
+        if (n == 0) { /* a plane of padding channels only */
+            memset(d, zp, px_n * 16);
+            continue;
+        }
+        /* each atom: 16 bytes of the zero point stored whole, then the
+         * channels over them (a byte loop up to 16 became a memset call per
+         * pixel; bytes gathered in a local and loaded whole stall the load) */
+        uint8_t zs[16];
+        memset(zs, zp, sizeof zs);
         for (size_t px = 0; px < px_n; px++) {
             const uint8_t *s = x + px * c + c0;
             uint8_t *o = d + px * 16;
-            uint32_t k = 0;
-            for (; k < n; k++) o[k] = s[k] ^ flip;
-            for (; k < 16; k++) o[k] = zp;
+            memcpy(o, zs, sizeof zs);
+            for (uint32_t k = 0; k < n; k++) o[k] = s[k] ^ flip;
         }
     }
 }

@@ -132,9 +132,11 @@ static size_t gemm_work(size_t k)
 }
 
 /* Rows i0 .. i0 + mr - 1 of A widened to 16 bits (row stride ld16, zeros
- * up to it), and b_zero times each row's sum. */
-FN static void pack_a(const npk_tfl_qgemm *g, size_t i0, int mr, int16_t *pa, size_t ld16,
-                      uint32_t *corr)
+ * up to it), and mul times each row's sum. Row i's bytes 16j .. 16j + 15 at
+ * a + i * lda + j * ks (ks = 16: the row as stored; gemm_s32_blocks: the
+ * RKNPU's NC1HWC2 planes). */
+FN static void pack_a(const npk_tfl_qgemm *g, size_t ks, size_t i0, int mr, int16_t *pa,
+                      size_t ld16, uint32_t mul, uint32_t *corr)
 {
     const __m256i ones = _mm256_set1_epi16(1);
     const size_t k = g->k;
@@ -143,14 +145,14 @@ FN static void pack_a(const npk_tfl_qgemm *g, size_t i0, int mr, int16_t *pa, si
         int16_t *d = pa + (size_t)r * ld16;
         __m256i sum = _mm256_setzero_si256();
         size_t t = 0;
-        for (; t + 16 <= k; t += 16) {
-            const __m256i v = widen16(a + t, g->is_signed);
+        for (; t + 16 <= k; t += 16, a += ks) {
+            const __m256i v = widen16(a, g->is_signed);
             _mm256_storeu_si256((__m256i *)(void *)(d + t), v);
             sum = _mm256_add_epi32(sum, _mm256_madd_epi16(v, ones));
         }
         if (t < k) {
             uint8_t tail[16] = {0};
-            memcpy(tail, a + t, k - t);
+            memcpy(tail, a, k - t);
             const __m256i v = widen16(tail, g->is_signed);
             _mm256_storeu_si256((__m256i *)(void *)(d + t), v);
             sum = _mm256_add_epi32(sum, _mm256_madd_epi16(v, ones));
@@ -158,7 +160,7 @@ FN static void pack_a(const npk_tfl_qgemm *g, size_t i0, int mr, int16_t *pa, si
         __m128i s = _mm_add_epi32(_mm256_castsi256_si128(sum), _mm256_extracti128_si256(sum, 1));
         s = _mm_add_epi32(s, _mm_shuffle_epi32(s, 0x4E));
         s = _mm_add_epi32(s, _mm_shuffle_epi32(s, 0xB1));
-        corr[r] = (uint32_t)g->b_zero * (uint32_t)_mm_cvtsi128_si32(s);
+        corr[r] = mul * (uint32_t)_mm_cvtsi128_si32(s);
     }
 }
 
@@ -244,7 +246,7 @@ INLINE void gemm_run(const npk_tfl_qgemm *g, bool sgn)
     for (size_t i0 = 0; i0 < g->m; i0 += MR) {
         const int mr = g->m - i0 < MR ? (int)(g->m - i0) : MR;
         uint32_t corr[MR];
-        pack_a(g, i0, mr, pa, ld16, corr);
+        pack_a(g, 16, i0, mr, pa, ld16, (uint32_t)g->b_zero, corr);
         uint8_t *c = g->c + i0 * g->ldc;
         for (size_t j0 = 0; j0 < g->n; j0 += NPK_TFL_QPANEL) {
             const size_t nc = g->n - j0 < NPK_TFL_QPANEL ? g->n - j0 : NPK_TFL_QPANEL;
@@ -265,15 +267,17 @@ FN static void gemm_avx2(const npk_tfl_qgemm *g)
 }
 
 /* The tiles' sums as they are (gemm_s32 of qkern.h): columns 0-7 in
- * acc[r][0], 8-15 in acc[r][1]. */
-FN static void gemm_s32_avx2(const npk_tfl_qgemm *g, int32_t *c, size_t ldc)
+ * acc[r][0], 8-15 in acc[r][1]; A's 16-byte blocks ks apart, each row's
+ * sum to rowsum (when not NULL). */
+INLINE void s32_run(const npk_tfl_qgemm *g, size_t ks, int32_t *c, size_t ldc, uint32_t *rowsum)
 {
     const size_t k2 = (g->k + 1) / 2, ld16 = round16(g->k);
     int16_t *pa = g->work;
     for (size_t i0 = 0; i0 < g->m; i0 += MR) {
         const int mr = g->m - i0 < MR ? (int)(g->m - i0) : MR;
         uint32_t corr[MR];
-        pack_a(g, i0, mr, pa, ld16, corr);
+        pack_a(g, ks, i0, mr, pa, ld16, 1, corr);
+        if (rowsum) memcpy(rowsum + i0, corr, (size_t)mr * sizeof *corr);
         for (size_t j0 = 0; j0 < g->n; j0 += NPK_TFL_QPANEL) {
             const size_t nc = g->n - j0 < NPK_TFL_QPANEL ? g->n - j0 : NPK_TFL_QPANEL;
             _Alignas(32) __m256i acc[MR][2];
@@ -293,6 +297,17 @@ FN static void gemm_s32_avx2(const npk_tfl_qgemm *g, int32_t *c, size_t ldc)
             }
         }
     }
+}
+
+FN static void gemm_s32_avx2(const npk_tfl_qgemm *g, int32_t *c, size_t ldc)
+{
+    s32_run(g, 16, c, ldc, NULL);
+}
+
+FN static void gemm_s32_blocks_avx2(const npk_tfl_qgemm *g, size_t ks, int32_t *c, size_t ldc,
+                                    uint32_t *rowsum)
+{
+    s32_run(g, ks, c, ldc, rowsum);
 }
 
 /* ---- depthwise (depth multiplier 1) ---- */
@@ -479,8 +494,9 @@ FN static void add_avx2(const npk_tfl_qadd *q, const uint8_t *a, const uint8_t *
         add_run(q, a, b, out, count, false);
 }
 
-static const npk_tfl_qkern avx2 = {"avx2",  true,        gemm_work, gemm_avx2,    dw_pack_bytes,
-                                   dw_pack, dw_row_avx2, add_avx2,  gemm_s32_avx2};
+static const npk_tfl_qkern avx2 = {
+    "avx2",  true,        gemm_work, gemm_avx2,     dw_pack_bytes,
+    dw_pack, dw_row_avx2, add_avx2,  gemm_s32_avx2, gemm_s32_blocks_avx2};
 const npk_tfl_qkern *const npk_tfl_qkern_avx2 = &avx2;
 #else
 const npk_tfl_qkern *const npk_tfl_qkern_avx2 = NULL;

@@ -120,6 +120,37 @@ static void gemm_s32(const npk_tfl_qgemm *g, int32_t *c, size_t ldc)
     }
 }
 
+static uint32_t widen(uint8_t x, bool sgn)
+{
+    return sgn ? (uint32_t)(int32_t)(int8_t)x : x;
+}
+
+static void gemm_s32_blocks(const npk_tfl_qgemm *g, size_t ks, int32_t *c, size_t ldc,
+                            uint32_t *rowsum)
+{
+    const size_t k = g->k;
+    const bool sgn = g->is_signed;
+    for (size_t i = 0; i < g->m; i++) {
+        const uint8_t *a = g->a + i * g->lda;
+        if (rowsum) {
+            uint32_t rs = 0;
+            for (size_t t0 = 0; t0 < k; t0 += 16)
+                for (size_t u = 0; u < 16 && t0 + u < k; u++) rs += widen(a[t0 / 16 * ks + u], sgn);
+            rowsum[i] = rs;
+        }
+        for (size_t j = 0; j < g->n; j++) {
+            const uint8_t *b = g->b + j * g->ldb;
+            uint32_t s = 0;
+            for (size_t t0 = 0; t0 < k; t0 += 16) {
+                const uint8_t *x = a + t0 / 16 * ks;
+                for (size_t u = 0; u < 16 && t0 + u < k; u++)
+                    s += widen(x[u], sgn) * widen(b[t0 + u], sgn);
+            }
+            c[i * ldc + j] = (int32_t)s;
+        }
+    }
+}
+
 static void dw_row(const npk_tfl_qdw *d, const uint8_t *in, int32_t oy, uint8_t *out,
                    int32_t *acc_scratch)
 {
@@ -206,5 +237,5 @@ static void add(const npk_tfl_qadd *q, const uint8_t *a, const uint8_t *b, uint8
     }
 }
 
-const npk_tfl_qkern npk_tfl_qkern_portable = {"portable", false,  NULL, gemm,    NULL,
-                                              NULL,       dw_row, add,  gemm_s32};
+const npk_tfl_qkern npk_tfl_qkern_portable = {"portable", false,  NULL, gemm,     NULL,
+                                              NULL,       dw_row, add,  gemm_s32, gemm_s32_blocks};

@@ -152,8 +152,11 @@ static inline int32_t hsum(__m128i s)
     return _mm_cvtsi128_si32(s);
 }
 
-static void pack_a(const npk_tfl_qgemm *g, size_t i0, int mr, int16_t *pa, size_t ld16,
-                   uint32_t *corr)
+/* Rows i0 .. i0 + mr - 1 of A widened to 16 bits, and mul times each row's
+ * sum; row i's bytes 16j .. 16j + 15 at a + i * lda + j * ks (ks = 16: the
+ * row as stored; gemm_s32_blocks: the RKNPU's NC1HWC2 planes). */
+static void pack_a(const npk_tfl_qgemm *g, size_t ks, size_t i0, int mr, int16_t *pa, size_t ld16,
+                   uint32_t mul, uint32_t *corr)
 {
     const __m128i ones = _mm_set1_epi16(1);
     const size_t k = g->k;
@@ -161,13 +164,13 @@ static void pack_a(const npk_tfl_qgemm *g, size_t i0, int mr, int16_t *pa, size_
         const uint8_t *a = g->a + (i0 + (size_t)r) * g->lda;
         int16_t *d = pa + (size_t)r * ld16;
         __m128i sum = _mm_setzero_si128();
-        for (size_t t = 0; t < k; t += 16) {
+        for (size_t t = 0; t < k; t += 16, a += ks) {
             __m128i v;
             if (t + 16 <= k) {
-                v = ld128(a + t);
+                v = ld128(a);
             } else {
                 uint8_t tail[16] = {0};
-                memcpy(tail, a + t, k - t);
+                memcpy(tail, a, k - t);
                 v = ld128(tail);
             }
             const __m128i l = widen_lo(v, g->is_signed), h = widen_hi(v, g->is_signed);
@@ -176,7 +179,7 @@ static void pack_a(const npk_tfl_qgemm *g, size_t i0, int mr, int16_t *pa, size_
             sum =
                 _mm_add_epi32(sum, _mm_add_epi32(_mm_madd_epi16(l, ones), _mm_madd_epi16(h, ones)));
         }
-        corr[r] = (uint32_t)g->b_zero * (uint32_t)hsum(sum);
+        corr[r] = mul * (uint32_t)hsum(sum);
     }
 }
 
@@ -224,7 +227,7 @@ static void gemm_v128(const npk_tfl_qgemm *g)
     for (size_t i0 = 0; i0 < g->m; i0 += MR) {
         const int mr = g->m - i0 < MR ? (int)(g->m - i0) : MR;
         uint32_t corr[MR];
-        pack_a(g, i0, mr, pa, ld16, corr);
+        pack_a(g, 16, i0, mr, pa, ld16, (uint32_t)g->b_zero, corr);
         for (size_t j0 = 0; j0 < g->n; j0 += 8) {
             const size_t nc = g->n - j0 < 8 ? g->n - j0 : 8;
             __m128i acc[MR][2];
@@ -245,15 +248,17 @@ static void gemm_v128(const npk_tfl_qgemm *g)
     }
 }
 
-/* The tiles' sums as they are (gemm_s32 of qkern.h). */
-static void gemm_s32_v128(const npk_tfl_qgemm *g, int32_t *c, size_t ldc)
+/* The tiles' sums as they are (gemm_s32 of qkern.h); A's 16-byte blocks
+ * ks apart, each row's sum to rowsum (when not NULL). */
+static void s32_run(const npk_tfl_qgemm *g, size_t ks, int32_t *c, size_t ldc, uint32_t *rowsum)
 {
     const size_t k2 = (g->k + 1) / 2, ld16 = round16(g->k);
     int16_t *pa = g->work;
     for (size_t i0 = 0; i0 < g->m; i0 += MR) {
         const int mr = g->m - i0 < MR ? (int)(g->m - i0) : MR;
         uint32_t corr[MR];
-        pack_a(g, i0, mr, pa, ld16, corr);
+        pack_a(g, ks, i0, mr, pa, ld16, 1, corr);
+        if (rowsum) memcpy(rowsum + i0, corr, (size_t)mr * sizeof *corr);
         for (size_t j0 = 0; j0 < g->n; j0 += 8) {
             const size_t nc = g->n - j0 < 8 ? g->n - j0 : 8;
             __m128i acc[MR][2];
@@ -264,6 +269,17 @@ static void gemm_s32_v128(const npk_tfl_qgemm *g, int32_t *c, size_t ldc)
             for (int r = 0; r < mr; r++) memcpy(c + (i0 + (size_t)r) * ldc + j0, acc[r], nc * 4);
         }
     }
+}
+
+static void gemm_s32_v128(const npk_tfl_qgemm *g, int32_t *c, size_t ldc)
+{
+    s32_run(g, 16, c, ldc, NULL);
+}
+
+static void gemm_s32_blocks_v128(const npk_tfl_qgemm *g, size_t ks, int32_t *c, size_t ldc,
+                                 uint32_t *rowsum)
+{
+    s32_run(g, ks, c, ldc, rowsum);
 }
 
 /* Depthwise block: the corrected bias of 8 channels, then per tap pair two
@@ -377,9 +393,11 @@ static inline uint8x16_t pair_dup(const uint8_t *a)
     return vreinterpretq_u8_u16(vdupq_n_u16(p));
 }
 
-/* Sums of an mr x 16 tile over k (rows from a[]); the odd last k pairs with 0. */
-static inline __attribute__((always_inline)) void
-tile(const uint8_t *const *a, size_t k, const uint8_t *pb, int mr, bool sgn, uint32x4_t acc[MR][4])
+/* Sums of an mr x 16 tile over k (rows from a[]); the odd last k pairs with 0.
+ * blk: the rows stored in 16-byte blocks ks apart (gemm_s32_blocks). */
+static inline __attribute__((always_inline)) void tile(const uint8_t *const *a, size_t k,
+                                                       const uint8_t *pb, int mr, bool sgn,
+                                                       bool blk, size_t ks, uint32x4_t acc[MR][4])
 {
     uint32x4_t c[MR][4];
 #pragma GCC unroll 8
@@ -388,10 +406,11 @@ tile(const uint8_t *const *a, size_t k, const uint8_t *pb, int mr, bool sgn, uin
     for (size_t kp = 0; kp < k2; kp++) {
         const uint8x16_t b0 = vld1q_u8(pb + kp * 32), b1 = vld1q_u8(pb + kp * 32 + 16);
         const bool last_odd = 2 * kp + 1 == k;
+        const size_t at = blk ? kp / 8 * ks + kp % 8 * 2 : 2 * kp;
 #pragma GCC unroll 8
         for (int r = 0; r < mr; r++) {
-            const uint8x16_t x = last_odd ? vreinterpretq_u8_u16(vdupq_n_u16(a[r][2 * kp]))
-                                          : pair_dup(a[r] + 2 * kp);
+            const uint8x16_t x =
+                last_odd ? vreinterpretq_u8_u16(vdupq_n_u16(a[r][at])) : pair_dup(a[r] + at);
             if (sgn) {
                 const int8x16_t xs = vreinterpretq_s8_u8(x), bs0 = vreinterpretq_s8_u8(b0),
                                 bs1 = vreinterpretq_s8_u8(b1);
@@ -415,17 +434,25 @@ tile(const uint8_t *const *a, size_t k, const uint8_t *pb, int mr, bool sgn, uin
         for (int i = 0; i < 4; i++) acc[r][i] = c[r][i];
 }
 
-typedef void (*tile_fn)(const uint8_t *const *, size_t, const uint8_t *, uint32x4_t[MR][4]);
-#define TILE(M, S)                                                                                 \
-    static void tile_##M##_##S(const uint8_t *const *a, size_t k, const uint8_t *pb,               \
-                               uint32x4_t acc[MR][4])                                              \
+typedef void (*tile_fn)(const uint8_t *const *, size_t, const uint8_t *, size_t, uint32x4_t[MR][4]);
+#define TILE(M, S, B)                                                                              \
+    static void tile_##M##_##S##_##B(const uint8_t *const *a, size_t k, const uint8_t *pb,         \
+                                     size_t ks, uint32x4_t acc[MR][4])                             \
     {                                                                                              \
-        tile(a, k, pb, M, S, acc);                                                                 \
+        tile(a, k, pb, M, S, B, ks, acc);                                                          \
     }
+#define TILES(M) TILE(M, 0, 0) TILE(M, 1, 0) TILE(M, 0, 1) TILE(M, 1, 1)
+TILES(1)
+TILES(2)
+TILES(3)
+TILES(4)
 /* clang-format off */
-TILE(1, 0) TILE(1, 1) TILE(2, 0) TILE(2, 1) TILE(3, 0) TILE(3, 1) TILE(4, 0) TILE(4, 1)
 static const tile_fn tiles[MR][2] = {
-    {tile_1_0, tile_1_1}, {tile_2_0, tile_2_1}, {tile_3_0, tile_3_1}, {tile_4_0, tile_4_1}};
+    {tile_1_0_0, tile_1_1_0}, {tile_2_0_0, tile_2_1_0}, {tile_3_0_0, tile_3_1_0},
+    {tile_4_0_0, tile_4_1_0}};
+static const tile_fn tiles_blk[MR][2] = {
+    {tile_1_0_1, tile_1_1_1}, {tile_2_0_1, tile_2_1_1}, {tile_3_0_1, tile_3_1_1},
+    {tile_4_0_1, tile_4_1_1}};
 /* clang-format on */
 
 static void gemm_v128(const npk_tfl_qgemm *g)
@@ -444,7 +471,7 @@ static void gemm_v128(const npk_tfl_qgemm *g)
             const size_t nc = g->n - j0 < NPK_TFL_QPANEL ? g->n - j0 : NPK_TFL_QPANEL;
             uint32x4_t acc[MR][4];
             const uint8_t *panel = npk_tfl_qpack_at(g->bp, j0, g->k);
-            tiles[mr - 1][g->is_signed](a, g->k, panel + NPK_TFL_QPANEL_HEAD, acc);
+            tiles[mr - 1][g->is_signed](a, g->k, panel + NPK_TFL_QPANEL_HEAD, 16, acc);
             int32_t qc[NPK_TFL_QC_N][NPK_TFL_QPANEL];
             memcpy(qc, panel, sizeof qc);
             rq4 rq[4];
@@ -476,18 +503,28 @@ static void gemm_v128(const npk_tfl_qgemm *g)
     }
 }
 
-/* The tiles' sums as they are (gemm_s32 of qkern.h). */
-static void gemm_s32_v128(const npk_tfl_qgemm *g, int32_t *c, size_t ldc)
+/* The tiles' sums as they are (gemm_s32 of qkern.h); blk: A's 16-byte
+ * blocks ks apart, each row's sum to rowsum (when not NULL). */
+static void s32_run(const npk_tfl_qgemm *g, bool blk, size_t ks, int32_t *c, size_t ldc,
+                    uint32_t *rowsum)
 {
     for (size_t i0 = 0; i0 < g->m; i0 += MR) {
         const int mr = g->m - i0 < MR ? (int)(g->m - i0) : MR;
         const uint8_t *a[MR];
-        for (int r = 0; r < mr; r++) a[r] = g->a + (i0 + (size_t)r) * g->lda;
+        for (int r = 0; r < mr; r++) {
+            a[r] = g->a + (i0 + (size_t)r) * g->lda;
+            if (!rowsum) continue;
+            uint32_t sum = 0;
+            for (size_t t = 0; t < g->k; t += 16)
+                sum += row_sum(a[r] + t / 16 * ks, g->k - t < 16 ? g->k - t : 16, g->is_signed);
+            rowsum[i0 + (size_t)r] = sum;
+        }
         for (size_t j0 = 0; j0 < g->n; j0 += NPK_TFL_QPANEL) {
             const size_t nc = g->n - j0 < NPK_TFL_QPANEL ? g->n - j0 : NPK_TFL_QPANEL;
             uint32x4_t acc[MR][4];
             const uint8_t *panel = npk_tfl_qpack_at(g->bp, j0, g->k);
-            tiles[mr - 1][g->is_signed](a, g->k, panel + NPK_TFL_QPANEL_HEAD, acc);
+            (blk ? tiles_blk : tiles)[mr - 1][g->is_signed](a, g->k, panel + NPK_TFL_QPANEL_HEAD,
+                                                            ks, acc);
             for (int r = 0; r < mr; r++) {
                 uint32_t s[16];
                 for (int i = 0; i < 4; i++) vst1q_u32(s + 4 * i, acc[r][i]);
@@ -495,6 +532,17 @@ static void gemm_s32_v128(const npk_tfl_qgemm *g, int32_t *c, size_t ldc)
             }
         }
     }
+}
+
+static void gemm_s32_v128(const npk_tfl_qgemm *g, int32_t *c, size_t ldc)
+{
+    s32_run(g, false, 16, c, ldc, NULL);
+}
+
+static void gemm_s32_blocks_v128(const npk_tfl_qgemm *g, size_t ks, int32_t *c, size_t ldc,
+                                 uint32_t *rowsum)
+{
+    s32_run(g, true, ks, c, ldc, rowsum);
 }
 
 /* Depthwise block: corrected bias, multiplier, left shift, minus the right
@@ -608,7 +656,8 @@ static const npk_tfl_qkern v128 = {
 #else
     "neon",
 #endif
-    true,   gemm_work, gemm_v128, dw_pack_bytes, dw_pack, dw_row_v128, add_v128, gemm_s32_v128};
+    true,        gemm_work, gemm_v128,     dw_pack_bytes,       dw_pack,
+    dw_row_v128, add_v128,  gemm_s32_v128, gemm_s32_blocks_v128};
 const npk_tfl_qkern *const npk_tfl_qkern_v128 = &v128;
 #else
 const npk_tfl_qkern *const npk_tfl_qkern_v128 = NULL;
