@@ -15,6 +15,10 @@ typedef struct emu_map {
     uint32_t addr;
     size_t size;
     uint8_t *host;
+    /* npk_rk_emu_map_tracked: a value no other state of any mapping has
+     * had (npk_rk_emu::gen), renewed on every write the emulator knows of;
+     * 0: untracked (the host may write unseen) */
+    uint64_t gen;
 } emu_map;
 
 /* One core's register file. `written` marks registers written since the
@@ -45,6 +49,10 @@ typedef struct emu_wpack {
     uint32_t wt_addr, n, c, kw, kh, group;
     bool packed;  /* qkern's packed layout, else N rows of K bytes */
     uint8_t *raw; /* the weight bytes it was made from */
+    /* the generation of the tracked mapping they were read from (0: none)
+     * and their host address: while both are current the bytes are too */
+    uint64_t gen;
+    const uint8_t *host;
     size_t raw_bytes;
     uint8_t *b; /* the operand */
     size_t b_bytes;
@@ -74,6 +82,7 @@ struct npk_rk_emu {
     emu_scratch a, b, c, t, s, ops, pb, work, im, s2, u, sf;
     bool simd;
     const struct npk_tfl_qkern *qk; /* the interpreter's 8-bit kernels (emu_conv8.c) */
+    uint64_t gen;                   /* the last generation given to a mapping */
     emu_wpack *wp;                  /* emu_wcache.c */
     size_t nwp, cap_wp, wp_bytes;
 };
@@ -150,6 +159,11 @@ typedef struct emu_pool {
 npk_status emu_fail(const emu_where *w, npk_error *err, npk_status st, const char *fmt, ...)
     NPK_PRINTF(4, 5);
 uint8_t *emu_span(const npk_rk_emu *e, uint32_t addr, uint64_t len);
+/* emu_span for a span a task writes: a tracked mapping holding it gets a
+ * new generation. */
+uint8_t *emu_span_out(npk_rk_emu *e, uint32_t addr, uint64_t len);
+/* The generation of the tracked mapping holding [addr, addr + len), else 0. */
+uint64_t emu_span_gen(const npk_rk_emu *e, uint32_t addr, uint64_t len);
 void *emu_scratch_get(emu_scratch *s, size_t bytes);
 const char *emu_field_name(npk_rk_field f, char *buf, size_t len);
 
