@@ -154,18 +154,19 @@ static int64_t ew_operand(const emu_stage *s, size_t p, size_t ch)
  * ALU operand and the multiplier of every channel. */
 static void stage_operands(const emu_stage *s, bool ew, size_t n, int32_t *add, int32_t *mul)
 {
-    /* one loop per case (the flags tested once, not per channel) */
+    /* one loop per case (the flags tested once, not per channel); nothing
+     * for a step that does not run: every reader tests on, add and mul
+     * first (stage_row, stage_row_avx2, emu_dpu8.c) */
     if (s->on && s->add && s->add_mem)
         for (size_t ch = 0; ch < n; ch++)
             add[ch] = (int32_t)npk_ld32le(s->stream + ch * s->stream_rec);
-    else
-        for (size_t ch = 0; ch < n; ch++) add[ch] = s->on && s->add ? (int32_t)s->add_op : 0;
+    else if (s->on && s->add)
+        for (size_t ch = 0; ch < n; ch++) add[ch] = (int32_t)s->add_op;
     if (s->on && s->mul && !ew && s->mul_mem)
         for (size_t ch = 0; ch < n; ch++)
             mul[ch] = (int16_t)(npk_ld32le(s->stream + ch * s->stream_rec + s->mul_at) & 0xFFFFu);
-    else
-        for (size_t ch = 0; ch < n; ch++)
-            mul[ch] = !s->on || !s->mul ? 1 : ew ? (int32_t)s->mul_op : (int16_t)s->mul_op;
+    else if (s->on && s->mul)
+        for (size_t ch = 0; ch < n; ch++) mul[ch] = ew ? (int32_t)s->mul_op : (int16_t)s->mul_op;
 }
 
 /* One stage on the n channels of pixel p (x[ch]), with the channels'

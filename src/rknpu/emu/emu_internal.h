@@ -64,6 +64,10 @@ typedef struct emu_wpack {
     uint64_t *wabs;
     int32_t wabs_ow;
     bool wabs_ok;
+    /* emu_gemm8.c: the kernels widened to int16 in its panel order (NULL
+     * until a task takes that path), b16_bytes of them */
+    int16_t *b16;
+    size_t b16_bytes;
 } emu_wpack;
 
 /* Growable scratch buffers, reused across tasks. */
@@ -226,6 +230,11 @@ void emu_dpu8_safe(emu_dpu8 *d, const emu_task *t, const uint64_t *bound, uint8_
  * of t->n; NULL without CPEND). Blocks may come in any order. */
 void emu_dpu8_rows(const emu_dpu8 *d, const emu_task *t, const uint32_t *c, const int32_t *sums,
                    size_t p0, size_t np);
+/* One output pixel of the 16 channels ch0 .. ch0 + 15 of a direct task
+ * through the int64 steps (the pixels the int32-lane form refuses): c16
+ * holds its 16 sums, sum its CPEND window sum. */
+void emu_dpu8_pixel(const emu_dpu8 *d, const emu_task *t, const uint32_t *c16, int32_t sum,
+                    size_t ch0, uint8_t *dst);
 
 /* ---- emu_conv.c ---- */
 /* The general convolution (any kernel, stride, dilation, padding,
@@ -243,6 +252,17 @@ npk_status emu_conv_direct8(npk_rk_emu *e, const emu_task *t, int32_t *acc, int3
 npk_status emu_conv_fp(npk_rk_emu *e, const emu_task *t, float *acc, const emu_where *w,
                        npk_error *err);
 
+/* ---- emu_gemm8.c ---- */
+/* The 1x1 stride-1 direct int8 task whose DPU takes the int32-lane form,
+ * on the AVX2 8-bit kernels: x holds the input pixel-major (P rows of C
+ * bytes), psum each pixel's CPEND window sum, wp the task's packed kernels
+ * (every channel used); d the plan (with its safe atoms). Returns false,
+ * having written nothing, when the task is outside that case or memory for
+ * the widened kernels is not available; the caller then takes the general
+ * path. */
+bool emu_gemm8_fused(npk_rk_emu *e, const emu_task *t, emu_wpack *wp, const uint8_t *x,
+                     const uint32_t *psum, const emu_dpu8 *d);
+
 /* ---- emu_wcache.c ---- */
 /* The entry for the task's weights (raw bytes from t->wt) made in the given
  * layout, or NULL. */
@@ -252,6 +272,9 @@ emu_wpack *emu_wcache_find(npk_rk_emu *e, const emu_task *t, bool packed, size_t
 emu_wpack *emu_wcache_add(npk_rk_emu *e, const emu_task *t, bool packed, size_t raw,
                           size_t b_bytes);
 void emu_wcache_free(npk_rk_emu *e);
+/* Room for an entry's widened kernels (b16, b16_bytes), within the cache's
+ * limit; false when there is none. */
+bool emu_wcache_b16(npk_rk_emu *e, emu_wpack *p, size_t bytes);
 
 /* ---- emu_gemm.c ---- */
 #define EMU_MR 6

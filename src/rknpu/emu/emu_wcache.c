@@ -69,6 +69,8 @@ static void drop(npk_rk_emu *e, emu_wpack *p)
     free(p->use);
     free(p->uni);
     free(p->wabs);
+    free(p->b16);
+    e->wp_bytes -= p->b16_bytes;
     memset(p, 0, sizeof *p);
 }
 
@@ -104,6 +106,16 @@ emu_wpack *emu_wcache_add(npk_rk_emu *e, const emu_task *t, bool packed, size_t 
     p->group = t->group, p->packed = packed, p->raw_bytes = raw, p->b_bytes = b_bytes;
     e->wp_bytes += raw + b_bytes;
     return p;
+}
+
+bool emu_wcache_b16(npk_rk_emu *e, emu_wpack *p, size_t bytes)
+{
+    if (p->b16) return p->b16_bytes == bytes;
+    if (bytes > WCACHE_MAX_BYTES - e->wp_bytes || !(p->b16 = malloc(bytes ? bytes : 1)))
+        return false;
+    p->b16_bytes = bytes;
+    e->wp_bytes += bytes;
+    return true;
 }
 
 void emu_wcache_free(npk_rk_emu *e)
