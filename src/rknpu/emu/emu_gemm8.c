@@ -98,12 +98,14 @@ static AVX2 void run(const emu_task *t, const int16_t *b16, const int16_t *pa, s
         const bool chk = !(d->safe && d->safe[ch0 / 16]);
         const int16_t *b = b16 + ch0 / 16 * k2 * 32;
         uint8_t *dst = t->out + ch0 / G * t->surf_add + ch0 % G / 16 * t->dst_surf;
-        for (size_t i0 = 0; i0 < m; i0 += MR) {
-            const int mr = m - i0 < MR ? (int)(m - i0) : MR;
+        for (size_t i0 = 0, mr; i0 < m; i0 += mr) {
+            /* the last 7 rows as 4 + 3 rather than 6 + 1: a one-row tile
+             * is bound by its loads, not its multiplies (49 = 6 x 7 + 7) */
+            mr = m - i0 == MR + 1 ? 4 : m - i0 < MR ? m - i0 : MR;
             _Alignas(32) __m256i c[MR][2];
             tiles[mr - 1](pa + i0 * K, K, b, k2, c);
-            for (int r = 0; r < mr; r++) {
-                const size_t p = p0 + i0 + (size_t)r;
+            for (size_t r = 0; r < mr; r++) {
+                const size_t p = p0 + i0 + r;
                 const __m256i s0 = _mm256_set1_epi32((int32_t)(d->ow * psum[p]));
                 if (!emu_fast_pixel(&k, _mm256_add_epi32(c[r][0], s0),
                                     _mm256_add_epi32(c[r][1], s0), chk, dst + p * 16)) {
