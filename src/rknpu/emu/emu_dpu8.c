@@ -87,6 +87,7 @@ static AVX2 bool make_plan(const emu_task *t, const int32_t *ops, plan *pl)
     if (t->cvt_scale > INT32_MAX || t->cvt_shift > 62) return false;
     pl->scale = t->cvt_scale, pl->shift = t->cvt_shift, pl->offset = t->cvt_offset;
     pl->round = t->cvt_shift ? (int64_t)1 << (t->cvt_shift - 1) : 0;
+    pl->cvt_in = b;
     uint64_t m = mul_cap(b, t->cvt_scale) + (uint64_t)pl->round;
     b = m >= CAP ? CAP : (m + ((uint64_t)1 << t->cvt_shift) - 1) >> t->cvt_shift;
     b += (uint64_t)(t->cvt_offset < 0 ? -(int64_t)t->cvt_offset : t->cvt_offset);
@@ -261,7 +262,7 @@ fast_rows(const plan *pl, const emu_task *t, const uint32_t *c, const int32_t *s
                                         (const __m256i *)(const void *)(sums + p * N + ch0) + q))
                        : s0);
         }
-        if (!emu_fast_pixel(&k, x[0], x[1], chk, dst))
+        if (!emu_fast_pixel(&k, x[0], x[1], chk, false, dst))
             common_rows(pl, t, c, N, ch0, sums, ch0, dst, dw, cp, p, p + 1);
     }
 }

@@ -88,8 +88,9 @@ static AVX2 void widen_a(const uint8_t *x, size_t m, size_t k, int16_t *pa)
             _mm256_cvtepi8_epi16(_mm_loadu_si128((const __m128i *)(const void *)(x + i))));
 }
 
-static AVX2 void run(const emu_task *t, const int16_t *b16, const int16_t *pa, size_t p0, size_t m,
-                     const int32_t *psum, const emu_dpu8 *d)
+static AVX2 inline __attribute__((always_inline)) void
+run_atoms(const emu_task *t, const int16_t *b16, const int16_t *pa, size_t p0, size_t m,
+          const int32_t *psum, const emu_dpu8 *d, const bool radd)
 {
     const size_t N = t->n, K = t->c, k2 = K / 2, G = t->group;
     for (size_t ch0 = 0; ch0 < N; ch0 += 16) {
@@ -108,7 +109,7 @@ static AVX2 void run(const emu_task *t, const int16_t *b16, const int16_t *pa, s
                 const size_t p = p0 + i0 + r;
                 const __m256i s0 = _mm256_set1_epi32((int32_t)(d->ow * psum[p]));
                 if (!emu_fast_pixel(&k, _mm256_add_epi32(c[r][0], s0),
-                                    _mm256_add_epi32(c[r][1], s0), chk, dst + p * 16)) {
+                                    _mm256_add_epi32(c[r][1], s0), chk, radd, dst + p * 16)) {
                     _Alignas(32) uint32_t c16[16];
                     _mm256_store_si256((__m256i *)(void *)c16, c[r][0]);
                     _mm256_store_si256((__m256i *)(void *)(c16 + 8), c[r][1]);
@@ -117,6 +118,15 @@ static AVX2 void run(const emu_task *t, const int16_t *b16, const int16_t *pa, s
             }
         }
     }
+}
+
+static AVX2 void run(const emu_task *t, const int16_t *b16, const int16_t *pa, size_t p0, size_t m,
+                     const int32_t *psum, const emu_dpu8 *d)
+{
+    if (emu_fast_radd(d))
+        run_atoms(t, b16, pa, p0, m, psum, d, true);
+    else
+        run_atoms(t, b16, pa, p0, m, psum, d, false);
 }
 
 bool emu_gemm8_fused(npk_rk_emu *e, const emu_task *t, emu_wpack *wp, const uint8_t *x,

@@ -209,6 +209,7 @@ typedef struct emu_dpu8 {
     int64_t scale, round, offset;
     unsigned shift;
     bool out_sat;
+    uint64_t cvt_in;   /* a bound on |OUT_CVT's input| (2^62: none) */
     int loop;          /* 0 any stages, 1 the common sequence, 2 its int32-lane form */
     const int32_t *th; /* loop 2: INT32_MAX / |BS multiplier| per channel */
     /* loop 2: per 16-channel atom, whether no value the sums can take needs
