@@ -247,6 +247,7 @@ fast_rows(const plan *pl, const emu_task *t, const uint32_t *c, const int32_t *s
 {
     const size_t N = t->n;
     emu_fast_atom k;
+    emu_fast_task(pl, &k);
     emu_fast_atom_load(pl, ch0, &k);
     for (size_t p = 0; p < P; p++, dst += 16) {
         const __m256i *cr = (const __m256i *)(const void *)(c + p * N + ch0);

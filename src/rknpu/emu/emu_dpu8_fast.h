@@ -32,25 +32,29 @@ static inline bool emu_fast_radd(const emu_dpu8 *d)
            d->cvt_in + ((uint64_t)1 << (rs - 1)) + (off << rs) <= (uint64_t)INT32_MAX;
 }
 
-/* The constants of channels ch0 .. ch0 + 15 (d->loop == 2). */
+/* The constants every atom of the task shares (d->loop == 2). */
+static AVX2 inline __attribute__((always_inline)) void emu_fast_task(const emu_dpu8 *d,
+                                                                     emu_fast_atom *k)
+{
+    unsigned a = 0;
+    while (((int64_t)1 << a) < d->scale) a++;
+    const unsigned rs = d->shift - a;
+    k->rs = _mm_cvtsi32_si128((int)rs);
+    k->rb = _mm_cvtsi32_si128((int)(rs - 1));
+    k->bnr = _mm_cvtsi32_si128((int)d->st[1].shift);
+    k->bnl = _mm_cvtsi32_si128((int)(32 - d->st[1].shift));
+    k->one = _mm256_set1_epi32(1), k->owv = _mm256_set1_epi32((int32_t)d->ow);
+    k->offset = _mm256_set1_epi32((int32_t)d->offset);
+    k->rc = rs >= 1 && rs <= 30 ? _mm256_set1_epi32((int32_t)(((int64_t)1 << (rs - 1)) +
+                                                              d->offset * ((int64_t)1 << rs)))
+                                : _mm256_setzero_si256();
+}
+
+/* The constants of channels ch0 .. ch0 + 15, after emu_fast_task. */
 static AVX2 inline __attribute__((always_inline)) void
 emu_fast_atom_load(const emu_dpu8 *d, size_t ch0, emu_fast_atom *k)
 {
     const emu_dpu8_step *bs = &d->st[0], *bn = &d->st[1];
-    unsigned a = 0;
-    while (((int64_t)1 << a) < d->scale) a++;
-    k->rs = _mm_cvtsi32_si128((int)(d->shift - a));
-    k->rb = _mm_cvtsi32_si128((int)(d->shift - a - 1));
-    k->bnr = _mm_cvtsi32_si128((int)bn->shift);
-    k->bnl = _mm_cvtsi32_si128((int)(32 - bn->shift));
-    k->one = _mm256_set1_epi32(1), k->owv = _mm256_set1_epi32((int32_t)d->ow);
-    k->offset = _mm256_set1_epi32((int32_t)d->offset);
-    {
-        const unsigned rs = d->shift - a;
-        k->rc = rs >= 1 && rs <= 30 ? _mm256_set1_epi32((int32_t)(((int64_t)1 << (rs - 1)) +
-                                                                  d->offset * ((int64_t)1 << rs)))
-                                    : _mm256_setzero_si256();
-    }
     for (int q = 0; q < 2; q++) {
         const size_t ch = ch0 + 8 * (size_t)q;
         k->a0[q] = _mm256_loadu_si256((const __m256i *)(const void *)(bs->addv + ch));

@@ -93,8 +93,9 @@ run_atoms(const emu_task *t, const int16_t *b16, const int16_t *pa, size_t p0, s
           const int32_t *psum, const emu_dpu8 *d, const bool radd)
 {
     const size_t N = t->n, K = t->c, k2 = K / 2, G = t->group;
+    emu_fast_atom k;
+    emu_fast_task(d, &k);
     for (size_t ch0 = 0; ch0 < N; ch0 += 16) {
-        emu_fast_atom k;
         emu_fast_atom_load(d, ch0, &k);
         const bool chk = !(d->safe && d->safe[ch0 / 16]);
         const int16_t *b = b16 + ch0 / 16 * k2 * 32;
