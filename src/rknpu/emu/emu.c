@@ -77,6 +77,7 @@ void npk_rk_emu_destroy(npk_rk_emu *e)
     free(e->u.p);
     free(e->sf.p);
     emu_wcache_free(e);
+    emu_opcache_free(e);
     free(e);
 }
 
@@ -140,6 +141,17 @@ uint8_t *emu_span_out(npk_rk_emu *e, uint32_t addr, uint64_t len)
     emu_map *m = &e->maps[i];
     if (m->gen) m->gen = ++e->gen;
     return m->host + (addr - m->addr);
+}
+
+uint64_t emu_host_gen(const npk_rk_emu *e, const uint8_t *p, uint64_t len)
+{
+    for (size_t i = 0; i < e->nmaps; i++) {
+        const emu_map *m = &e->maps[i];
+        if ((uintptr_t)p >= (uintptr_t)m->host && (uintptr_t)p - (uintptr_t)m->host < m->size &&
+            len <= m->size - ((uintptr_t)p - (uintptr_t)m->host))
+            return m->gen;
+    }
+    return 0;
 }
 
 uint64_t emu_span_gen(const npk_rk_emu *e, uint32_t addr, uint64_t len)

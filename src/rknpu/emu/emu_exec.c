@@ -291,12 +291,15 @@ static uint64_t out_offset(const emu_task *t, size_t p, size_t n)
 }
 
 /* The stages' operands per channel (add and multiply of BS, BN, EW), a
- * row of N for the fused DPU's thresholds, then N int64 of scratch. */
+ * row of N for the fused DPU's thresholds, then N int64 of scratch; kept
+ * across runs where emu_opcache.c can tell the streams are unchanged. */
 static int32_t *emu_ops(npk_rk_emu *e, const emu_task *t)
 {
-    const size_t N = t->n;
-    int32_t *ops = emu_scratch_get(&e->ops, 7 * N * sizeof(int32_t) + (N + 1) * sizeof(int64_t));
-    if (!ops) return NULL;
+    const size_t N = t->n, bytes = 7 * N * sizeof(int32_t) + (N + 1) * sizeof(int64_t);
+    int32_t *ops = emu_opcache_find(e, t); /* unchanged since an earlier run */
+    if (ops) return ops;
+    if (!(ops = emu_opcache_add(e, t, bytes)) && !(ops = emu_scratch_get(&e->ops, bytes)))
+        return NULL;
     stage_operands(&t->bs, false, N, ops, ops + N);
     stage_operands(&t->bn, false, N, ops + 2 * N, ops + 3 * N);
     stage_operands(&t->ew, true, N, ops + 4 * N, ops + 5 * N);

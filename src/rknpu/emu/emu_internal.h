@@ -70,6 +70,24 @@ typedef struct emu_wpack {
     size_t b16_bytes;
 } emu_wpack;
 
+/* A task's DPU operands kept across runs (emu_opcache.c), and what
+ * decided them. */
+typedef struct emu_opkey {
+    const uint8_t *stream[3]; /* BS, BN, EW operand streams read (else NULL) */
+    uint64_t gen[3];          /* their tracked mappings' generations */
+    uint32_t add_op[3], mul_op[3];
+    unsigned rec[3], mul_at[3];
+    uint8_t flags[3];
+    bool untracked; /* a stream the emulator cannot tell unchanged */
+    size_t n;
+} emu_opkey;
+
+typedef struct emu_opentry {
+    emu_opkey key;
+    int32_t *ops;
+    size_t bytes;
+} emu_opentry;
+
 /* Growable scratch buffers, reused across tasks. */
 typedef struct emu_scratch {
     void *p;
@@ -87,7 +105,9 @@ struct npk_rk_emu {
     bool simd;
     const struct npk_tfl_qkern *qk; /* the interpreter's 8-bit kernels (emu_conv8.c) */
     uint64_t gen;                   /* the last generation given to a mapping */
-    emu_wpack *wp;                  /* emu_wcache.c */
+    emu_opentry *opc;               /* emu_opcache.c */
+    size_t nopc, cap_opc;
+    emu_wpack *wp; /* emu_wcache.c */
     size_t nwp, cap_wp, wp_bytes;
 };
 
@@ -168,6 +188,8 @@ uint8_t *emu_span(const npk_rk_emu *e, uint32_t addr, uint64_t len);
 uint8_t *emu_span_out(npk_rk_emu *e, uint32_t addr, uint64_t len);
 /* The generation of the tracked mapping holding [addr, addr + len), else 0. */
 uint64_t emu_span_gen(const npk_rk_emu *e, uint32_t addr, uint64_t len);
+/* The same for host memory [p, p + len). */
+uint64_t emu_host_gen(const npk_rk_emu *e, const uint8_t *p, uint64_t len);
 void *emu_scratch_get(emu_scratch *s, size_t bytes);
 const char *emu_field_name(npk_rk_field f, char *buf, size_t len);
 
@@ -263,6 +285,14 @@ npk_status emu_conv_fp(npk_rk_emu *e, const emu_task *t, float *acc, const emu_w
  * path. */
 bool emu_gemm8_fused(npk_rk_emu *e, const emu_task *t, emu_wpack *wp, const uint8_t *x,
                      const uint32_t *psum, const emu_dpu8 *d);
+
+/* ---- emu_opcache.c ---- */
+/* The kept operands of task t (emu_exec.c's layout), or NULL. */
+int32_t *emu_opcache_find(npk_rk_emu *e, const emu_task *t);
+/* Room (bytes) for task t's operands, kept for later runs; NULL when they
+ * cannot be kept (a stream not tracked, the cache's limits). */
+int32_t *emu_opcache_add(npk_rk_emu *e, const emu_task *t, size_t bytes);
+void emu_opcache_free(npk_rk_emu *e);
 
 /* ---- emu_wcache.c ---- */
 /* The entry for the task's weights (raw bytes from t->wt) made in the given
