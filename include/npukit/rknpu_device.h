@@ -85,7 +85,9 @@ const char *npk_rk_device_name(const npk_rk_device *d);
 npk_rk_devkind npk_rk_device_kind(const npk_rk_device *d);
 /* The stream form the device runs (vendor for the emulator and rknpu). */
 npk_rk_form npk_rk_device_form(const npk_rk_device *d);
-/* The emulator behind an emulator device (NULL otherwise). */
+/* The emulator behind an emulator device (NULL otherwise). Its buffers are
+ * tracked mappings (npk_rk_emu_map_tracked): a caller writing one through
+ * a pointer kept from npk_rk_emu_host calls npk_rk_emu_touch afterwards. */
 npk_rk_emu *npk_rk_device_emu(npk_rk_device *d);
 
 /* ---- end to end ---- */

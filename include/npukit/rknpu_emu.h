@@ -61,8 +61,21 @@ void npk_rk_emu_destroy(npk_rk_emu *e);
  * whatever the host). Mappings must not overlap or wrap the 32-bit space. */
 npk_status npk_rk_emu_map(npk_rk_emu *e, uint32_t addr, void *host, size_t size, npk_error *err);
 void npk_rk_emu_unmap(npk_rk_emu *e, uint32_t addr);
-/* Host pointer of [addr, addr + len) if one mapping holds it, else NULL. */
-void *npk_rk_emu_host(const npk_rk_emu *e, uint32_t addr, size_t len);
+/* npk_rk_emu_map with a promise from the host: after any write of its own
+ * to [host, host + size) it calls npk_rk_emu_touch on the mapping before
+ * the next run. The emulator may then keep what it derives from the bytes
+ * (the packed weights) without comparing them again each run; writes the
+ * emulated tasks make are tracked by the emulator itself. A host that
+ * cannot keep the promise (memory written through pointers it does not
+ * control) uses npk_rk_emu_map: the emulator then compares the bytes. */
+npk_status npk_rk_emu_map_tracked(npk_rk_emu *e, uint32_t addr, void *host, size_t size,
+                                  npk_error *err);
+/* The host wrote (some of) the tracked mapping holding addr. */
+void npk_rk_emu_touch(npk_rk_emu *e, uint32_t addr);
+/* Host pointer of [addr, addr + len) if one mapping holds it, else NULL.
+ * The pointer may be written through, so a tracked mapping counts as
+ * touched (npk_rk_emu_touch) when it is handed out. */
+void *npk_rk_emu_host(npk_rk_emu *e, uint32_t addr, size_t len);
 
 /* What the driver's MMIO writes start on one core: PC_DATA_ADDR = addr,
  * PC_DATA_AMOUNT = amount (128-bit units minus one), and TASK_NUMBER =

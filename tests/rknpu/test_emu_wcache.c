@@ -3,7 +3,11 @@
  * bytes, run again after the host changed those bytes in place (a kernel
  * negated, an input channel's weights zero in one set and not in the other),
  * gives exactly what a fresh emulator gives, and going back to the first
- * bytes gives the first output again; SIMD and portable kernels. */
+ * bytes gives the first output again; SIMD and portable kernels. The same
+ * with the weights mapped tracked (npk_rk_emu_map_tracked), each host write
+ * followed by npk_rk_emu_touch; writes through npk_rk_emu_host's pointer
+ * need no touch; and a broken promise (a write with no touch) shows the
+ * kept kernels are then used without a compare. */
 #include <stdlib.h>
 #include <string.h>
 
@@ -21,14 +25,16 @@ typedef struct bufs {
     uint8_t *in, *wt, *out, *reg;
 } bufs;
 
-static npk_rk_emu *open_emu(const npk_rk_lplan *p, bool portable, const bufs *b)
+static npk_rk_emu *open_emu(const npk_rk_lplan *p, bool portable, bool tracked, const bufs *b)
 {
     npk_rk_emu_opts eo = {1, 0, portable};
     npk_rk_emu *e = NULL;
     npk_error err = {0};
     assert_int_equal(npk_rk_emu_create(&eo, &e, &err), NPK_OK);
     assert_int_equal(npk_rk_emu_map(e, IN_ADDR, b->in, p->input_bytes, &err), NPK_OK);
-    assert_int_equal(npk_rk_emu_map(e, WT_ADDR, b->wt, p->weight_bytes, &err), NPK_OK);
+    assert_int_equal((tracked ? npk_rk_emu_map_tracked : npk_rk_emu_map)(e, WT_ADDR, b->wt,
+                                                                         p->weight_bytes, &err),
+                     NPK_OK);
     assert_int_equal(npk_rk_emu_map(e, OUT_ADDR, b->out, p->output_bytes, &err), NPK_OK);
     assert_int_equal(npk_rk_emu_map(e, REG_ADDR, b->reg, p->regcmd_entries * 8, &err), NPK_OK);
     return e;
@@ -94,20 +100,34 @@ static void test_weights_changed_between_runs(void **state)
     assert_non_null(reg2);
     npk_rk_stream_to_bin(p2.regcmd, p2.regcmd_entries, reg2);
     assert_memory_equal(b.reg, reg2, p1.regcmd_entries * 8);
-    for (int portable = 0; portable < 2; portable++) {
-        npk_rk_emu *warm = open_emu(&p1, portable, &b);
+    for (int mode = 0; mode < 4; mode++) {
+        const bool portable = mode & 1, tracked = mode & 2;
+        npk_rk_emu *warm = open_emu(&p1, portable, tracked, &b);
         memcpy(b.wt, p1.wblob, p1.weight_bytes);
+        if (tracked) npk_rk_emu_touch(warm, WT_ADDR + 100);
         uint8_t *a1 = run(warm, &p1, &b);
         uint8_t *a1again = run(warm, &p1, &b); /* from the kept kernels */
         assert_memory_equal(a1, a1again, p1.output_bytes);
         memcpy(b.wt, p2.wblob, p1.weight_bytes); /* the host changes the weights in place */
+        uint8_t *stale = NULL;
+        if (tracked) {
+            /* a broken promise: no touch, so the kept kernels (of w1) stay
+             * (with w2's operand streams): not what a fresh emulator gives */
+            stale = run(warm, &p1, &b);
+            npk_rk_emu_touch(warm, WT_ADDR + 100);
+        }
         uint8_t *a2 = run(warm, &p1, &b);
-        npk_rk_emu *fresh = open_emu(&p1, portable, &b);
+        npk_rk_emu *fresh = open_emu(&p1, portable, tracked, &b);
         uint8_t *f2 = run(fresh, &p1, &b);
         npk_rk_emu_destroy(fresh);
         assert_memory_equal(a2, f2, p1.output_bytes);
+        if (stale) assert_memory_not_equal(stale, f2, p1.output_bytes);
+        free(stale);
         assert_int_not_equal(memcmp(a1, a2, p1.output_bytes), 0);
-        memcpy(b.wt, p1.wblob, p1.weight_bytes); /* and back */
+        /* and back, through the emulator's pointer (a touch by itself) */
+        uint8_t *wt = npk_rk_emu_host(warm, WT_ADDR, p1.weight_bytes);
+        assert_ptr_equal(wt, b.wt);
+        memcpy(wt, p1.wblob, p1.weight_bytes);
         uint8_t *a3 = run(warm, &p1, &b);
         assert_memory_equal(a1, a3, p1.output_bytes);
         npk_rk_emu_destroy(warm);

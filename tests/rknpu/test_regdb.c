@@ -143,9 +143,19 @@ static void test_identifiers(void **state)
     assert_int_equal(npk_rk_reg_by_offset(0x1000 + 0x0C), NPK_RKR_CNA_CONV_CON1);
     assert_int_equal(npk_rk_reg_by_offset(0x100E), NPK_RKR_NONE);
     assert_int_equal(npk_rk_reg_by_offset(0xFFFF), NPK_RKR_NONE);
+    /* Every 16-bit offset: the register with that offset in the table (a
+     * linear search), else none. */
+    for (unsigned off = 0; off <= 0xFFFF; off++) {
+        npk_rk_reg want = NPK_RKR_NONE;
+        for (int r = 0; r < NPK_RKR_COUNT; r++)
+            if (npk_rk_reg_get((npk_rk_reg)r)->offset == off) want = (npk_rk_reg)r;
+        if (npk_rk_reg_by_offset((uint16_t)off) != want)
+            fail_msg("offset 0x%04x: register %d, want %d", off,
+                     (int)npk_rk_reg_by_offset((uint16_t)off), (int)want);
+    }
     assert_int_equal(npk_rk_reg_by_name("CNA_NOPE"), NPK_RKR_NONE);
     assert_int_equal(npk_rk_field_by_name(NPK_RKR_CNA_CONV_CON2, "NOPE"), NPK_RKF_NONE);
-    /* The table is sorted by offset (the bisecting lookup relies on it). */
+    /* The table is sorted by offset. */
     for (int r = 1; r < NPK_RKR_COUNT; r++)
         assert_true(npk_rk_reg_get((npk_rk_reg)(r - 1))->offset <
                     npk_rk_reg_get((npk_rk_reg)r)->offset);

@@ -134,6 +134,28 @@ static npk_status parse_text(const char *t, npk_rk_stream *s, npk_error *err)
     return npk_rk_stream_parse((const uint8_t *)t, strlen(t), NPK_RK_ENC_AUTO, s, err);
 }
 
+/* An entry writing one bit is flagged NPK_RK_BAD_BITS exactly when no
+ * field of its register covers that bit: every register, every bit. */
+static void test_stray_bits(void **state)
+{
+    (void)state;
+    for (int r = 0; r < NPK_RKR_COUNT; r++) {
+        const npk_rk_reg_info *ri = npk_rk_reg_get((npk_rk_reg)r);
+        uint32_t covered = 0;
+        for (unsigned i = 0; i < ri->field_count; i++)
+            covered |= npk_rk_field_mask((npk_rk_field)(ri->first_field + i));
+        for (int b = 0; b < 32; b++) {
+            uint64_t raw = npk_rk_write((npk_rk_reg)r, (uint32_t)1 << b);
+            if (!raw) break; /* no write op for this register */
+            npk_rk_entry e;
+            npk_rk_entry_decode(raw, &e);
+            const bool bad = (e.problems & NPK_RK_BAD_BITS) != 0;
+            if (bad != !(covered >> b & 1))
+                fail_msg("%s bit %d: BAD_BITS %d, covered 0x%08x", ri->full_name, b, bad, covered);
+        }
+    }
+}
+
 static void test_readers(void **state)
 {
     (void)state;
@@ -196,6 +218,7 @@ int main(void)
         cmocka_unit_test(test_golden_decode),
         cmocka_unit_test(test_odd_entries),
         cmocka_unit_test(test_readers),
+        cmocka_unit_test(test_stray_bits),
     };
     return cmocka_run_group_tests(tests, NULL, NULL);
 }

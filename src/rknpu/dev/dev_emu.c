@@ -24,7 +24,11 @@ static npk_status emu_alloc(npk_rk_device *d, dev_buf *b, uint64_t size, dev_use
         return npk_fail(err, NPK_E_NOMEM, "out of memory for a %llu-byte buffer",
                         (unsigned long long)size);
     memset(p, 0, (size_t)span);
-    npk_status st = npk_rk_emu_map(d->emu, d->next_dma, p, (size_t)span, err);
+    /* Tracked: the host writes a buffer only between cpu_begin and cpu_end
+     * (its pointer stays inside the library), and emu_cpu_end tells the
+     * emulator, which can then keep the packed weights without comparing
+     * the weight buffer's bytes every run. */
+    npk_status st = npk_rk_emu_map_tracked(d->emu, d->next_dma, p, (size_t)span, err);
     if (st) {
         free(p);
         return st;
@@ -44,9 +48,17 @@ static void emu_release(npk_rk_device *d, dev_buf *b)
     b->live = false;
 }
 
-static npk_status emu_cpu(npk_rk_device *d, dev_buf *b, npk_error *err)
+static npk_status emu_cpu_begin(npk_rk_device *d, dev_buf *b, npk_error *err)
 {
     (void)d, (void)b, (void)err;
+    return NPK_OK;
+}
+
+/* The host may have written the buffer. */
+static npk_status emu_cpu_end(npk_rk_device *d, dev_buf *b, npk_error *err)
+{
+    (void)err;
+    npk_rk_emu_touch(d->emu, b->dma);
     return NPK_OK;
 }
 
@@ -60,7 +72,8 @@ static void emu_close(npk_rk_device *d)
     npk_rk_emu_destroy(d->emu);
 }
 
-static const dev_ops emu_ops = {emu_alloc, emu_release, emu_cpu, emu_cpu, emu_run, emu_close};
+static const dev_ops emu_ops = {emu_alloc,   emu_release, emu_cpu_begin,
+                                emu_cpu_end, emu_run,     emu_close};
 
 npk_status dev_emu_open(const npk_rk_open_opts *o, npk_rk_device *d, npk_error *err)
 {

@@ -77,6 +77,7 @@ void npk_rk_emu_destroy(npk_rk_emu *e)
     free(e->u.p);
     free(e->sf.p);
     emu_wcache_free(e);
+    emu_opcache_free(e);
     free(e);
 }
 
@@ -85,7 +86,8 @@ const char *npk_rk_emu_kernel(const npk_rk_emu *e)
     return e->simd ? "avx2-fma" : "portable";
 }
 
-npk_status npk_rk_emu_map(npk_rk_emu *e, uint32_t addr, void *host, size_t size, npk_error *err)
+static npk_status map(npk_rk_emu *e, uint32_t addr, void *host, size_t size, bool tracked,
+                      npk_error *err)
 {
     if (!size || !host) return npk_fail(err, NPK_E_ARG, "empty mapping at 0x%08x", addr);
     if ((uint64_t)addr + size > ((uint64_t)1 << 32))
@@ -99,9 +101,63 @@ npk_status npk_rk_emu_map(npk_rk_emu *e, uint32_t addr, void *host, size_t size,
         return npk_fail(err, NPK_E_ARG, "mapping at 0x%08x (%zu bytes) overlaps another", addr,
                         size);
     memmove(&e->maps[i + 1], &e->maps[i], (e->nmaps - i) * sizeof e->maps[0]);
-    e->maps[i] = (emu_map){addr, size, host};
+    e->maps[i] = (emu_map){addr, size, host, tracked ? ++e->gen : 0};
     e->nmaps++;
     return NPK_OK;
+}
+
+npk_status npk_rk_emu_map(npk_rk_emu *e, uint32_t addr, void *host, size_t size, npk_error *err)
+{
+    return map(e, addr, host, size, false, err);
+}
+
+npk_status npk_rk_emu_map_tracked(npk_rk_emu *e, uint32_t addr, void *host, size_t size,
+                                  npk_error *err)
+{
+    return map(e, addr, host, size, true, err);
+}
+
+/* The index of the mapping holding [addr, addr + len), else nmaps. */
+static size_t find_map(const npk_rk_emu *e, uint32_t addr, uint64_t len)
+{
+    size_t i = 0;
+    for (; i < e->nmaps; i++) {
+        const emu_map *m = &e->maps[i];
+        if (addr >= m->addr && addr - m->addr < m->size && len <= m->size - (addr - m->addr)) break;
+    }
+    return i;
+}
+
+void npk_rk_emu_touch(npk_rk_emu *e, uint32_t addr)
+{
+    size_t i = find_map(e, addr, 1);
+    if (i < e->nmaps && e->maps[i].gen) e->maps[i].gen = ++e->gen;
+}
+
+uint8_t *emu_span_out(npk_rk_emu *e, uint32_t addr, uint64_t len)
+{
+    size_t i = find_map(e, addr, len);
+    if (i == e->nmaps) return NULL;
+    emu_map *m = &e->maps[i];
+    if (m->gen) m->gen = ++e->gen;
+    return m->host + (addr - m->addr);
+}
+
+uint64_t emu_host_gen(const npk_rk_emu *e, const uint8_t *p, uint64_t len)
+{
+    for (size_t i = 0; i < e->nmaps; i++) {
+        const emu_map *m = &e->maps[i];
+        if ((uintptr_t)p >= (uintptr_t)m->host && (uintptr_t)p - (uintptr_t)m->host < m->size &&
+            len <= m->size - ((uintptr_t)p - (uintptr_t)m->host))
+            return m->gen;
+    }
+    return 0;
+}
+
+uint64_t emu_span_gen(const npk_rk_emu *e, uint32_t addr, uint64_t len)
+{
+    size_t i = find_map(e, addr, len);
+    return i < e->nmaps ? e->maps[i].gen : 0;
 }
 
 void npk_rk_emu_unmap(npk_rk_emu *e, uint32_t addr)
@@ -116,17 +172,13 @@ void npk_rk_emu_unmap(npk_rk_emu *e, uint32_t addr)
 
 uint8_t *emu_span(const npk_rk_emu *e, uint32_t addr, uint64_t len)
 {
-    for (size_t i = 0; i < e->nmaps; i++) {
-        const emu_map *m = &e->maps[i];
-        if (addr >= m->addr && addr - m->addr < m->size && len <= m->size - (addr - m->addr))
-            return m->host + (addr - m->addr);
-    }
-    return NULL;
+    size_t i = find_map(e, addr, len);
+    return i < e->nmaps ? e->maps[i].host + (addr - e->maps[i].addr) : NULL;
 }
 
-void *npk_rk_emu_host(const npk_rk_emu *e, uint32_t addr, size_t len)
+void *npk_rk_emu_host(npk_rk_emu *e, uint32_t addr, size_t len)
 {
-    return emu_span(e, addr, len);
+    return emu_span_out(e, addr, len);
 }
 
 const npk_rk_emu_stats *npk_rk_emu_stats_get(const npk_rk_emu *e)

@@ -16,6 +16,7 @@
 #include "emu_internal.h"
 
 #include "emu_avx2.h"
+#include "emu_dpu8_fast.h"
 
 #ifdef NPK_RK_EMU_AVX2
 #define CAP ((uint64_t)1 << 62)
@@ -26,10 +27,19 @@ static uint64_t mul_cap(uint64_t a, uint64_t b)
     return a && b > CAP / a ? CAP : a * b > CAP ? CAP : a * b;
 }
 
-static uint64_t max_abs(const int32_t *v, size_t n)
+/* The largest |v[i]| (|INT32_MIN| = 2^31: vpabsd's result read unsigned). */
+static AVX2 uint64_t max_abs(const int32_t *v, size_t n)
 {
+    __m256i m8 = _mm256_setzero_si256();
+    size_t i = 0;
+    for (; i + 8 <= n; i += 8)
+        m8 = _mm256_max_epu32(
+            m8, _mm256_abs_epi32(_mm256_loadu_si256((const __m256i *)(const void *)(v + i))));
+    uint32_t l[8];
+    _mm256_storeu_si256((__m256i *)(void *)l, m8);
     uint64_t m = 0;
-    for (size_t i = 0; i < n; i++) {
+    for (int j = 0; j < 8; j++) m = l[j] > m ? l[j] : m;
+    for (; i < n; i++) {
         uint64_t a = v[i] < 0 ? (uint64_t)(-(int64_t)v[i]) : (uint64_t)v[i];
         m = a > m ? a : m;
     }
@@ -40,7 +50,7 @@ typedef emu_dpu8_step step;
 typedef emu_dpu8 plan;
 
 /* Bounds through the stages; false when a stage is outside what is fused. */
-static bool make_plan(const emu_task *t, const int32_t *ops, plan *pl)
+static AVX2 bool make_plan(const emu_task *t, const int32_t *ops, plan *pl)
 {
     size_t N = t->n, Ceff = t->dw ? 1 : t->c, taps = (size_t)t->kw * t->kh;
     uint64_t b = mul_cap((uint64_t)1 << 14, mul_cap(taps, Ceff));
@@ -77,6 +87,7 @@ static bool make_plan(const emu_task *t, const int32_t *ops, plan *pl)
     if (t->cvt_scale > INT32_MAX || t->cvt_shift > 62) return false;
     pl->scale = t->cvt_scale, pl->shift = t->cvt_shift, pl->offset = t->cvt_offset;
     pl->round = t->cvt_shift ? (int64_t)1 << (t->cvt_shift - 1) : 0;
+    pl->cvt_in = b;
     uint64_t m = mul_cap(b, t->cvt_scale) + (uint64_t)pl->round;
     b = m >= CAP ? CAP : (m + ((uint64_t)1 << t->cvt_shift) - 1) >> t->cvt_shift;
     b += (uint64_t)(t->cvt_offset < 0 ? -(int64_t)t->cvt_offset : t->cvt_offset);
@@ -166,8 +177,9 @@ static bool is_common(const plan *pl)
 }
 
 static AVX2 inline __attribute__((always_inline)) void
-common_rows(const plan *pl, const emu_task *t, const uint32_t *c, const int32_t *sums, size_t ch0,
-            uint8_t *dst, const bool dw, const bool cp, size_t p0, size_t P)
+common_rows(const plan *pl, const emu_task *t, const uint32_t *c, size_t ldc, size_t coff,
+            const int32_t *sums, size_t ch0, uint8_t *dst, const bool dw, const bool cp, size_t p0,
+            size_t P)
 {
     const size_t N = t->n;
     const __m256i lo32 = _mm256_set1_epi64x(INT32_MIN), hi32 = _mm256_set1_epi64x(INT32_MAX);
@@ -185,7 +197,7 @@ common_rows(const plan *pl, const emu_task *t, const uint32_t *c, const int32_t 
         a1[q] = ld32x4(bn->addv + ch0 + 4 * q), m1[q] = ld32x4(bn->mulv + ch0 + 4 * q);
     }
     for (size_t p = p0; p < P; p++, dst += 16) {
-        const int32_t *cr = (const int32_t *)(const void *)(c + p * N + ch0);
+        const int32_t *cr = (const int32_t *)(const void *)(c + p * ldc + coff);
         const __m256i s0 = dw || !cp ? owv : _mm256_set1_epi64x(pl->ow * sums[p] + 0);
         __m128i v[4];
 #pragma GCC unroll 4
@@ -234,63 +246,25 @@ fast_rows(const plan *pl, const emu_task *t, const uint32_t *c, const int32_t *s
           uint8_t *dst, const bool dw, const bool cp, const bool chk, size_t P)
 {
     const size_t N = t->n;
-    const step *bs = &pl->st[0], *bn = &pl->st[1];
-    unsigned a = 0;
-    while (((int64_t)1 << a) < pl->scale) a++;
-    const __m128i rs = _mm_cvtsi32_si128((int)(pl->shift - a)),
-                  rb = _mm_cvtsi32_si128((int)(pl->shift - a - 1));
-    const __m128i bnr = _mm_cvtsi32_si128((int)bn->shift),
-                  bnl = _mm_cvtsi32_si128((int)(32 - bn->shift));
-    const __m256i one = _mm256_set1_epi32(1), owv = _mm256_set1_epi32((int32_t)pl->ow);
-    const __m256i offset = _mm256_set1_epi32((int32_t)pl->offset);
-    __m256i a0[2], m0[2], hi[2], lo[2], a1[2], m1e[2], m1o[2];
-    for (int q = 0; q < 2; q++) {
-        const size_t ch = ch0 + 8 * (size_t)q;
-        a0[q] = _mm256_loadu_si256((const __m256i *)(const void *)(bs->addv + ch));
-        m0[q] = _mm256_loadu_si256((const __m256i *)(const void *)(bs->mulv + ch));
-        hi[q] = _mm256_loadu_si256((const __m256i *)(const void *)(pl->th + ch));
-        lo[q] = _mm256_sub_epi32(_mm256_setzero_si256(), hi[q]);
-        a1[q] = _mm256_loadu_si256((const __m256i *)(const void *)(bn->addv + ch));
-        m1e[q] = _mm256_loadu_si256((const __m256i *)(const void *)(bn->mulv + ch));
-        m1o[q] = _mm256_srli_epi64(m1e[q], 32);
-    }
+    emu_fast_atom k;
+    emu_fast_task(pl, &k);
+    emu_fast_atom_load(pl, ch0, &k);
     for (size_t p = 0; p < P; p++, dst += 16) {
         const __m256i *cr = (const __m256i *)(const void *)(c + p * N + ch0);
         const __m256i s0 = _mm256_set1_epi32(dw || !cp ? 0 : (int32_t)(pl->ow * sums[p]));
-        __m256i bad = _mm256_setzero_si256(), v[2];
+        __m256i x[2];
         for (int q = 0; q < 2; q++) {
-            __m256i x = _mm256_loadu_si256(cr + q);
+            x[q] = _mm256_loadu_si256(cr + q);
             if (cp)
-                x = _mm256_add_epi32(
-                    x, dw ? _mm256_mullo_epi32(
-                                owv, _mm256_loadu_si256(
-                                         (const __m256i *)(const void *)(sums + p * N + ch0) + q))
-                          : s0);
-            x = _mm256_add_epi32(x, a0[q]);
-            if (chk)
-                bad = _mm256_or_si256(bad, _mm256_or_si256(_mm256_cmpgt_epi32(x, hi[q]),
-                                                           _mm256_cmpgt_epi32(lo[q], x)));
-            x = _mm256_mullo_epi32(x, m0[q]);
-            const __m256i y = _mm256_add_epi32(x, a1[q]);
-            const __m256i e = _mm256_srl_epi64(_mm256_mul_epi32(y, m1e[q]), bnr);
-            const __m256i o =
-                _mm256_sll_epi64(_mm256_mul_epi32(_mm256_srli_epi64(y, 32), m1o[q]), bnl);
-            const __m256i z = _mm256_blend_epi32(e, o, 0xaa);
-            v[q] =
-                _mm256_add_epi32(_mm256_add_epi32(_mm256_sra_epi32(z, rs),
-                                                  _mm256_and_si256(_mm256_sra_epi32(z, rb), one)),
-                                 offset);
+                x[q] = _mm256_add_epi32(
+                    x[q],
+                    dw ? _mm256_mullo_epi32(
+                             k.owv, _mm256_loadu_si256(
+                                        (const __m256i *)(const void *)(sums + p * N + ch0) + q))
+                       : s0);
         }
-        if (chk && _mm256_movemask_ps(_mm256_castsi256_ps(bad))) {
-            common_rows(pl, t, c, sums, ch0, dst, dw, cp, p, p + 1);
-            continue;
-        }
-        /* The packs work per 128-bit half: the low half holds channels
-         * 0-3 and 8-11, the high half 4-7 and 12-15 (as 4-byte groups). */
-        const __m256i w = _mm256_packs_epi32(v[0], v[1]);
-        const __m256i b = _mm256_packs_epi16(w, w);
-        const __m128i lo16 = _mm256_castsi256_si128(b), hi16 = _mm256_extracti128_si256(b, 1);
-        _mm_storeu_si128((__m128i *)(void *)dst, _mm_unpacklo_epi32(lo16, hi16));
+        if (!emu_fast_pixel(&k, x[0], x[1], chk, false, dst))
+            common_rows(pl, t, c, N, ch0, sums, ch0, dst, dw, cp, p, p + 1);
     }
 }
 
@@ -306,9 +280,15 @@ ROWS(fast_rows_direct, fast_rows(pl, t, c, sums, ch0, dst, false, true, true, P)
 /* the same where every channel of the atom is proven safe (emu_dpu8_safe) */
 ROWS(fast_rows_dw0_safe, fast_rows(pl, t, c, sums, ch0, dst, true, false, false, P))
 ROWS(fast_rows_direct_safe, fast_rows(pl, t, c, sums, ch0, dst, false, true, false, P))
-ROWS(common_rows_dw, common_rows(pl, t, c, sums, ch0, dst, true, true, 0, P))
-ROWS(common_rows_dw0, common_rows(pl, t, c, sums, ch0, dst, true, false, 0, P))
-ROWS(common_rows_direct, common_rows(pl, t, c, sums, ch0, dst, false, true, 0, P))
+ROWS(common_rows_dw, common_rows(pl, t, c, t->n, ch0, sums, ch0, dst, true, true, 0, P))
+ROWS(common_rows_dw0, common_rows(pl, t, c, t->n, ch0, sums, ch0, dst, true, false, 0, P))
+ROWS(common_rows_direct, common_rows(pl, t, c, t->n, ch0, sums, ch0, dst, false, true, 0, P))
+
+AVX2 void emu_dpu8_pixel(const emu_dpu8 *d, const emu_task *t, const uint32_t *c16, int32_t sum,
+                         size_t ch0, uint8_t *dst)
+{
+    common_rows(d, t, c16, 0, 0, &sum, ch0, dst, false, d->cpend, 0, 1);
+}
 
 typedef void rows_fn(const plan *, const emu_task *, const uint32_t *, const int32_t *, size_t,
                      uint8_t *, size_t);
@@ -381,6 +361,12 @@ void emu_dpu8_rows(const emu_dpu8 *d, const emu_task *t, const uint32_t *c, cons
                 np);
 }
 #else
+void emu_dpu8_pixel(const emu_dpu8 *d, const emu_task *t, const uint32_t *c16, int32_t sum,
+                    size_t ch0, uint8_t *dst)
+{
+    (void)d, (void)t, (void)c16, (void)sum, (void)ch0, (void)dst;
+}
+
 void emu_dpu8_safe(emu_dpu8 *d, const emu_task *t, const uint64_t *bound, uint8_t *safe)
 {
     (void)d, (void)t, (void)bound, (void)safe;

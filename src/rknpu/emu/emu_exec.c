@@ -154,18 +154,19 @@ static int64_t ew_operand(const emu_stage *s, size_t p, size_t ch)
  * ALU operand and the multiplier of every channel. */
 static void stage_operands(const emu_stage *s, bool ew, size_t n, int32_t *add, int32_t *mul)
 {
-    /* one loop per case (the flags tested once, not per channel) */
+    /* one loop per case (the flags tested once, not per channel); nothing
+     * for a step that does not run: every reader tests on, add and mul
+     * first (stage_row, stage_row_avx2, emu_dpu8.c) */
     if (s->on && s->add && s->add_mem)
         for (size_t ch = 0; ch < n; ch++)
             add[ch] = (int32_t)npk_ld32le(s->stream + ch * s->stream_rec);
-    else
-        for (size_t ch = 0; ch < n; ch++) add[ch] = s->on && s->add ? (int32_t)s->add_op : 0;
+    else if (s->on && s->add)
+        for (size_t ch = 0; ch < n; ch++) add[ch] = (int32_t)s->add_op;
     if (s->on && s->mul && !ew && s->mul_mem)
         for (size_t ch = 0; ch < n; ch++)
             mul[ch] = (int16_t)(npk_ld32le(s->stream + ch * s->stream_rec + s->mul_at) & 0xFFFFu);
-    else
-        for (size_t ch = 0; ch < n; ch++)
-            mul[ch] = !s->on || !s->mul ? 1 : ew ? (int32_t)s->mul_op : (int16_t)s->mul_op;
+    else if (s->on && s->mul)
+        for (size_t ch = 0; ch < n; ch++) mul[ch] = ew ? (int32_t)s->mul_op : (int16_t)s->mul_op;
 }
 
 /* One stage on the n channels of pixel p (x[ch]), with the channels'
@@ -290,12 +291,15 @@ static uint64_t out_offset(const emu_task *t, size_t p, size_t n)
 }
 
 /* The stages' operands per channel (add and multiply of BS, BN, EW), a
- * row of N for the fused DPU's thresholds, then N int64 of scratch. */
+ * row of N for the fused DPU's thresholds, then N int64 of scratch; kept
+ * across runs where emu_opcache.c can tell the streams are unchanged. */
 static int32_t *emu_ops(npk_rk_emu *e, const emu_task *t)
 {
-    const size_t N = t->n;
-    int32_t *ops = emu_scratch_get(&e->ops, 7 * N * sizeof(int32_t) + (N + 1) * sizeof(int64_t));
-    if (!ops) return NULL;
+    const size_t N = t->n, bytes = 7 * N * sizeof(int32_t) + (N + 1) * sizeof(int64_t);
+    int32_t *ops = emu_opcache_find(e, t); /* unchanged since an earlier run */
+    if (ops) return ops;
+    if (!(ops = emu_opcache_add(e, t, bytes)) && !(ops = emu_scratch_get(&e->ops, bytes)))
+        return NULL;
     stage_operands(&t->bs, false, N, ops, ops + N);
     stage_operands(&t->bn, false, N, ops + 2 * N, ops + 3 * N);
     stage_operands(&t->ew, true, N, ops + 4 * N, ops + 5 * N);

@@ -15,6 +15,10 @@ typedef struct emu_map {
     uint32_t addr;
     size_t size;
     uint8_t *host;
+    /* npk_rk_emu_map_tracked: a value no other state of any mapping has
+     * had (npk_rk_emu::gen), renewed on every write the emulator knows of;
+     * 0: untracked (the host may write unseen) */
+    uint64_t gen;
 } emu_map;
 
 /* One core's register file. `written` marks registers written since the
@@ -45,6 +49,10 @@ typedef struct emu_wpack {
     uint32_t wt_addr, n, c, kw, kh, group;
     bool packed;  /* qkern's packed layout, else N rows of K bytes */
     uint8_t *raw; /* the weight bytes it was made from */
+    /* the generation of the tracked mapping they were read from (0: none)
+     * and their host address: while both are current the bytes are too */
+    uint64_t gen;
+    const uint8_t *host;
     size_t raw_bytes;
     uint8_t *b; /* the operand */
     size_t b_bytes;
@@ -56,7 +64,29 @@ typedef struct emu_wpack {
     uint64_t *wabs;
     int32_t wabs_ow;
     bool wabs_ok;
+    /* emu_gemm8.c: the kernels widened to int16 in its panel order (NULL
+     * until a task takes that path), b16_bytes of them */
+    int16_t *b16;
+    size_t b16_bytes;
 } emu_wpack;
+
+/* A task's DPU operands kept across runs (emu_opcache.c), and what
+ * decided them. */
+typedef struct emu_opkey {
+    const uint8_t *stream[3]; /* BS, BN, EW operand streams read (else NULL) */
+    uint64_t gen[3];          /* their tracked mappings' generations */
+    uint32_t add_op[3], mul_op[3];
+    unsigned rec[3], mul_at[3];
+    uint8_t flags[3];
+    bool untracked; /* a stream the emulator cannot tell unchanged */
+    size_t n;
+} emu_opkey;
+
+typedef struct emu_opentry {
+    emu_opkey key;
+    int32_t *ops;
+    size_t bytes;
+} emu_opentry;
 
 /* Growable scratch buffers, reused across tasks. */
 typedef struct emu_scratch {
@@ -74,7 +104,10 @@ struct npk_rk_emu {
     emu_scratch a, b, c, t, s, ops, pb, work, im, s2, u, sf;
     bool simd;
     const struct npk_tfl_qkern *qk; /* the interpreter's 8-bit kernels (emu_conv8.c) */
-    emu_wpack *wp;                  /* emu_wcache.c */
+    uint64_t gen;                   /* the last generation given to a mapping */
+    emu_opentry *opc;               /* emu_opcache.c */
+    size_t nopc, cap_opc;
+    emu_wpack *wp; /* emu_wcache.c */
     size_t nwp, cap_wp, wp_bytes;
 };
 
@@ -150,6 +183,13 @@ typedef struct emu_pool {
 npk_status emu_fail(const emu_where *w, npk_error *err, npk_status st, const char *fmt, ...)
     NPK_PRINTF(4, 5);
 uint8_t *emu_span(const npk_rk_emu *e, uint32_t addr, uint64_t len);
+/* emu_span for a span a task writes: a tracked mapping holding it gets a
+ * new generation. */
+uint8_t *emu_span_out(npk_rk_emu *e, uint32_t addr, uint64_t len);
+/* The generation of the tracked mapping holding [addr, addr + len), else 0. */
+uint64_t emu_span_gen(const npk_rk_emu *e, uint32_t addr, uint64_t len);
+/* The same for host memory [p, p + len). */
+uint64_t emu_host_gen(const npk_rk_emu *e, const uint8_t *p, uint64_t len);
 void *emu_scratch_get(emu_scratch *s, size_t bytes);
 const char *emu_field_name(npk_rk_field f, char *buf, size_t len);
 
@@ -191,6 +231,7 @@ typedef struct emu_dpu8 {
     int64_t scale, round, offset;
     unsigned shift;
     bool out_sat;
+    uint64_t cvt_in;   /* a bound on |OUT_CVT's input| (2^62: none) */
     int loop;          /* 0 any stages, 1 the common sequence, 2 its int32-lane form */
     const int32_t *th; /* loop 2: INT32_MAX / |BS multiplier| per channel */
     /* loop 2: per 16-channel atom, whether no value the sums can take needs
@@ -212,6 +253,11 @@ void emu_dpu8_safe(emu_dpu8 *d, const emu_task *t, const uint64_t *bound, uint8_
  * of t->n; NULL without CPEND). Blocks may come in any order. */
 void emu_dpu8_rows(const emu_dpu8 *d, const emu_task *t, const uint32_t *c, const int32_t *sums,
                    size_t p0, size_t np);
+/* One output pixel of the 16 channels ch0 .. ch0 + 15 of a direct task
+ * through the int64 steps (the pixels the int32-lane form refuses): c16
+ * holds its 16 sums, sum its CPEND window sum. */
+void emu_dpu8_pixel(const emu_dpu8 *d, const emu_task *t, const uint32_t *c16, int32_t sum,
+                    size_t ch0, uint8_t *dst);
 
 /* ---- emu_conv.c ---- */
 /* The general convolution (any kernel, stride, dilation, padding,
@@ -229,6 +275,25 @@ npk_status emu_conv_direct8(npk_rk_emu *e, const emu_task *t, int32_t *acc, int3
 npk_status emu_conv_fp(npk_rk_emu *e, const emu_task *t, float *acc, const emu_where *w,
                        npk_error *err);
 
+/* ---- emu_gemm8.c ---- */
+/* The 1x1 stride-1 direct int8 task whose DPU takes the int32-lane form,
+ * on the AVX2 8-bit kernels: x holds the input pixel-major (P rows of C
+ * bytes), psum each pixel's CPEND window sum, wp the task's packed kernels
+ * (every channel used); d the plan (with its safe atoms). Returns false,
+ * having written nothing, when the task is outside that case or memory for
+ * the widened kernels is not available; the caller then takes the general
+ * path. */
+bool emu_gemm8_fused(npk_rk_emu *e, const emu_task *t, emu_wpack *wp, const uint8_t *x,
+                     const uint32_t *psum, const emu_dpu8 *d);
+
+/* ---- emu_opcache.c ---- */
+/* The kept operands of task t (emu_exec.c's layout), or NULL. */
+int32_t *emu_opcache_find(npk_rk_emu *e, const emu_task *t);
+/* Room (bytes) for task t's operands, kept for later runs; NULL when they
+ * cannot be kept (a stream not tracked, the cache's limits). */
+int32_t *emu_opcache_add(npk_rk_emu *e, const emu_task *t, size_t bytes);
+void emu_opcache_free(npk_rk_emu *e);
+
 /* ---- emu_wcache.c ---- */
 /* The entry for the task's weights (raw bytes from t->wt) made in the given
  * layout, or NULL. */
@@ -238,6 +303,9 @@ emu_wpack *emu_wcache_find(npk_rk_emu *e, const emu_task *t, bool packed, size_t
 emu_wpack *emu_wcache_add(npk_rk_emu *e, const emu_task *t, bool packed, size_t raw,
                           size_t b_bytes);
 void emu_wcache_free(npk_rk_emu *e);
+/* Room for an entry's widened kernels (b16, b16_bytes), within the cache's
+ * limit; false when there is none. */
+bool emu_wcache_b16(npk_rk_emu *e, emu_wpack *p, size_t bytes);
 
 /* ---- emu_gemm.c ---- */
 #define EMU_MR 6

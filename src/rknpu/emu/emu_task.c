@@ -661,7 +661,7 @@ npk_status emu_decode_task(npk_rk_emu *e, const emu_core *c, uint32_t enable, co
         (st = decode_core_dpu(e, c, enable, w, t, err)))
         return st;
     if (t->from_mem) {
-        t->out = emu_span(e, t->dst_addr, t->out_span);
+        t->out = emu_span_out(e, t->dst_addr, t->out_span);
         if (!t->out)
             return emu_fail(w, err, NPK_E_FORMAT,
                             "the output at DPU_DST_BASE_ADDR 0x%08x (%llu bytes) is not in mapped "
@@ -676,7 +676,7 @@ npk_status emu_decode_task(npk_rk_emu *e, const emu_core *c, uint32_t enable, co
     }
     t->in = emu_span(e, t->in_addr, t->in_span);
     t->wt = emu_span(e, t->wt_addr, t->wt_span);
-    t->out = emu_span(e, t->dst_addr, t->out_span);
+    t->out = emu_span_out(e, t->dst_addr, t->out_span);
     if (!t->in)
         return emu_fail(w, err, NPK_E_FORMAT,
                         "the feature cube at CNA_FEATURE_DATA_ADDR 0x%08x (%llu bytes) is not in "

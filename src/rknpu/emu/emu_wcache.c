@@ -10,7 +10,20 @@
  * bytes equal: the packing is a function of those bytes and that shape
  * alone, so an equal input gives the equal result. The compare reads the
  * weights once, sequentially; the packing it saves writes them two bytes at
- * a time in a scattered order and scans every channel for zero kernels. */
+ * a time in a scattered order and scans every channel for zero kernels.
+ *
+ * The compare is skipped only where the emulator sees every write: a
+ * mapping made with npk_rk_emu_map_tracked, whose host promised to call
+ * npk_rk_emu_touch after each write of its own, gets a new generation
+ * (unique over all mappings and their states) on every touch, and on every
+ * task that writes into it (at the task's decode, before it writes). An
+ * entry read from such a mapping keeps the generation and host address it
+ * saw; while the mapping still has both, no write has happened since and
+ * the bytes are the ones packed. The one write after that point the
+ * generation does not show is the packing task's own output, when it lies
+ * in the weights' mapping: such an entry records no generation (compared
+ * every time). Untracked mappings (plain npk_rk_emu_map: the host writes
+ * unseen, e.g. through npk_rk_emu_host) are always compared. */
 #include <stdlib.h>
 #include <string.h>
 
@@ -26,11 +39,24 @@ static bool same_shape(const emu_wpack *p, const emu_task *t, bool packed, size_
            p->kh == t->kh && p->group == t->group && p->packed == packed && p->raw_bytes == raw;
 }
 
+/* The generation of the mapping the task's weights are read from, unless
+ * the task's own output goes into that mapping after them: 0. */
+static uint64_t read_gen(const npk_rk_emu *e, const emu_task *t, size_t raw)
+{
+    const uint64_t gen = emu_span_gen(e, t->wt_addr, raw);
+    return gen && emu_span_gen(e, t->dst_addr, t->out_span) != gen ? gen : 0;
+}
+
 emu_wpack *emu_wcache_find(npk_rk_emu *e, const emu_task *t, bool packed, size_t raw)
 {
     for (size_t i = 0; i < e->nwp; i++) {
         emu_wpack *p = &e->wp[i];
-        if (same_shape(p, t, packed, raw) && memcmp(p->raw, t->wt, raw) == 0) return p;
+        if (!same_shape(p, t, packed, raw)) continue;
+        if (p->gen && p->host == t->wt && p->gen == emu_span_gen(e, t->wt_addr, raw)) return p;
+        if (memcmp(p->raw, t->wt, raw) == 0) {
+            p->gen = read_gen(e, t, raw), p->host = t->wt; /* unchanged since this */
+            return p;
+        }
     }
     return NULL;
 }
@@ -43,6 +69,8 @@ static void drop(npk_rk_emu *e, emu_wpack *p)
     free(p->use);
     free(p->uni);
     free(p->wabs);
+    free(p->b16);
+    e->wp_bytes -= p->b16_bytes;
     memset(p, 0, sizeof *p);
 }
 
@@ -73,10 +101,21 @@ emu_wpack *emu_wcache_add(npk_rk_emu *e, const emu_task *t, bool packed, size_t 
         return NULL;
     }
     memcpy(p->raw, t->wt, raw);
+    p->gen = read_gen(e, t, raw), p->host = t->wt;
     p->wt_addr = t->wt_addr, p->n = t->n, p->c = t->c, p->kw = t->kw, p->kh = t->kh;
     p->group = t->group, p->packed = packed, p->raw_bytes = raw, p->b_bytes = b_bytes;
     e->wp_bytes += raw + b_bytes;
     return p;
+}
+
+bool emu_wcache_b16(npk_rk_emu *e, emu_wpack *p, size_t bytes)
+{
+    if (p->b16) return p->b16_bytes == bytes;
+    if (bytes > WCACHE_MAX_BYTES - e->wp_bytes || !(p->b16 = malloc(bytes ? bytes : 1)))
+        return false;
+    p->b16_bytes = bytes;
+    e->wp_bytes += bytes;
+    return true;
 }
 
 void emu_wcache_free(npk_rk_emu *e)

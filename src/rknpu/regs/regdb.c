@@ -63,22 +63,45 @@ const npk_rk_field_info npk_rk_field_table[NPK_RKF_COUNT] = {
 #undef NPK_RK_END
 };
 
+/* Register by offset as one load: a slot per 4 bytes of the first 512
+ * of each 4 KiB block (every register lies there: checked below), holding
+ * the register + 1 (0: none). 4 KiB, where a bisection of the records
+ * is a chain of eight dependent loads for every stream entry decoded. */
+#define REG_SLOT(off) ((((off) >> 12) << 7) | (((off)&0xFFF) >> 2))
+enum {
+#define NPK_RK_BLOCK(b, code, base)
+#define NPK_RK_REG(b, off, name, undoc)                                                            \
+    SLOT_OK_##b##_##name = 1 / ((off) % 4 == 0 && ((off)&0xFFF) < 512),
+#define NPK_RK_FLD(b, r, f, hi, lo)
+#define NPK_RK_END(b, r)
+#include "npukit/rknpu_regtab.h"
+#undef NPK_RK_BLOCK
+#undef NPK_RK_REG
+#undef NPK_RK_FLD
+#undef NPK_RK_END
+};
+static const uint16_t reg_slots[16 << 7] = {
+#define NPK_RK_BLOCK(b, code, base)
+#define NPK_RK_REG(b, off, name, undoc) [REG_SLOT(off)] = NPK_RKR_##b##_##name + 1,
+#define NPK_RK_FLD(b, r, f, hi, lo)
+#define NPK_RK_END(b, r)
+#include "npukit/rknpu_regtab.h"
+#undef NPK_RK_BLOCK
+#undef NPK_RK_REG
+#undef NPK_RK_FLD
+#undef NPK_RK_END
+};
+_Static_assert(NPK_RKR_COUNT < UINT16_MAX, "register numbers fit the slots");
+
 #define blocks npk_rk_block_table
 #define regs   npk_rk_reg_table
 #define fields npk_rk_field_table
 
-/* The table is sorted by offset (blocks are in MMIO order), so bisect. */
 npk_rk_reg npk_rk_reg_by_offset(uint16_t offset)
 {
-    size_t lo = 0, hi = NPK_RKR_COUNT;
-    while (lo < hi) {
-        size_t mid = (lo + hi) / 2;
-        if (regs[mid].offset < offset)
-            lo = mid + 1;
-        else
-            hi = mid;
-    }
-    return lo < NPK_RKR_COUNT && regs[lo].offset == offset ? (npk_rk_reg)lo : NPK_RKR_NONE;
+    if (offset % 4 || (offset & 0xFFF) >= 512) return NPK_RKR_NONE;
+    const unsigned v = reg_slots[REG_SLOT(offset)];
+    return v ? (npk_rk_reg)(v - 1) : NPK_RKR_NONE;
 }
 
 npk_rk_reg npk_rk_reg_by_name(const char *full_name)

@@ -21,14 +21,25 @@ uint64_t npk_rk_write(npk_rk_reg r, uint32_t value)
     return op ? npk_rk_entry_encode(op, value, npk_rk_reg_get(r)->offset) : 0;
 }
 
+/* The bits some field of each register covers, at compile time (every
+ * decoded entry is checked against them). */
+#define FIELD_BITS(hi, lo) ((uint32_t)((2ull << (hi)) - (1ull << (lo))))
+static const uint32_t covered_bits[NPK_RKR_COUNT] = {
+#define NPK_RK_BLOCK(b, code, base)
+#define NPK_RK_REG(b, off, name, undoc) [NPK_RKR_##b##_##name] = 0
+#define NPK_RK_FLD(b, r, f, hi, lo)     | FIELD_BITS(hi, lo)
+#define NPK_RK_END(b, r)                ,
+#include "npukit/rknpu_regtab.h"
+#undef NPK_RK_BLOCK
+#undef NPK_RK_REG
+#undef NPK_RK_FLD
+#undef NPK_RK_END
+};
+
 /* Bits of v not covered by any field of register r. */
 static uint32_t stray_bits(npk_rk_reg r, uint32_t v)
 {
-    const npk_rk_reg_info *ri = npk_rk_reg_get(r);
-    uint32_t covered = 0;
-    for (unsigned i = 0; i < ri->field_count; i++)
-        covered |= npk_rk_field_mask((npk_rk_field)(ri->first_field + i));
-    return v & ~covered;
+    return v & ~covered_bits[r];
 }
 
 void npk_rk_entry_decode(uint64_t raw, npk_rk_entry *e)
