@@ -310,7 +310,7 @@ npk_status emu_conv_direct8(npk_rk_emu *e, const emu_task *t, int32_t *acc, int3
             emu_dpu8_safe(&d, t, wp->wabs, safe);
         }
         /* 1x1 on AVX2: the DPU straight from the tiles (emu_gemm8.c) */
-        if (in_place && emu_gemm8_fused(e, t, wp, x, psum, &d)) return NPK_OK;
+        if (in_place && emu_gemm8_fused(e, t, wp, t->in, sp, &d)) return NPK_OK;
         /* Blocks whose sums stay in cache. */
         size_t rf = C_BLOCK_BYTES / (N * 4) / 12 * 12;
         rows = rows < rf ? rows : rf < 12 ? 12 : rf;

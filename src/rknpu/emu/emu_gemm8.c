@@ -79,13 +79,24 @@ static AVX2 void widen_b(const uint8_t *bp, size_t n, size_t k, int16_t *b16)
     }
 }
 
-/* m rows of k int8 widened to int16. */
-static AVX2 void widen_a(const uint8_t *x, size_t m, size_t k, int16_t *pa)
+/* m pixels (from p0) of an NC1HWC2 cube (16 bytes a pixel, planes sp
+ * apart) widened to int16 rows of k; each pixel's sum of its k values
+ * (wrapping, like the sums) to psum[p0 + i]. */
+static AVX2 void widen_a(const uint8_t *in, uint64_t sp, size_t p0, size_t m, size_t k,
+                         int16_t *pa, uint32_t *psum)
 {
-    for (size_t i = 0; i < m * k; i += 16)
-        _mm256_storeu_si256(
-            (__m256i *)(void *)(pa + i),
-            _mm256_cvtepi8_epi16(_mm_loadu_si128((const __m128i *)(const void *)(x + i))));
+    for (size_t i = 0; i < m; i++) {
+        uint32_t sum = 0;
+        for (size_t cp = 0; cp < k / 16; cp++) {
+            const uint8_t *src = in + cp * sp + (p0 + i) * 16;
+            int16_t *dst = pa + i * k + cp * 16;
+            _mm256_storeu_si256(
+                (__m256i *)(void *)dst,
+                _mm256_cvtepi8_epi16(_mm_loadu_si128((const __m128i *)(const void *)src)));
+            for (size_t j = 0; j < 16; j++) sum += (uint32_t)(int32_t)dst[j];
+        }
+        psum[p0 + i] = sum;
+    }
 }
 
 static AVX2 inline __attribute__((always_inline)) void
@@ -130,11 +141,11 @@ static AVX2 void run(const emu_task *t, const int16_t *b16, const int16_t *pa, s
         run_atoms(t, b16, pa, p0, m, psum, d, false);
 }
 
-bool emu_gemm8_fused(npk_rk_emu *e, const emu_task *t, emu_wpack *wp, const uint8_t *x,
-                     const uint32_t *psum, const emu_dpu8 *d)
+bool emu_gemm8_fused(npk_rk_emu *e, const emu_task *t, emu_wpack *wp, const uint8_t *in,
+                     uint64_t sp, const emu_dpu8 *d)
 {
     const size_t N = t->n, K = t->c, P = (size_t)t->ow * t->oh;
-    if (e->qk != npk_tfl_qkern_avx2 || !e->qk || !wp || !wp->packed || wp->cu != K || !psum ||
+    if (e->qk != npk_tfl_qkern_avx2 || !e->qk || !wp || !wp->packed || wp->cu != K ||
         d->loop != 2 || d->dw || !d->cpend || t->dw || N % 16 || t->group % 16 || K % 32 || !K ||
         K > A_BLOCK_BYTES / 2 / MR)
         return false;
@@ -145,19 +156,20 @@ bool emu_gemm8_fused(npk_rk_emu *e, const emu_task *t, emu_wpack *wp, const uint
     size_t rows = A_BLOCK_BYTES / 2 / K / MR * MR;
     if (rows > P) rows = P;
     int16_t *pa = emu_scratch_get(&e->im, rows * K * sizeof *pa);
-    if (!pa) return false;
+    uint32_t *psum = emu_scratch_get(&e->s2, P * sizeof *psum);
+    if (!pa || !psum) return false;
     for (size_t p0 = 0; p0 < P; p0 += rows) {
         const size_t m = P - p0 < rows ? P - p0 : rows;
-        widen_a(x + p0 * K, m, K, pa);
+        widen_a(in, sp, p0, m, K, pa, psum);
         run(t, wp->b16, pa, p0, m, (const int32_t *)(const void *)psum, d);
     }
     return true;
 }
 #else
-bool emu_gemm8_fused(npk_rk_emu *e, const emu_task *t, emu_wpack *wp, const uint8_t *x,
-                     const uint32_t *psum, const emu_dpu8 *d)
+bool emu_gemm8_fused(npk_rk_emu *e, const emu_task *t, emu_wpack *wp, const uint8_t *in,
+                     uint64_t sp, const emu_dpu8 *d)
 {
-    (void)e, (void)t, (void)wp, (void)x, (void)psum, (void)d;
+    (void)e, (void)t, (void)wp, (void)in, (void)sp, (void)d;
     return false;
 }
 #endif

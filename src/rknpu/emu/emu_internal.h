@@ -277,14 +277,15 @@ npk_status emu_conv_fp(npk_rk_emu *e, const emu_task *t, float *acc, const emu_w
 
 /* ---- emu_gemm8.c ---- */
 /* The 1x1 stride-1 direct int8 task whose DPU takes the int32-lane form,
- * on the AVX2 8-bit kernels: x holds the input pixel-major (P rows of C
- * bytes), psum each pixel's CPEND window sum, wp the task's packed kernels
+ * on the AVX2 8-bit kernels: in holds the NC1HWC2 input read in place
+ * (pixel p at 16 p in each plane, planes sp apart; the CPEND sums taken on
+ * the way), wp the task's packed kernels
  * (every channel used); d the plan (with its safe atoms). Returns false,
  * having written nothing, when the task is outside that case or memory for
  * the widened kernels is not available; the caller then takes the general
  * path. */
-bool emu_gemm8_fused(npk_rk_emu *e, const emu_task *t, emu_wpack *wp, const uint8_t *x,
-                     const uint32_t *psum, const emu_dpu8 *d);
+bool emu_gemm8_fused(npk_rk_emu *e, const emu_task *t, emu_wpack *wp, const uint8_t *in,
+                     uint64_t sp, const emu_dpu8 *d);
 
 /* ---- emu_opcache.c ---- */
 /* The kept operands of task t (emu_exec.c's layout), or NULL. */
