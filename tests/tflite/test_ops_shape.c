@@ -34,9 +34,15 @@ static void test_pad(void **state)
     int32_t fc = tt_add(b, "fc", NPK_TFL_FLOAT32, 1, one, 0, 0, c95, sizeof c95);
     int32_t fy = tt_add(b, "fy", NPK_TFL_FLOAT32, 1, f4, 0, 0, NULL, 0);
     int32_t fz = tt_add(b, "fz", NPK_TFL_FLOAT32, 1, f4, 0, 0, NULL, 0);
+    /* PADV2 without constant_values (two inputs, or -1) pads as PAD does:
+     * with the output zero point -5 (TFLite's pad.cc; a fuzz finding). */
+    int32_t y2 = tt_add(b, "y2", NPK_TFL_INT8, 4, os, 0.5f, -5, NULL, 0);
+    int32_t y3 = tt_add(b, "y3", NPK_TFL_INT8, 4, os, 0.5f, -5, NULL, 0);
     tt_op(b, NPK_TFL_OP_PADV2, (int32_t[]){fx, fp, fc}, 3, &fy, 1, NULL);
     tt_op(b, NPK_TFL_OP_PAD, (int32_t[]){fx, fp}, 2, &fz, 1, NULL);
-    npk_tflb_io(b, (int32_t[]){x, fx}, 2, (int32_t[]){y, fy, fz}, 3);
+    tt_op(b, NPK_TFL_OP_PADV2, (int32_t[]){x, p}, 2, &y2, 1, NULL);
+    tt_op(b, NPK_TFL_OP_PADV2, (int32_t[]){x, p, -1}, 3, &y3, 1, NULL);
+    npk_tflb_io(b, (int32_t[]){x, fx}, 2, (int32_t[]){y, fy, fz, y2, y3}, 5);
     tt_model tm;
     tt_finish(b, &tm);
     npk_tfl_interp *it =
@@ -44,6 +50,8 @@ static void test_pad(void **state)
     tt_expect(it, 0, (int8_t[]){-5, -5, -5, -5, 1, 2, -5, -5, 3, 4, -5, -5}, 12);
     tt_expect(it, 1, (float[]){9.5f, 1.5f, -2, 9.5f}, 16);
     tt_expect(it, 2, (float[]){0, 1.5f, -2, 0}, 16);
+    tt_expect(it, 3, (int8_t[]){-5, -5, -5, -5, 1, 2, -5, -5, 3, 4, -5, -5}, 12);
+    tt_expect(it, 4, (int8_t[]){-5, -5, -5, -5, 1, 2, -5, -5, 3, 4, -5, -5}, 12);
     npk_tfl_interp_free(it);
     tt_model_free(&tm);
     /* A negative amount is refused. */

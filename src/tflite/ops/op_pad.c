@@ -21,7 +21,8 @@ static npk_status pad_prepare(npk_tfl_plan *p, npk_tfl_node *n)
 {
     const bool v2 = n->builtin == NPK_TFL_OP_PADV2;
     npk_status st;
-    if ((st = npk_tfl_k_io(p, n, 2, v2 ? 3 : 2, v2 ? 3 : 2, 1))) return st;
+    /* PADV2's constant_values is optional (TFLite's pad.cc: zero point or 0 without it). */
+    if ((st = npk_tfl_k_io(p, n, 2, v2 ? 3 : 2, 2, 1))) return st;
     const npk_tfl_rt *in = n->in[0], *pads = n->in[1], *out = n->out[0];
     const size_t es = npk_tfl_type_size(in->type);
     if (es == 0 || es > 8)
@@ -64,8 +65,8 @@ static npk_status pad_prepare(npk_tfl_plan *p, npk_tfl_node *n)
     if ((st = npk_tfl_k_output_shape(p, n, 0, in->ndim, dims))) return st;
     const bool q8 =
         in->type == NPK_TFL_UINT8 || in->type == NPK_TFL_INT8 || in->type == NPK_TFL_INT16;
-    if (v2) {
-        const npk_tfl_rt *c = n->in[2];
+    const npk_tfl_rt *c = v2 && n->nin > 2 ? n->in[2] : NULL;
+    if (c) {
         if ((st = npk_tfl_k_type(p, n, c, "constant_values", in->type))) return st;
         if (c->count != 1)
             return npk_tfl_k_fail(p, n, "constant_values has %zu elements, expected 1", c->count);
