@@ -368,10 +368,10 @@ npk_status emu_conv_int(npk_rk_emu *e, const emu_task *t, int32_t *acc, int32_t 
     if (e->simd) {
         /* Depthwise: [C/G][kh][kw][G] -> [tap pair][channel][2] int16. */
         const size_t pairs = (taps + 1) / 2;
-        int16_t *wp = emu_scratch_get(&e->b, pairs * C * 2 * sizeof(int16_t) + C);
+        int16_t *wbuf = emu_scratch_get(&e->b, pairs * C * 2 * sizeof(int16_t) + C);
         int64_t *off = emu_scratch_get(&e->t, 2 * (taps + 1) * sizeof *off);
-        if (!wp || !off) return emu_fail(w, err, NPK_E_NOMEM, "out of memory for the task");
-        uint8_t *pb = (uint8_t *)(wp + pairs * C * 2); /* the pad lanes */
+        if (!wbuf || !off) return emu_fail(w, err, NPK_E_NOMEM, "out of memory for the task");
+        uint8_t *pb = (uint8_t *)(wbuf + pairs * C * 2); /* the pad lanes */
         for (uint32_t ch = 0; ch < C; ch++) pb[ch] = (uint8_t)pad_lane_int8(t->pad_value, ch);
         /* CPEND folded into the weights where nothing can saturate: sum +
          * OW_OP x window sum = the sum over the taps of x (w + OW_OP), all
@@ -382,23 +382,44 @@ npk_status emu_conv_int(npk_rk_emu *e, const emu_task *t, int32_t *acc, int32_t 
         /* Without window sums, 128 x the sum of |w + OW_OP| over a
          * channel's taps bounds its values: the atoms that need no checks. */
         const bool ws = t->cpend && !fold;
-        uint64_t *bound =
-            dpu && !ws ? emu_scratch_get(&e->sf, C * sizeof *bound + C / 16 + 1) : NULL;
-        if (bound) memset(bound, 0, C * sizeof *bound);
-        for (size_t g0 = 0; g0 < C; g0 += G) {
-            const size_t gn = C - g0 < G ? C - g0 : G;
-            for (size_t tap = 0; tap < taps; tap++) {
-                const uint8_t *src = t->wt + g0 * taps + tap * G;
-                int16_t *d = wp + (tap / 2 * C + g0) * 2 + tap % 2;
-                for (size_t j = 0; j < gn; j++) {
-                    const int32_t v = (int8_t)src[j] + ow;
-                    d[2 * j] = (int16_t)v;
-                    if (bound) bound[g0 + j] += (uint64_t)(v < 0 ? -v : v);
+        uint64_t *bsc = dpu && !ws ? emu_scratch_get(&e->sf, C * sizeof *bsc + C / 16 + 1) : NULL;
+        uint8_t *safe = bsc ? (uint8_t *)(bsc + C) : NULL;
+        const int16_t *wp = wbuf;
+        const uint64_t *bound = bsc;
+        /* With the bounds (the fused DPU): the re-laid weights and the
+         * bounds kept across runs for this OW_OP, while the weight bytes are
+         * unchanged (emu_wcache.c, which compares them or trusts a tracked
+         * mapping's generation). */
+        const size_t raw = C * taps, wbytes = pairs * C * 2 * sizeof(int16_t);
+        emu_wpack *kp = bsc && raw <= t->wt_span ? emu_wcache_find(e, t, false, raw) : NULL;
+        if (kp && kp->wabs_ok && kp->wabs_ow == ow && kp->b_bytes == wbytes) {
+            wp = (const int16_t *)(const void *)kp->b, bound = kp->wabs;
+        } else {
+            if (!kp && bsc && raw <= t->wt_span) kp = emu_wcache_add(e, t, false, raw, wbytes);
+            if (kp) kp->wabs_ok = false;
+            if (bsc) memset(bsc, 0, C * sizeof *bsc);
+            for (size_t g0 = 0; g0 < C; g0 += G) {
+                const size_t gn = C - g0 < G ? C - g0 : G;
+                for (size_t tap = 0; tap < taps; tap++) {
+                    const uint8_t *src = t->wt + g0 * taps + tap * G;
+                    int16_t *d = wbuf + (tap / 2 * C + g0) * 2 + tap % 2;
+                    for (size_t j = 0; j < gn; j++) {
+                        const int32_t v = (int8_t)src[j] + ow;
+                        d[2 * j] = (int16_t)v;
+                        if (bsc) bsc[g0 + j] += (uint64_t)(v < 0 ? -v : v);
+                    }
                 }
             }
+            if (taps % 2) /* the odd tap's partner */
+                for (size_t ch = 0; ch < C; ch++) wbuf[((taps / 2) * C + ch) * 2 + 1] = 0;
+            if (bsc)
+                for (size_t ch = 0; ch < C; ch++) bsc[ch] *= 128;
+            if (kp && kp->b_bytes == wbytes) {
+                memcpy(kp->b, wbuf, wbytes);
+                memcpy(kp->wabs, bsc, C * sizeof *bsc);
+                kp->wabs_ow = ow, kp->wabs_ok = true;
+            }
         }
-        if (taps % 2) /* the odd tap's partner */
-            for (size_t ch = 0; ch < C; ch++) wp[((taps / 2) * C + ch) * 2 + 1] = 0;
         const size_t P = (size_t)t->ow * t->oh;
         if (!dpu) {
             dw_avx2(t, wp, pb, off, (uint32_t *)acc, (uint32_t *)s, 0, P);
@@ -410,10 +431,7 @@ npk_status emu_conv_int(npk_rk_emu *e, const emu_task *t, int32_t *acc, int32_t 
         rows = rows < 1 ? 1 : rows < P ? rows : P;
         emu_dpu8 d = *dpu;
         d.cpend = ws;
-        if (bound) {
-            for (size_t ch = 0; ch < C; ch++) bound[ch] *= 128;
-            emu_dpu8_safe(&d, t, bound, (uint8_t *)(bound + C));
-        }
+        if (bound) emu_dpu8_safe(&d, t, bound, safe);
 #ifdef NPK_RK_EMU_AVX2
         if (dw_fused(e, t, &d, wp, pb)) return NPK_OK;
 #endif

@@ -48,6 +48,7 @@ typedef struct emu_where {
 typedef struct emu_wpack {
     uint32_t wt_addr, n, c, kw, kh, group;
     bool packed;  /* qkern's packed layout, else N rows of K bytes */
+    bool dw;      /* a depthwise task's: b the re-laid weights, wabs the bounds */
     uint8_t *raw; /* the weight bytes it was made from */
     /* the generation of the tracked mapping they were read from (0: none)
      * and their host address: while both are current the bytes are too */
