@@ -441,10 +441,32 @@ static int64_t hw_y(const void *p, int64_t K)
 /* TFLite's side of a layer, computed once for all candidates. Row x1,
  * column x2; the output is a nondecreasing function of A[x1] + B[x2], so
  * each row is runs of levels: the row starts at level wmin, ends at wmax,
- * and reaches level w (wmin < w <= wmax) first at column p(x1, w). */
+ * and reaches level w (wmin < w <= wmax) first at column p(x1, w). The
+ * columns are written only for the rows that need them (tfl_row_cols):
+ * the others are bounded from the levels sorted by their position on B's
+ * line (yb_walk). */
+#define WALK_NB 256 /* buckets of the levels' fractions */
 typedef struct tfl_rows {
     int16_t wmin[256], wmax[256];
-    uint32_t at[257];     /* row x1's p values: p[at[x1] + w - wmin - 1] */
+    uint32_t at[257];    /* row x1's p values: p[at[x1] + w - wmin - 1] */
+    uint8_t have_p[256]; /* rows whose p values are written */
+    int32_t A[256], B[256];
+    int64_t tF[257]; /* tF[w - w0]: the smallest sum at level w (w0 < w <= w1) */
+    int32_t tB[257]; /* tF - B[0] */
+    int w0, w1;
+    bool line; /* the float row kernel applies (inv, E) */
+    float inv, E;
+    /* yb_walk's model: B[x] within dev of B[0] + x / invd (reals), a level
+     * whose column position mu = (tF - A - B[0]) invd has a fraction in
+     * (eps, 1 - eps) starts at column floor(mu) + 1; the levels sorted by
+     * the fraction phi of th = (tF - B[0]) invd, first[k] the first with
+     * phi >= k / WALK_NB */
+    bool walk;
+    double invd, eps;
+    double th[257];    /* th[w - w0] */
+    double phi_s[256]; /* sorted */
+    int16_t w_s[256];  /* their levels */
+    int16_t first[WALK_NB + 1];
     uint8_t p[256 * 256]; /* 1..255 */
 } tfl_rows;
 
@@ -494,7 +516,7 @@ static cols_kern cols_fn(void)
 static void tfl_rows_fill(const tfl_add *t, int32_t z1, int32_t z2, int32_t zo, int32_t lo,
                           int32_t hi, tfl_rows *r)
 {
-    int32_t A[256], B[256];
+    int32_t *A = r->A, *B = r->B;
     for (int x = 0; x < 256; x++) {
         A[x] = rdbpot(srdhm((x - 128 - z1) * (1 << 20), t->q1), -t->e1);
         B[x] = rdbpot(srdhm((x - 128 - z2) * (1 << 20), t->q2), -t->e2);
@@ -502,9 +524,10 @@ static void tfl_rows_fill(const tfl_add *t, int32_t z1, int32_t z2, int32_t zo, 
     const tfl_out_cx cx = {t, zo, lo, hi};
     const int64_t Tmin = (int64_t)A[0] + B[0], Tmax = (int64_t)A[255] + B[255];
     const int w0 = (int)tfl_out(&cx, Tmin), w1 = (int)tfl_out(&cx, Tmax);
+    r->w0 = w0, r->w1 = w1;
     /* tF[w - w0]: the smallest sum at level w (w0 < w <= w1); a guess from
      * the real multiplier, made exact by the bracket */
-    int64_t tF[257];
+    int64_t *tF = r->tF;
     const double per = ldexp(1.0, 31 - t->eo) / t->qo; /* sum units per output step */
     int64_t prev = Tmin;
     for (int w = w0 + 1; w <= w1; w++) {
@@ -515,18 +538,19 @@ static void tfl_rows_fill(const tfl_add *t, int32_t z1, int32_t z2, int32_t zo, 
      * largest distance of B from the line, and the bound E (no line when B
      * is too far from it to prove much: every row walks) */
     const float inv = B[255] > B[0] ? (float)(255.0 / ((double)B[255] - B[0])) : 0.0f;
-    double dev = 0;
+    const double invd = B[255] > B[0] ? 255.0 / ((double)B[255] - B[0]) : 0.0;
+    double dev = 0, devd = 0;
     for (int x = 0; x < 256 && inv > 0; x++) {
         const double d = fabs((double)B[x] - B[0] - x / (double)inv);
         dev = d > dev ? d : dev;
+        const double dd = fabs((double)B[x] - B[0] - x / invd);
+        devd = dd > devd ? dd : devd;
     }
     const double Ed = dev * inv + 0x1p-14 + 0x1p-16;
-    const bool line = inv > 0 && Ed < 0.25;
-    const float E = (float)Ed;
+    r->line = inv > 0 && Ed < 0.25;
+    r->inv = inv, r->E = (float)Ed;
     /* the thresholds less B[0] (int32: |A|, |B| < 2^28 by add.cc's shift 20) */
-    int32_t tB[257];
-    for (int w = w0 + 1; w <= w1; w++) tB[w - w0] = (int32_t)(tF[w - w0] - B[0]);
-    const cols_kern cols = cols_fn();
+    for (int w = w0 + 1; w <= w1; w++) r->tB[w - w0] = (int32_t)(tF[w - w0] - B[0]);
     /* a row's first and last levels from the thresholds: the level at a
      * sum T is w0 and one per threshold tF <= T; A is nondecreasing, so the
      * counts only grow from row to row */
@@ -536,30 +560,72 @@ static void tfl_rows_fill(const tfl_add *t, int32_t z1, int32_t z2, int32_t zo, 
         while (a < w1 && tF[a + 1 - w0] <= (int64_t)A[x1] + B[0]) a++;
         while (b < w1 && tF[b + 1 - w0] <= (int64_t)A[x1] + B[255]) b++;
         r->wmin[x1] = (int16_t)a, r->wmax[x1] = (int16_t)b, r->at[x1] = n;
-        uint8_t *p = r->p + n;
         n += (uint32_t)(b - a);
-        if (line) {
-            if (!cols(tB + a + 1 - w0, b - a, A[x1], inv, E, p)) continue;
-            /* a level or a few near a column's edge (0): the first column
-             * whose B reaches it, from the level before's (p is
-             * nondecreasing; B[0] < need <= B[255]) */
-            for (int i = 0; i < b - a; i++) {
-                if (p[i]) continue;
-                const int64_t need = tF[a + 1 + i - w0] - A[x1];
-                int j = i > 0 ? p[i - 1] : 1;
-                while (B[j] < need) j++;
-                p[i] = (uint8_t)j;
-            }
-            continue;
-        }
-        int j = 0;
-        for (int w = a + 1; w <= b; w++) {
-            const int64_t need = tF[w - w0] - A[x1];
-            while (B[j] < need) j++; /* stops at 255 at the latest: B[255] >= need, w <= b */
-            *p++ = (uint8_t)j;
-        }
     }
     r->at[256] = n;
+    memset(r->have_p, 0, sizeof r->have_p);
+    /* the walk's table: each level's position th on the line, sorted by
+     * its fraction (a counting sort by bucket, then insertion within) */
+    r->invd = invd, r->eps = devd * invd + 0x1p-20;
+    const int nl = w1 - w0;
+    r->walk = invd > 0 && r->eps < 0.25 && nl > 0;
+    if (!r->walk) return;
+    int16_t cnt[WALK_NB + 1] = {0};
+    uint8_t bk[256];
+    double ph[256];
+    for (int i = 0; i < nl; i++) {
+        const double th = (double)r->tB[i + 1] * invd;
+        r->th[i + 1] = th;
+        ph[i] = th - floor(th);
+        int k = (int)(ph[i] * WALK_NB);
+        k = k < 0 ? 0 : k >= WALK_NB ? WALK_NB - 1 : k;
+        bk[i] = (uint8_t)k;
+        cnt[k + 1]++;
+    }
+    for (int k = 0; k < WALK_NB; k++) cnt[k + 1] = (int16_t)(cnt[k + 1] + cnt[k]);
+    memcpy(r->first, cnt, sizeof r->first);
+    for (int i = 0; i < nl; i++) {
+        const int k = bk[i];
+        int j = cnt[k]++;
+        while (j > r->first[k] && r->phi_s[j - 1] > ph[i]) {
+            r->phi_s[j] = r->phi_s[j - 1], r->w_s[j] = r->w_s[j - 1];
+            j--;
+        }
+        r->phi_s[j] = ph[i], r->w_s[j] = (int16_t)(w0 + 1 + i);
+    }
+}
+
+/* Row x1's columns p(x1, w), written once when a row needs them. */
+static const uint8_t *tfl_row_cols(tfl_rows *r, int x1)
+{
+    uint8_t *p = r->p + r->at[x1];
+    if (r->have_p[x1]) return p;
+    r->have_p[x1] = 1;
+    const int32_t *A = r->A, *B = r->B;
+    const int64_t *tF = r->tF;
+    const int w0 = r->w0, a = r->wmin[x1], b = r->wmax[x1];
+    if (r->line) {
+        if (!cols_fn()(r->tB + a + 1 - w0, b - a, A[x1], r->inv, r->E, p)) return p;
+        /* a level or a few near a column's edge (0): the first column
+         * whose B reaches it, from the level before's (p is
+         * nondecreasing; B[0] < need <= B[255]) */
+        for (int i = 0; i < b - a; i++) {
+            if (p[i]) continue;
+            const int64_t need = tF[a + 1 + i - w0] - A[x1];
+            int j = i > 0 ? p[i - 1] : 1;
+            while (B[j] < need) j++;
+            p[i] = (uint8_t)j;
+        }
+        return p;
+    }
+    int j = 0;
+    uint8_t *q = p;
+    for (int w = a + 1; w <= b; w++) {
+        const int64_t need = tF[w - w0] - A[x1];
+        while (B[j] < need) j++; /* stops at 255 at the latest: B[255] >= need, w <= b */
+        *q++ = (uint8_t)j;
+    }
+    return p;
 }
 
 /* The largest and smallest t[i] - s * p[i] over i < n (INT32_MIN and
@@ -605,9 +671,11 @@ typedef struct yb_ctx {
     int16_t far[258];
     int64_t s2, E0;
     range_kern range;
+    bool walk;         /* yb_walk applies */
+    double Tmax, Tmin; /* the extremes of tG(w) - s2 th(w) over the levels */
 } yb_ctx;
 
-static void yb_prep(const rk_add_enc *h, int32_t z2, yb_ctx *c)
+static void yb_prep(const rk_add_enc *h, int32_t z2, const tfl_rows *r, yb_ctx *c)
 {
     int64_t *tG = c->tG;
     tG[0] = -NO_SUM;  /* the ends are never a row's bound, but the int32 copy */
@@ -637,6 +705,74 @@ static void yb_prep(const rk_add_enc *h, int32_t z2, yb_ctx *c)
     }
     c->s2 = h->s2, c->E0 = (int64_t)(0 - 128 - z2) * c->s2;
     c->range = range_fn();
+    /* the walk's bound needs every level's threshold finite (no clip or
+     * saturation of the registers inside TFLite's levels) */
+    c->walk = r->walk;
+    c->Tmax = -HUGE_VAL, c->Tmin = HUGE_VAL;
+    for (int w = r->w0 + 1; w <= r->w1 && c->walk; w++) {
+        const int64_t g = tG[w + 128];
+        if (g <= -((int64_t)1 << 40) || g >= (int64_t)1 << 40) c->walk = false;
+        const double T = (double)g - (double)h->s2 * r->th[w - r->w0];
+        c->Tmax = T > c->Tmax ? T : c->Tmax;
+        c->Tmin = T < c->Tmin ? T : c->Tmin;
+    }
+}
+
+/* Row x1's largest and smallest v(w) = tG(w) - s2 p(x1, w) over its levels
+ * without visiting them all. With th(w) = (tF(w) - B[0]) invd, s = A[x1]
+ * invd and f(w) the fraction of th(w) - s, a level with f in (eps, 1 - eps)
+ * starts at column floor(th - s) + 1 (yb_walk's model, tfl_rows), so
+ *   v(w) = T(w) + s2 (s - 1 + f(w)),  T(w) = tG(w) - s2 th(w)  (reals),
+ * and T varies by a few units where s2 f spans s2. The levels sorted by
+ * the fraction of th are the levels sorted by f, starting where that
+ * fraction reaches s's: one walk down from f = 1 evaluates levels exactly
+ * (their column from B) until the bound Tmax + s2 (s - 1 + f) falls below
+ * the largest v found, one walk up from f = 0 the same for the smallest;
+ * each walk takes every level within eps of its end (their column may be
+ * the one before), so a level neither walk reaches is bounded by both.
+ * The bounds are in doubles with 4 units of margin (their rounding is
+ * below 2^-10 units). Levels outside the row's (wmin, wmax] are skipped. */
+static void yb_walk(const yb_ctx *c, const tfl_rows *r, int x1, int64_t *vmax, int64_t *vmin)
+{
+    const int a = r->wmin[x1], b = r->wmax[x1], n = r->w1 - r->w0;
+    const int32_t *B = r->B;
+    const int64_t A = r->A[x1], s2 = c->s2;
+    const double sig = (double)A * r->invd, sf = sig - floor(sig), s2d = (double)s2, eps = r->eps;
+    int k = (int)(sf * WALK_NB);
+    k = k < 0 ? 0 : k >= WALK_NB ? WALK_NB - 1 : k;
+    int j0 = r->first[k];
+    while (j0 < r->first[k + 1] && r->phi_s[j0] < sf) j0++;
+    const double up = s2d * (sig - 1.0) + c->Tmax + 4.0, dn = s2d * (sig - 1.0) + c->Tmin - 4.0;
+    int64_t hi = INT64_MIN, lo = INT64_MAX;
+#define WALK_EVAL                                                                                  \
+    const int w = r->w_s[j];                                                                       \
+    if (w <= a || w > b) continue;                                                                 \
+    const int64_t need = r->tF[w - r->w0] - A;                                                     \
+    int x = (int)((double)(need - B[0]) * r->invd) + 1;                                            \
+    x = x < 1 ? 1 : x > 255 ? 255 : x;                                                             \
+    while (x > 1 && B[x - 1] >= need) x--;                                                         \
+    while (B[x] < need) x++;                                                                       \
+    const int64_t v = c->tG[w + 128] - s2 * x;                                                     \
+    hi = v > hi ? v : hi;                                                                          \
+    lo = v < lo ? v : lo;
+    for (int i = 1; i <= n; i++) { /* down from f = 1 */
+        int j = j0 - i;
+        j += j < 0 ? n : 0;
+        double f = r->phi_s[j] - sf;
+        f += f < 0 ? 1.0 : 0.0;
+        if (hi != INT64_MIN && f < 1.0 - eps && up + s2d * f < (double)hi) break;
+        WALK_EVAL
+    }
+    for (int i = 0; i < n; i++) { /* up from f = 0 */
+        int j = j0 + i;
+        j -= j >= n ? n : 0;
+        double f = r->phi_s[j] - sf;
+        f += f < 0 ? 1.0 : 0.0;
+        if (lo != INT64_MAX && f > eps && dn + s2d * f > (double)lo) break;
+        WALK_EVAL
+    }
+#undef WALK_EVAL
+    *vmax = hi, *vmin = lo;
 }
 
 /* The interval [L, H] BN's output Y must lie in, per row x1, for the
@@ -648,20 +784,24 @@ static void yb_prep(const rk_add_enc *h, int32_t z2, yb_ctx *c)
  * Y from below alone, one past its last from above. Only EW and OUT_CVT
  * enter (s2, c, k, clips), so a pair of them that leaves a row empty fails
  * with every BS/BN pair. False then (row x1 alone, yb_row). */
-static bool yb_row(const yb_ctx *c, const tfl_rows *r, int x1, int64_t *L, int64_t *H)
+#define WALK_MIN 16 /* rows with fewer levels take the columns */
+static bool yb_row(const yb_ctx *c, tfl_rows *r, int x1, int64_t *L, int64_t *H)
 {
     const int64_t *tG = c->tG, s2 = c->s2, E0 = c->E0;
     const int a = r->wmin[x1], b = r->wmax[x1];
     int64_t lo = a > -128 ? tG[a + 128] - E0 : -NO_SUM;
     int64_t hi = b < 127 ? tG[b + 129] - (E0 + 255 * s2) - 1 : NO_SUM;
-    const uint8_t *p = r->p + r->at[x1];
     int64_t vmax = -2 * NO_SUM, vmin = 2 * NO_SUM;
-    if (c->far[b + 129] == c->far[a + 129]) {
+    if (c->walk && b - a >= WALK_MIN) {
+        yb_walk(c, r, x1, &vmax, &vmin);
+    } else if (c->far[b + 129] == c->far[a + 129]) {
+        const uint8_t *p = tfl_row_cols(r, x1);
         int32_t mx, mn;
         c->range(c->t32 + a + 129, p, b - a, (int32_t)s2, &mx, &mn);
         if (b > a) vmax = mx, vmin = mn;
     } else {
         const int64_t *t = tG + a + 129;
+        const uint8_t *p = tfl_row_cols(r, x1);
         for (int i = 0; i < b - a; i++) {
             const int64_t v = t[i] - s2 * p[i];
             vmax = v > vmax ? v : vmax;
@@ -693,7 +833,7 @@ static bool yb_row(const yb_ctx *c, const tfl_rows *r, int x1, int64_t *L, int64
 typedef struct k_rows {
     const rk_add_enc *h;
     const yb_ctx *yc;
-    const tfl_rows *r;
+    tfl_rows *r;
     int64_t *L, *H;
     uint8_t *have; /* rows whose L, H are computed */
     int32_t z1;
@@ -874,7 +1014,7 @@ static bool add_exact_search(double sc1, double sc2, double sco, int32_t z1, int
         /* the rows' [L, H] as k_interval needs them; the rows that bound
          * K for the pair before, and the ends, before the BS/BN pairs */
         yb_ctx yc;
-        yb_prep(&h, z2, &yc);
+        yb_prep(&h, z2, &rows, &yc);
         int64_t L[256], H[256];
         uint8_t have[256] = {0};
         k_rows kr = {&h, &yc, &rows, L, H, have, z1, false, false, 0, 0};
