@@ -96,6 +96,7 @@ typedef struct pair_list {
     int *e, n;
     double target;
     uint32_t ulo[2], uhi[2]; /* values not scanned: [ulo, uhi) (mirrors, best_pairs) */
+    double dmax;             /* the filter's bound before six are kept (HUGE_VAL: none) */
 } pair_list;
 
 /* Whether (d, x) comes before (d', x'): the scan's order (by error, an
@@ -238,13 +239,14 @@ static int lowest_bit(uint64_t w)
 typedef enum { FILTERED, SPLIT, SINGLE } filter_res;
 static filter_res pair_filter(pair_list *l, filter_kern kern, double target, uint32_t x0, int len)
 {
-    if (l->n < CANDS) return SINGLE;
+    if (l->n < CANDS && l->dmax == HUGE_VAL) return SINGLE;
     int ea, eb;
     (void)frexp(target / x0, &ea);
     const double last = target / (x0 + (uint32_t)len - 1);
     (void)frexp(last, &eb);
     if (ea != eb) return SPLIT;
-    const double sc = ldexp(1.0, 15 - ea), N = target * sc, D = l->dev[CANDS - 1] * sc;
+    const double dv = l->n == CANDS && l->dev[CANDS - 1] < l->dmax ? l->dev[CANDS - 1] : l->dmax;
+    const double sc = ldexp(1.0, 15 - ea), N = target * sc, D = dv * sc;
     if (15 - ea > 62 || 15 - ea < 2 || last < DBL_MIN || !(D <= FILTER_D)) return SINGLE;
     /* an integer p with |p - N| < D is in (pmin, pmax); the margin covers
      * the rounding of N -+ D (N < 2^30: an error <= 2^-22) */
@@ -275,7 +277,9 @@ static filter_res pair_filter(pair_list *l, filter_kern kern, double target, uin
  * exactly. */
 static void pairs_scan(pair_list *l, filter_kern kern, uint32_t x, uint32_t end)
 {
-    int grow = 16; /* blocks grow as the bound tightens (a bound of the first few passes many) */
+    /* blocks grow as the bound tightens (a bound of the first few passes
+     * many); whole blocks from the start under a bound given beforehand */
+    int grow = l->dmax < HUGE_VAL ? BLOCK : 16;
     while (x < end) {
         int len = (int)(end - x < (uint32_t)grow ? end - x : (uint32_t)grow) & ~7;
         filter_res r = SINGLE;
@@ -301,13 +305,14 @@ static void pairs_scan(pair_list *l, filter_kern kern, uint32_t x, uint32_t end)
  * MIRROR_E / 2 - 1 above lo, in the part scanned, which offers it when kept
  * (pair_mirror). At the end, a sixth error of 4096 units or more (never
  * seen) makes it scan everything. */
-#define MIRROR_C 16
-#define MIRROR_E 32
+#define DMAX_UNITS 32.0
+#define MIRROR_C   16
+#define MIRROR_E   32
 static int best_pairs(filter_kern kern, double target, uint32_t v[CANDS], uint32_t a[CANDS],
                       int e[CANDS])
 {
     if (!(target > 0) || !isfinite(target)) return 0;
-    pair_list l = {{0}, v, a, e, 0, target, {0, 0}, {0, 0}};
+    pair_list l = {{0}, v, a, e, 0, target, {0, 0}, {0, 0}, HUGE_VAL};
     const uint32_t lo = 1u << 14, end = 1u << 15;
     /* the values' exponent regions: [lo, vb) and [vb, end) */
     int e0, ex;
@@ -334,16 +339,25 @@ static int best_pairs(filter_kern kern, double target, uint32_t v[CANDS], uint32
             unit = u > unit ? u : unit;
         }
     }
-    for (int r = 0; r < 2; r++) {
-        if (l.uhi[r] > l.ulo[r]) {
-            pairs_scan(&l, kern, rlo[r], l.ulo[r]);
-            pairs_scan(&l, kern, l.uhi[r], rhi[r]);
-        } else {
-            pairs_scan(&l, kern, rlo[r], rhi[r]);
+    /* First with a fixed bound of DMAX_UNITS (of the first region's units;
+     * ~20 values pass it): the values it lets through are every value with
+     * a smaller error, so when six of them are kept with errors below it,
+     * the list is the scan's; else again without it. */
+    l.dmax = ldexp(DMAX_UNITS, e0 - 15);
+    for (int pass = 0; pass < 2; pass++) {
+        for (int r = 0; r < 2; r++) {
+            if (l.uhi[r] > l.ulo[r]) {
+                pairs_scan(&l, kern, rlo[r], l.ulo[r]);
+                pairs_scan(&l, kern, l.uhi[r], rhi[r]);
+            } else {
+                pairs_scan(&l, kern, rlo[r], rhi[r]);
+            }
         }
+        if (l.dmax == HUGE_VAL || (l.n == CANDS && l.dev[CANDS - 1] < l.dmax)) break;
+        l.n = 0, l.dmax = HUGE_VAL;
     }
     if (unit > 0 && !(l.n == CANDS && l.dev[CANDS - 1] * unit < 4096.0)) {
-        l.n = 0, l.ulo[0] = l.uhi[0] = l.ulo[1] = l.uhi[1] = 0;
+        l.n = 0, l.ulo[0] = l.uhi[0] = l.ulo[1] = l.uhi[1] = 0, l.dmax = HUGE_VAL;
         pairs_scan(&l, kern, lo, end);
     }
     return l.n;
