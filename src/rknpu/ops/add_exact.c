@@ -678,6 +678,13 @@ static range_kern range_fn(void)
 }
 #endif
 
+/* floor(n / d) for d > 0 */
+static int64_t floor_div(int64_t n, int64_t d)
+{
+    const int64_t q = n / d;
+    return q - (n % d != 0 && n < 0);
+}
+
 /* An EW/OUT_CVT pair's thresholds for the rows' bounds (yb_row). */
 typedef struct yb_ctx {
     int64_t tG[257]; /* tG[w + 128] for w in -127..127 */
@@ -694,18 +701,22 @@ static void yb_prep(const rk_add_enc *h, int32_t z2, const tfl_rows *r, yb_ctx *
     int64_t *tG = c->tG;
     tG[0] = -NO_SUM;  /* the ends are never a row's bound, but the int32 copy */
     tG[256] = NO_SUM; /* below reads them */
-    const double per = ldexp(1.0, h->k) / h->c; /* sum units per output step */
+    /* Between the ends (gmin < w <= gmax) the smallest S at level w is
+     * unclipped and unsaturated (a clip below puts gmin at S = 0, one
+     * above gmax at the cap), so it is the smallest S with S c + 2^(k-1)
+     * >= (w - off) 2^k: S = ceil(u 2^(k-1) / c) for the odd u = 2 (w - off)
+     * - 1, with 2^(k-1) = Q c + R, u Q + ceil(u R / c) (|u| < 2^9, Q <
+     * 2^48: within int64). */
     const int64_t gmin = hw_out(h, INT32_MIN), gmax = hw_out(h, INT32_MAX);
+    const int64_t half = (int64_t)1 << (h->k - 1), Q = half / h->c, R = half % h->c;
     for (int w = -127; w <= 127; w++) {
         if (gmin >= w)
             tG[w + 128] = -NO_SUM;
         else if (gmax < w)
             tG[w + 128] = NO_SUM;
         else {
-            double e = ((double)(w - h->off) - 0.5) * per;
-            e = e < INT32_MIN ? INT32_MIN : e > INT32_MAX ? INT32_MAX : e;
-            tG[w + 128] =
-                first_at_least(hw_out, h, w, (int64_t)INT32_MIN + 1, INT32_MAX, (int64_t)e);
+            const int64_t u = 2 * ((int64_t)w - h->off) - 1;
+            tG[w + 128] = u * Q - floor_div(-u * R, (int64_t)h->c);
         }
     }
     /* The same in int32 where a row's thresholds are within 2^30 (then
@@ -854,13 +865,6 @@ typedef struct k_rows {
     bool direct, dead;
     int64_t lo, hi;
 } k_rows;
-
-/* floor(n / d) for d > 0 */
-static int64_t floor_div(int64_t n, int64_t d)
-{
-    const int64_t q = n / d;
-    return q - (n % d != 0 && n < 0);
-}
 
 /* Row x1's [L, H], computed once; false (and dead) when it is empty. */
 static bool k_have(k_rows *k, int x1)
