@@ -553,11 +553,14 @@ static void tfl_rows_fill(const tfl_add *t, int32_t z1, int32_t z2, int32_t zo, 
      * is too far from it to prove much: every row walks) */
     const float inv = B[255] > B[0] ? (float)(255.0 / ((double)B[255] - B[0])) : 0.0f;
     const double invd = B[255] > B[0] ? 255.0 / ((double)B[255] - B[0]) : 0.0;
+    /* (the lines' points by a product with the slope: a relative error
+     * of 2^-52, far below the margins of E and eps) */
     double dev = 0, devd = 0;
+    const double sl = inv > 0 ? 1.0 / (double)inv : 0, sld = invd > 0 ? 1.0 / invd : 0;
     for (int x = 0; x < 256 && inv > 0; x++) {
-        const double d = fabs((double)B[x] - B[0] - x / (double)inv);
+        const double d = fabs((double)B[x] - B[0] - x * sl);
         dev = d > dev ? d : dev;
-        const double dd = fabs((double)B[x] - B[0] - x / invd);
+        const double dd = fabs((double)B[x] - B[0] - x * sld);
         devd = dd > devd ? dd : devd;
     }
     const double Ed = dev * inv + 0x1p-14 + 0x1p-16;
@@ -585,7 +588,7 @@ static void tfl_rows_fill(const tfl_add *t, int32_t z1, int32_t z2, int32_t zo, 
     r->walk = invd > 0 && r->eps < 0.25 && nl > 0;
     if (!r->walk) return;
     int16_t cnt[WALK_NB + 1] = {0};
-    uint8_t bk[256];
+    int16_t bk[256];
     double ph[256];
     for (int i = 0; i < nl; i++) {
         const double th = (double)r->tB[i + 1] * invd;
@@ -593,7 +596,7 @@ static void tfl_rows_fill(const tfl_add *t, int32_t z1, int32_t z2, int32_t zo, 
         ph[i] = th - floor(th);
         int k = (int)(ph[i] * WALK_NB);
         k = k < 0 ? 0 : k >= WALK_NB ? WALK_NB - 1 : k;
-        bk[i] = (uint8_t)k;
+        bk[i] = (int16_t)k;
         cnt[k + 1]++;
     }
     for (int k = 0; k < WALK_NB; k++) cnt[k + 1] = (int16_t)(cnt[k + 1] + cnt[k]);
@@ -708,7 +711,9 @@ static void yb_prep(const rk_add_enc *h, int32_t z2, const tfl_rows *r, yb_ctx *
      * - 1, with 2^(k-1) = Q c + R, u Q + ceil(u R / c) (|u| < 2^9, Q <
      * 2^48: within int64). */
     const int64_t gmin = hw_out(h, INT32_MIN), gmax = hw_out(h, INT32_MAX);
-    const int64_t half = (int64_t)1 << (h->k - 1), Q = half / h->c, R = half % h->c;
+    const int64_t half = (int64_t)1 << (h->k - 1), cc = h->c, Q = half / cc, R = half % cc;
+    int64_t q = 0, rem = 0; /* ceil(u R / c) = q with u R = q c - rem, 0 <= rem < c */
+    bool started = false;
     for (int w = -127; w <= 127; w++) {
         if (gmin >= w)
             tG[w + 128] = -NO_SUM;
@@ -716,7 +721,13 @@ static void yb_prep(const rk_add_enc *h, int32_t z2, const tfl_rows *r, yb_ctx *
             tG[w + 128] = NO_SUM;
         else {
             const int64_t u = 2 * ((int64_t)w - h->off) - 1;
-            tG[w + 128] = u * Q - floor_div(-u * R, (int64_t)h->c);
+            if (!started) {
+                q = -floor_div(-u * R, cc), rem = q * cc - u * R, started = true;
+            } else { /* u grew by 2: u R by 2 R < 2 c */
+                rem -= 2 * R;
+                while (rem < 0) rem += cc, q++;
+            }
+            tG[w + 128] = u * Q + q;
         }
     }
     /* The same in int32 where a row's thresholds are within 2^30 (then
