@@ -460,6 +460,7 @@ static int64_t hw_y(const void *p, int64_t K)
  * the others are bounded from the levels sorted by their position on B's
  * line (yb_walk). */
 #define WALK_NB 256 /* buckets of the levels' fractions */
+#define WALK_C  4   /* levels kept per row and end (walk_gather) */
 typedef struct tfl_rows {
     int16_t wmin[256], wmax[256];
     uint32_t at[257];    /* row x1's p values: p[at[x1] + w - wmin - 1] */
@@ -481,6 +482,14 @@ typedef struct tfl_rows {
     double phi_s[256]; /* sorted */
     int16_t w_s[256];  /* their levels */
     int16_t first[WALK_NB + 1];
+    /* per row, what yb_walk reaches whatever the EW/OUT_CVT pair
+     * (walk_gather): the levels taken down from f = 1 [0] and up from f = 0
+     * [1] with their columns, and the fraction of the first not taken */
+    uint8_t wr_state[256]; /* 0: not gathered, 1: gathered, 2: too many (walk) */
+    uint8_t wr_n[256][2];
+    int16_t wr_w[256][2][WALK_C];
+    uint8_t wr_p[256][2][WALK_C];
+    double wr_f[256][2];
     uint8_t p[256 * 256]; /* 1..255 */
 } tfl_rows;
 
@@ -595,6 +604,7 @@ static void tfl_rows_fill(const tfl_add *t, int32_t z1, int32_t z2, int32_t zo, 
     }
     r->at[256] = n;
     memset(r->have_p, 0, sizeof r->have_p);
+    memset(r->wr_state, 0, sizeof r->wr_state);
     /* the walk's table: each level's position th on the line, sorted by
      * its fraction (a counting sort by bucket, then insertion within) */
     r->invd = invd, r->eps = devd * invd + 0x1p-20;
@@ -710,6 +720,7 @@ typedef struct yb_ctx {
     int64_t s2, E0;
     range_kern range;
     bool walk;         /* yb_walk applies */
+    bool t32_done;     /* t32, far computed (yb_t32) */
     double Tmax, Tmin; /* the extremes of tG(w) - s2 th(w) over the levels */
 } yb_ctx;
 
@@ -744,15 +755,7 @@ static void yb_prep(const rk_add_enc *h, int32_t z2, const tfl_rows *r, yb_ctx *
             tG[w + 128] = u * Q + q;
         }
     }
-    /* The same in int32 where a row's thresholds are within 2^30 (then
-     * |tG - s2 p| < 2^31): the loop the compiler vectorises. far[] counts
-     * the levels below w that are not. */
-    c->far[0] = 0;
-    for (int i = 0; i < 257; i++) {
-        const bool near = tG[i] >= -((int64_t)1 << 30) && tG[i] <= (int64_t)1 << 30;
-        c->t32[i] = near ? (int32_t)tG[i] : 0;
-        c->far[i + 1] = (int16_t)(c->far[i] + !near);
-    }
+    c->t32_done = false;
     c->s2 = h->s2, c->E0 = (int64_t)(0 - 128 - z2) * c->s2;
     c->range = range_fn();
     /* the walk's bound needs every level's threshold finite (no clip or
@@ -766,6 +769,21 @@ static void yb_prep(const rk_add_enc *h, int32_t z2, const tfl_rows *r, yb_ctx *
         c->Tmax = T > c->Tmax ? T : c->Tmax;
         c->Tmin = T < c->Tmin ? T : c->Tmin;
     }
+}
+
+/* The thresholds in int32 where a row's thresholds are within 2^30 (then
+ * |tG - s2 p| < 2^31): the loop the compiler vectorises; far[] counts the
+ * levels below w that are not. Only for rows that take their columns. */
+static void yb_t32(yb_ctx *c)
+{
+    const int64_t *tG = c->tG;
+    c->far[0] = 0;
+    for (int i = 0; i < 257; i++) {
+        const bool near = tG[i] >= -((int64_t)1 << 30) && tG[i] <= (int64_t)1 << 30;
+        c->t32[i] = near ? (int32_t)tG[i] : 0;
+        c->far[i + 1] = (int16_t)(c->far[i] + !near);
+    }
+    c->t32_done = true;
 }
 
 /* Row x1's largest and smallest v(w) = tG(w) - s2 p(x1, w) over its levels
@@ -782,27 +800,44 @@ static void yb_prep(const rk_add_enc *h, int32_t z2, const tfl_rows *r, yb_ctx *
  * the one before), so a level neither walk reaches is bounded by both.
  * The bounds are in doubles with 4 units of margin (their rounding is
  * below 2^-10 units). Levels outside the row's (wmin, wmax] are skipped. */
+/* The first column whose B reaches need (B[0] < need <= B[255]), from
+ * B's line and a step or two. */
+static int walk_col(const tfl_rows *r, int64_t need)
+{
+    const int32_t *B = r->B;
+    int x = (int)((double)(need - B[0]) * r->invd) + 1;
+    x = x < 1 ? 1 : x > 255 ? 255 : x;
+    while (x > 1 && B[x - 1] >= need) x--;
+    while (B[x] < need) x++;
+    return x;
+}
+
+/* Where row x1's walks start: the first sorted level whose fraction is at
+ * least s's (sf), with s = A[x1] invd. */
+static int walk_start(const tfl_rows *r, int x1, double *sig, double *sf)
+{
+    *sig = (double)r->A[x1] * r->invd;
+    *sf = *sig - floor(*sig);
+    int k = (int)(*sf * WALK_NB);
+    k = k < 0 ? 0 : k >= WALK_NB ? WALK_NB - 1 : k;
+    int j0 = r->first[k];
+    while (j0 < r->first[k + 1] && r->phi_s[j0] < *sf) j0++;
+    return j0;
+}
+
 static void yb_walk(const yb_ctx *c, const tfl_rows *r, int x1, int64_t *vmax, int64_t *vmin)
 {
     const int a = r->wmin[x1], b = r->wmax[x1], n = r->w1 - r->w0;
-    const int32_t *B = r->B;
     const int64_t A = r->A[x1], s2 = c->s2;
-    const double sig = (double)A * r->invd, sf = sig - floor(sig), s2d = (double)s2, eps = r->eps;
-    int k = (int)(sf * WALK_NB);
-    k = k < 0 ? 0 : k >= WALK_NB ? WALK_NB - 1 : k;
-    int j0 = r->first[k];
-    while (j0 < r->first[k + 1] && r->phi_s[j0] < sf) j0++;
+    double sig, sf;
+    const int j0 = walk_start(r, x1, &sig, &sf);
+    const double s2d = (double)s2, eps = r->eps;
     const double up = s2d * (sig - 1.0) + c->Tmax + 4.0, dn = s2d * (sig - 1.0) + c->Tmin - 4.0;
     int64_t hi = INT64_MIN, lo = INT64_MAX;
 #define WALK_EVAL                                                                                  \
     const int w = r->w_s[j];                                                                       \
     if (w <= a || w > b) continue;                                                                 \
-    const int64_t need = r->tF[w - r->w0] - A;                                                     \
-    int x = (int)((double)(need - B[0]) * r->invd) + 1;                                            \
-    x = x < 1 ? 1 : x > 255 ? 255 : x;                                                             \
-    while (x > 1 && B[x - 1] >= need) x--;                                                         \
-    while (B[x] < need) x++;                                                                       \
-    const int64_t v = c->tG[w + 128] - s2 * x;                                                     \
+    const int64_t v = c->tG[w + 128] - s2 * walk_col(r, r->tF[w - r->w0] - A);                     \
     hi = v > hi ? v : hi;                                                                          \
     lo = v < lo ? v : lo;
     for (int i = 1; i <= n; i++) { /* down from f = 1 */
@@ -825,6 +860,72 @@ static void yb_walk(const yb_ctx *c, const tfl_rows *r, int x1, int64_t *vmax, i
     *vmax = hi, *vmin = lo;
 }
 
+/* What yb_walk reaches in row x1 whatever the EW/OUT_CVT pair: down from
+ * f = 1 every level within eps of 1, then proved levels while the fraction
+ * stays within WALK_GAP of the first (a pair's T varies by a few units, so
+ * s2 WALK_GAP, >= 16 units, separates the largest v from the rest), and the
+ * fraction of the next level; up from f = 0 the same. More than WALK_C
+ * levels at an end: the row walks for each pair (state 2). */
+#define WALK_GAP 0x1p-10
+static void walk_gather(tfl_rows *r, int x1)
+{
+    const int a = r->wmin[x1], b = r->wmax[x1], n = r->w1 - r->w0;
+    const int64_t A = r->A[x1];
+    double sig, sf;
+    const int j0 = walk_start(r, x1, &sig, &sf);
+    const double eps = r->eps;
+    r->wr_state[x1] = 2;
+    for (int end = 0; end < 2; end++) {
+        int cnt = 0;
+        double f1 = -1.0; /* the first proved level's distance from the end */
+        r->wr_f[x1][end] = end ? HUGE_VAL : -HUGE_VAL;
+        for (int i = 0; i < n; i++) {
+            int j = end ? j0 + i : j0 - 1 - i;
+            j += j < 0 ? n : j >= n ? -n : 0;
+            double f = r->phi_s[j] - sf;
+            f += f < 0 ? 1.0 : 0.0;
+            const int w = r->w_s[j];
+            if (w <= a || w > b) continue;
+            const double d = end ? f : 1.0 - f; /* distance from the end */
+            if (d > eps) {
+                if (f1 >= 0 && d - f1 > WALK_GAP) {
+                    r->wr_f[x1][end] = f;
+                    break;
+                }
+                if (f1 < 0) f1 = d;
+            }
+            if (cnt == WALK_C) return;
+            r->wr_w[x1][end][cnt] = (int16_t)w;
+            r->wr_p[x1][end][cnt] = (uint8_t)walk_col(r, r->tF[w - r->w0] - A);
+            cnt++;
+        }
+        r->wr_n[x1][end] = (uint8_t)cnt;
+    }
+    r->wr_state[x1] = 1;
+}
+
+/* yb_walk from what walk_gather kept: the levels' v exactly, and the
+ * walks' stops at the next levels; false when a stop does not hold for
+ * this pair (then the row walks). */
+static bool walk_kept(const yb_ctx *c, const tfl_rows *r, int x1, int64_t *vmax, int64_t *vmin)
+{
+    const int64_t s2 = c->s2;
+    int64_t hi = INT64_MIN, lo = INT64_MAX;
+    for (int end = 0; end < 2; end++)
+        for (int i = 0; i < r->wr_n[x1][end]; i++) {
+            const int64_t v = c->tG[r->wr_w[x1][end][i] + 128] - s2 * r->wr_p[x1][end][i];
+            hi = v > hi ? v : hi;
+            lo = v < lo ? v : lo;
+        }
+    const double s2d = (double)s2, sig = (double)r->A[x1] * r->invd;
+    const double up = s2d * (sig - 1.0) + c->Tmax + 4.0, dn = s2d * (sig - 1.0) + c->Tmin - 4.0;
+    if (hi == INT64_MIN || !(up + s2d * r->wr_f[x1][0] < (double)hi) ||
+        !(dn + s2d * r->wr_f[x1][1] > (double)lo))
+        return false;
+    *vmax = hi, *vmin = lo;
+    return true;
+}
+
 /* The interval [L, H] BN's output Y must lie in, per row x1, for the
  * outputs to equal TFLite's across the row: for every level w the row
  * reaches at column p,
@@ -835,15 +936,19 @@ static void yb_walk(const yb_ctx *c, const tfl_rows *r, int x1, int64_t *vmax, i
  * enter (s2, c, k, clips), so a pair of them that leaves a row empty fails
  * with every BS/BN pair. False then (row x1 alone, yb_row). */
 #define WALK_MIN 16 /* rows with fewer levels take the columns */
-static bool yb_row(const yb_ctx *c, tfl_rows *r, int x1, int64_t *L, int64_t *H)
+static bool yb_row(yb_ctx *c, tfl_rows *r, int x1, int64_t *L, int64_t *H)
 {
     const int64_t *tG = c->tG, s2 = c->s2, E0 = c->E0;
     const int a = r->wmin[x1], b = r->wmax[x1];
     int64_t lo = a > -128 ? tG[a + 128] - E0 : -NO_SUM;
     int64_t hi = b < 127 ? tG[b + 129] - (E0 + 255 * s2) - 1 : NO_SUM;
     int64_t vmax = -2 * NO_SUM, vmin = 2 * NO_SUM;
-    if (c->walk && b - a >= WALK_MIN) {
-        yb_walk(c, r, x1, &vmax, &vmin);
+    const bool walk = c->walk && b - a >= WALK_MIN;
+    if (walk && !r->wr_state[x1]) walk_gather(r, x1);
+    if (!walk && !c->t32_done) yb_t32(c);
+    if (walk) {
+        if (r->wr_state[x1] != 1 || !walk_kept(c, r, x1, &vmax, &vmin))
+            yb_walk(c, r, x1, &vmax, &vmin);
     } else if (c->far[b + 129] == c->far[a + 129]) {
         const uint8_t *p = tfl_row_cols(r, x1);
         int32_t mx, mn;
@@ -882,7 +987,7 @@ static bool yb_row(const yb_ctx *c, tfl_rows *r, int x1, int64_t *L, int64_t *H)
  * else bracketed searches. */
 typedef struct k_rows {
     const rk_add_enc *h;
-    const yb_ctx *yc;
+    yb_ctx *yc;
     tfl_rows *r;
     int64_t *L, *H;
     uint8_t *have; /* rows whose L, H are computed */
