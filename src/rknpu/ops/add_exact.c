@@ -816,8 +816,9 @@ static int walk_col(const tfl_rows *r, int64_t need)
  * least s's (sf), with s = A[x1] invd. */
 static int walk_start(const tfl_rows *r, int x1, double *sig, double *sf)
 {
-    *sig = (double)r->A[x1] * r->invd;
-    *sf = *sig - floor(*sig);
+    *sig = (double)r->A[x1] * r->invd; /* |sig| < 2^37 */
+    const double t = (double)(int64_t)*sig;
+    *sf = *sig - (t > *sig ? t - 1.0 : t); /* the fraction (floor without a libm call) */
     int k = (int)(*sf * WALK_NB);
     k = k < 0 ? 0 : k >= WALK_NB ? WALK_NB - 1 : k;
     int j0 = r->first[k];
@@ -1137,6 +1138,11 @@ static bool add_exact_search(double sc1, double sc2, double sco, int32_t z1, int
     double m1 = ldexp(t.q1, t.e1 - 31) * mo, m2 = ldexp(t.q2, t.e2 - 31) * mo;
     tfl_rows rows;
     tfl_rows_fill(&t, z1, z2, zo, lo, hi, &rows);
+    /* every row's walk ends at once (independent rows overlap in the
+     * pipeline; a pair that succeeds needs them all) */
+    if (rows.walk)
+        for (int x1 = 0; x1 < 256; x1++)
+            if (rows.wmax[x1] - rows.wmin[x1] >= WALK_MIN) walk_gather(&rows, x1);
     uint32_t s2v[CANDS], cv[CANDS];
     int kv[CANDS];
     int n2 = rk_add_best_pairs(m2, s2v, cv, kv);
