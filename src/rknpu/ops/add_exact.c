@@ -897,7 +897,10 @@ static void walk_gather(tfl_rows *r, int x1)
             }
             if (cnt == WALK_C) return;
             r->wr_w[x1][end][cnt] = (int16_t)w;
-            r->wr_p[x1][end][cnt] = (uint8_t)walk_col(r, r->tF[w - r->w0] - A);
+            /* a proved level's column is floor(mu) + 1 (mu = th - s, its
+             * rounding far below eps); the others' from B */
+            r->wr_p[x1][end][cnt] = (uint8_t)(d > eps ? (int)(r->th[w - r->w0] - sig) + 1
+                                                      : walk_col(r, r->tF[w - r->w0] - A));
             cnt++;
         }
         r->wr_n[x1][end] = (uint8_t)cnt;
