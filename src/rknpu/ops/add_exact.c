@@ -646,7 +646,7 @@ static const uint8_t *tfl_row_cols(tfl_rows *r, int x1)
     const int64_t *tF = r->tF;
     const int w0 = r->w0, a = r->wmin[x1], b = r->wmax[x1];
     if (r->line) {
-        if (!cols_fn()(r->tB + a + 1 - w0, b - a, A[x1], r->inv, r->E, p)) return p;
+        if (!cols_fn()(r->tB + (a + 1 - w0), b - a, A[x1], r->inv, r->E, p)) return p;
         /* a level or a few near a column's edge (0): the first column
          * whose B reaches it, from the level before's (p is
          * nondecreasing; B[0] < need <= B[255]) */
@@ -956,10 +956,10 @@ static bool yb_row(yb_ctx *c, tfl_rows *r, int x1, int64_t *L, int64_t *H)
     } else if (c->far[b + 129] == c->far[a + 129]) {
         const uint8_t *p = tfl_row_cols(r, x1);
         int32_t mx, mn;
-        c->range(c->t32 + a + 129, p, b - a, (int32_t)s2, &mx, &mn);
+        c->range(c->t32 + (a + 129), p, b - a, (int32_t)s2, &mx, &mn);
         if (b > a) vmax = mx, vmin = mn;
     } else {
-        const int64_t *t = tG + a + 129;
+        const int64_t *t = tG + (a + 129);
         const uint8_t *p = tfl_row_cols(r, x1);
         for (int i = 0; i < b - a; i++) {
             const int64_t v = t[i] - s2 * p[i];
