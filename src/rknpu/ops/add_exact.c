@@ -10,7 +10,9 @@
  * sum of one term per input, so the proof works on rows: TFLite's row x1 is
  * a run of levels (tfl_rows; the columns where they start from B's line,
  * proved away from a column's edge), the registers' row must change level
- * at the same columns, which bounds BN's output Y per row (yb_row), and Y
+ * at the same columns, which bounds BN's output Y per row (yb_row: from
+ * the extremes of a few levels near the ends of the row's fractions on B's
+ * line, yb_walk / walk_gather, without visiting every level), and Y
  * is nondecreasing in K, so each row bounds K from both sides (k_interval,
  * computing rows' bounds as it needs them and stopping a failing candidate
  * at its first bad row); a nonempty intersection is an exact encoding.
