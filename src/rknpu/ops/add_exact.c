@@ -460,8 +460,9 @@ static int64_t hw_y(const void *p, int64_t K)
  * columns are written only for the rows that need them (tfl_row_cols):
  * the others are bounded from the levels sorted by their position on B's
  * line (yb_walk). */
-#define WALK_NB 256 /* buckets of the levels' fractions */
-#define WALK_C  4   /* levels kept per row and end (walk_gather) */
+#define WALK_NB    256 /* buckets of the levels' fractions */
+#define WALK_C     4   /* levels kept per row and end (walk_gather) */
+#define WALK_CROWD 8   /* more levels in one bucket: no walk (tfl_rows_fill) */
 typedef struct tfl_rows {
     int16_t wmin[256], wmax[256];
     uint32_t at[257];    /* row x1's p values: p[at[x1] + w - wmin - 1] */
@@ -623,6 +624,15 @@ static void tfl_rows_fill(const tfl_add *t, int32_t z1, int32_t z2, int32_t zo, 
         k = k < 0 ? 0 : k >= WALK_NB ? WALK_NB - 1 : k;
         bk[i] = (int16_t)k;
         cnt[k + 1]++;
+    }
+    /* levels crowding one bucket (an output step a simple multiple of an
+     * input's: every level at one of a few fractions) would send every
+     * walk past all of them: the layer takes the columns */
+    int most = 0;
+    for (int k = 1; k <= WALK_NB; k++) most = cnt[k] > most ? cnt[k] : most;
+    if (most > WALK_CROWD) {
+        r->walk = false;
+        return;
     }
     for (int k = 0; k < WALK_NB; k++) cnt[k + 1] = (int16_t)(cnt[k + 1] + cnt[k]);
     memcpy(r->first, cnt, sizeof r->first);
@@ -867,8 +877,11 @@ static void yb_walk(const yb_ctx *c, const tfl_rows *r, int x1, int64_t *vmax, i
  * stays within WALK_GAP of the first (a pair's T varies by a few units, so
  * s2 WALK_GAP, >= 16 units, separates the largest v from the rest), and the
  * fraction of the next level; up from f = 0 the same. More than WALK_C
- * levels at an end: the row walks for each pair (state 2). */
-#define WALK_GAP 0x1p-10
+ * levels at an end, or more than WALK_STEPS visited (levels tied or
+ * clustered, the row's far in the sorted order): the row takes its columns
+ * (state 2). */
+#define WALK_GAP   0x1p-10
+#define WALK_STEPS 24
 static void walk_gather(tfl_rows *r, int x1)
 {
     const int a = r->wmin[x1], b = r->wmax[x1], n = r->w1 - r->w0;
@@ -882,6 +895,7 @@ static void walk_gather(tfl_rows *r, int x1)
         double f1 = -1.0; /* the first proved level's distance from the end */
         r->wr_f[x1][end] = end ? HUGE_VAL : -HUGE_VAL;
         for (int i = 0; i < n; i++) {
+            if (i == WALK_STEPS) return; /* the row's levels far in the order */
             int j = end ? j0 + i : j0 - 1 - i;
             j += j < 0 ? n : j >= n ? -n : 0;
             double f = r->phi_s[j] - sf;
@@ -940,7 +954,15 @@ static bool walk_kept(const yb_ctx *c, const tfl_rows *r, int x1, int64_t *vmax,
  * Y from below alone, one past its last from above. Only EW and OUT_CVT
  * enter (s2, c, k, clips), so a pair of them that leaves a row empty fails
  * with every BS/BN pair. False then (row x1 alone, yb_row). */
-#define WALK_MIN 16 /* rows with fewer levels take the columns */
+/* Rows that walk: 16 levels or more, and at least a quarter of the layer's
+ * (a walk skips the levels outside its row: ~3 per level taken at most);
+ * the others take their columns, O(levels) and few. */
+#define WALK_MIN 16
+static bool walk_row(const tfl_rows *r, int x1)
+{
+    const int m = r->wmax[x1] - r->wmin[x1];
+    return m >= WALK_MIN && 4 * m >= r->w1 - r->w0;
+}
 static bool yb_row(yb_ctx *c, tfl_rows *r, int x1, int64_t *L, int64_t *H)
 {
     const int64_t *tG = c->tG, s2 = c->s2, E0 = c->E0;
@@ -948,12 +970,15 @@ static bool yb_row(yb_ctx *c, tfl_rows *r, int x1, int64_t *L, int64_t *H)
     int64_t lo = a > -128 ? tG[a + 128] - E0 : -NO_SUM;
     int64_t hi = b < 127 ? tG[b + 129] - (E0 + 255 * s2) - 1 : NO_SUM;
     int64_t vmax = -2 * NO_SUM, vmin = 2 * NO_SUM;
-    const bool walk = c->walk && b - a >= WALK_MIN;
+    /* the walk where its ends were gathered; a row with more levels at an
+     * end (ties: an output step equal to an input's puts every level at
+     * one fraction) takes its columns, a walk would visit them all */
+    bool walk = c->walk && walk_row(r, x1);
     if (walk && !r->wr_state[x1]) walk_gather(r, x1);
+    walk = walk && r->wr_state[x1] == 1;
     if (!walk && !c->t32_done) yb_t32(c);
     if (walk) {
-        if (r->wr_state[x1] != 1 || !walk_kept(c, r, x1, &vmax, &vmin))
-            yb_walk(c, r, x1, &vmax, &vmin);
+        if (!walk_kept(c, r, x1, &vmax, &vmin)) yb_walk(c, r, x1, &vmax, &vmin);
     } else if (c->far[b + 129] == c->far[a + 129]) {
         const uint8_t *p = tfl_row_cols(r, x1);
         int32_t mx, mn;
@@ -1146,7 +1171,7 @@ static bool add_exact_search(double sc1, double sc2, double sco, int32_t z1, int
      * pipeline; a pair that succeeds needs them all) */
     if (rows.walk)
         for (int x1 = 0; x1 < 256; x1++)
-            if (rows.wmax[x1] - rows.wmin[x1] >= WALK_MIN) walk_gather(&rows, x1);
+            if (walk_row(&rows, x1)) walk_gather(&rows, x1);
     uint32_t s2v[CANDS], cv[CANDS];
     int kv[CANDS];
     int n2 = rk_add_best_pairs(m2, s2v, cv, kv);
