@@ -68,6 +68,7 @@ static const uint8_t *wt_at(const emu_task *t, size_t k, size_t tap, size_t ch)
 static void rows_b(const emu_task *t, const uint16_t *use, size_t cu, size_t K, uint8_t *b)
 {
     const size_t taps = (size_t)t->kw * t->kh;
+    memset(b, 0, t->n * K); /* the padding of the rows (row_len) */
     for (size_t k = 0; k < t->n; k++)
         for (size_t tap = 0; tap < taps; tap++) {
             uint8_t *d = b + k * K + tap * cu;
@@ -135,6 +136,24 @@ static size_t used_channels(const emu_task *t, uint16_t *use, int8_t *uni)
     return cu;
 }
 
+/* The used channels one run within a plane (the first layer's 3): each
+ * tap's are copied as 16 bytes (emu_conv_direct8). */
+static bool one_run(const uint16_t *use, size_t cu, size_t C)
+{
+    return cu && cu < C && (size_t)use[cu - 1] - use[0] == cu - 1 &&
+           use[0] / 16 == use[cu - 1] / 16;
+}
+
+/* The length of A's rows and B's: K, or with a short run of channels (the
+ * first layer's 3 x 9 taps = 27) K rounded up to 16 with zero weights and
+ * zero bytes in A, so the product's A packing reads whole 16-byte blocks
+ * (a K with a tail copies each row's tail through a buffer: a store-to-load
+ * stall per row, more than the padding's products cost). */
+static size_t row_len(const uint16_t *use, size_t cu, size_t C, size_t K)
+{
+    return one_run(use, cu, C) && K % 16 && K < 64 ? (K + 15) / 16 * 16 : K;
+}
+
 /* sum of the 16 int8 values times the 16 int8 weights u (wrapping) */
 static inline uint32_t dot16(const uint8_t *p, const int8_t *u)
 {
@@ -154,6 +173,76 @@ static inline uint32_t dot16(const uint8_t *p, const int8_t *u)
     for (int i = 0; i < 16; i++) sum += (uint32_t)(int32_t)(int8_t)p[i] * (uint32_t)(int32_t)u[i];
     return sum;
 #endif
+}
+
+#ifdef __GNUC__
+#define ROW_INLINE static inline __attribute__((always_inline))
+#else
+#define ROW_INLINE static inline
+#endif
+
+/* n output pixels in a row whose taps all lie inside the input, `run` from
+ * the first byte of an atom: each tap's cu channels copied as 16 bytes at
+ * the tap's offset rel from the pixel's first tap (b0, then sx atoms on),
+ * the bytes from Kt to K zeroed; with ps0 (ps0 + relp: the taps' sums of
+ * every channel) the window's sum to wsm. Called with constant taps, cu
+ * and K for the first layer's shape. */
+ROW_INLINE void inside_row(uint8_t *dst, const uint8_t *b0, size_t bstep, const int64_t *rel,
+                           const uint32_t *ps0, size_t pstep, const int64_t *relp, uint32_t *wsm,
+                           size_t n, size_t taps, size_t cu, size_t K)
+{
+    for (size_t i = 0; i < n; i++, dst += K, b0 += bstep) {
+        uint32_t sum = 0;
+        for (size_t tap = 0; tap < taps; tap++) {
+            memcpy(dst + tap * cu, b0 + rel[tap], 16);
+            if (ps0) sum += ps0[relp[tap]];
+        }
+        if (K > taps * cu) memset(dst + taps * cu, 0, 16); /* into the next row */
+        if (ps0) wsm[i] = sum, ps0 += pstep;
+    }
+}
+
+/* Rows y0 .. y1 - 1 of each input pixel's sum of every channel (wps) and
+ * its sum over the channels times uni (wus). */
+static void pixel_sums(const emu_task *t, const int8_t *uni, bool wps, bool wus, size_t y0,
+                       size_t y1, uint32_t *psum, uint32_t *usum)
+{
+    const size_t W = t->w, planes = t->c / 16;
+    const uint64_t lp = t->line_pitch, sp = t->surf_pitch;
+    for (size_t y = y0; y < y1; y++) {
+        size_t xx = 0;
+#ifdef __SSE2__
+        /* four pixels (a line of atoms) at a time: one store of their sums */
+        const __m128i flip = _mm_set1_epi8((char)0x80), zero = _mm_setzero_si128();
+        const __m128i bias = _mm_set1_epi32((int32_t)(planes * 16 * 128));
+        for (; wps && !wus && xx + 4 <= W; xx += 4) {
+            const uint8_t *src = t->in + y * lp + xx * 16;
+            __m128i acc[4] = {zero, zero, zero, zero};
+            for (size_t cp = 0; cp < planes; cp++)
+                for (int i = 0; i < 4; i++) {
+                    const __m128i v =
+                        _mm_loadu_si128((const __m128i *)(const void *)(src + cp * sp + 16 * i));
+                    acc[i] = _mm_add_epi64(acc[i], _mm_sad_epu8(_mm_xor_si128(v, flip), zero));
+                }
+            const __m128i ab = _mm_add_epi64(_mm_unpacklo_epi64(acc[0], acc[1]),
+                                             _mm_unpackhi_epi64(acc[0], acc[1]));
+            const __m128i cd = _mm_add_epi64(_mm_unpacklo_epi64(acc[2], acc[3]),
+                                             _mm_unpackhi_epi64(acc[2], acc[3]));
+            const __m128i r = _mm_castps_si128(_mm_shuffle_ps(
+                _mm_castsi128_ps(ab), _mm_castsi128_ps(cd), _MM_SHUFFLE(2, 0, 2, 0)));
+            _mm_storeu_si128((__m128i *)(void *)(psum + y * W + xx), _mm_sub_epi32(r, bias));
+        }
+#endif
+        for (; xx < W; xx++) {
+            const uint8_t *src = t->in + y * lp + xx * 16;
+            if (wps) psum[y * W + xx] = atoms_sum(src, sp, planes);
+            if (wus) {
+                uint32_t us = 0;
+                for (size_t cp = 0; cp < planes; cp++) us += dot16(src + cp * sp, uni + cp * 16);
+                usum[y * W + xx] = us;
+            }
+        }
+    }
 }
 
 /* 128 x the sum of |w + ow| over each kernel's taps and channels: |x| <= 128
@@ -196,7 +285,7 @@ npk_status emu_conv_direct8(npk_rk_emu *e, const emu_task *t, int32_t *acc, int3
         use = wp->use, uni = wp->uni, cu = wp->cu, bop = wp->b;
     } else {
         cu = used_channels(t, use, uni);
-        const size_t K = taps * cu;
+        const size_t K = row_len(use, cu, C, taps * cu);
         if (packed ? !npk_tfl_qpack_bytes(N, K, &bbytes) : !npk_mul_sz(N, K, &bbytes))
             return emu_fail(w, err, NPK_E_NOMEM, "out of memory for the task");
         if (raw <= t->wt_span) wp = emu_wcache_add(e, t, packed, raw, bbytes);
@@ -214,8 +303,8 @@ npk_status emu_conv_direct8(npk_rk_emu *e, const emu_task *t, int32_t *acc, int3
      * their term is v x (the window's sum of every channel - the sum of its
      * row of A): no per-pixel pass over their weights. */
     bool any_uni = false, one_uni = cu > 0;
-    int32_t v0 = 0; /* the first channel left out's weight */
-    for (size_t ch = 0, u = 0; ch < C; ch++) {
+    int32_t v0 = 0;                                      /* the first channel left out's weight */
+    for (size_t ch = 0, u = 0; ch < C && cu < C; ch++) { /* none left out: no term */
         any_uni |= uni[ch] != 0;
         if (u < cu && use[u] == ch)
             u++;
@@ -243,7 +332,7 @@ npk_status emu_conv_direct8(npk_rk_emu *e, const emu_task *t, int32_t *acc, int3
      * apart. */
     uint8_t *padv = emu_scratch_get(&e->a, (C + 7) / 8 * 8 + 2 * taps * sizeof(int64_t));
     if (!padv) return emu_fail(w, err, NPK_E_NOMEM, "out of memory for the task");
-    for (size_t ch = 0; ch < C; ch++) padv[ch] = pad_lane(t->pad_value, ch);
+    for (size_t ch = 0; ch < C && !in_place; ch++) padv[ch] = pad_lane(t->pad_value, ch);
     /* Each input pixel's sum of every channel (CPEND, one_uni) and its sum
      * over the channels left out times their weight (other any_uni); the pad
      * lanes' at index pix. */
@@ -253,17 +342,6 @@ npk_status emu_conv_direct8(npk_rk_emu *e, const emu_task *t, int32_t *acc, int3
         psum = emu_scratch_get(&e->s2, 2 * (pix + 1) * sizeof *psum);
         if (!psum) return emu_fail(w, err, NPK_E_NOMEM, "out of memory for the task");
         usum = psum + pix + 1;
-        for (size_t y = 0; y < H; y++)
-            for (size_t xx = 0; xx < W; xx++) {
-                const uint8_t *src = t->in + y * lp + xx * 16;
-                if (wps) psum[y * W + xx] = atoms_sum(src, sp, planes);
-                if (wus) {
-                    uint32_t us = 0;
-                    for (size_t cp = 0; cp < planes; cp++)
-                        us += dot16(src + cp * sp, uni + cp * 16);
-                    usum[y * W + xx] = us;
-                }
-            }
         uint32_t ps = 0, us = 0;
         for (size_t ch = 0; ch < C; ch++) {
             ps += (uint32_t)(int32_t)(int8_t)padv[ch];
@@ -277,9 +355,8 @@ npk_status emu_conv_direct8(npk_rk_emu *e, const emu_task *t, int32_t *acc, int3
      * copy of it when the run starts inside: no byte past the atom is read),
      * the bytes past the run overwritten by the next tap or row (or written
      * to the slack of A). */
-    const bool run =
-        !all && cu && (size_t)use[cu - 1] - use[0] == cu - 1 && use[0] / 16 == use[cu - 1] / 16;
-    const size_t K = taps * cu;
+    const bool run = one_run(use, cu, C);
+    const size_t Kt = taps * cu, K = row_len(use, cu, C, Kt);
     npk_tfl_qgemm g;
     memset(&g, 0, sizeof g);
     g.n = N, g.k = K, g.ldb = K, g.is_signed = true;
@@ -343,6 +420,7 @@ npk_status emu_conv_direct8(npk_rk_emu *e, const emu_task *t, int32_t *acc, int3
             relp[ky * kw + kx] = ky * dy * iw + kx * dx;
         }
     const int64_t ylast = (kh - 1) * dy, xlast = (kw - 1) * dx;
+    size_t done = 0; /* input rows with their pixels' sums */
     for (size_t p0 = 0; p0 < P; p0 += rows) {
         const size_t m = P - p0 < rows ? P - p0 : rows;
         int32_t *cm = dpu ? cb : acc + p0 * N;
@@ -352,6 +430,29 @@ npk_status emu_conv_direct8(npk_rk_emu *e, const emu_task *t, int32_t *acc, int3
             uint32_t sum = 0, us = 0;
             uint8_t *dst = a + q * K;
             const int64_t iy0 = (int64_t)oy * sy - pt, ix0 = (int64_t)ox * sx - pl;
+            if (psum && iy0 + ylast >= (int64_t)done && done < H) {
+                /* the pixels' sums a few rows ahead of the taps, which then
+                 * read the input rows from cache */
+                const size_t need = iy0 + ylast + 1 < ih ? (size_t)(iy0 + ylast + 1) : H;
+                pixel_sums(t, uni, wps, wus, done, need, psum, usum), done = need;
+            }
+            if (run0 && !wus && iy0 >= 0 && ix0 >= 0 && iy0 + ylast < ih && ix0 + xlast < iw) {
+                /* the pixels of the row from here whose taps all lie inside */
+                size_t n = (size_t)((iw - 1 - xlast - ix0) / sx) + 1;
+                n = n < ow - ox ? n : ow - ox;
+                n = n < m - q ? n : m - q;
+                const uint8_t *b0 = in0 + (uint64_t)iy0 * lp + (uint64_t)ix0 * 16;
+                const uint32_t *ps0 = wps ? psum + (size_t)iy0 * (size_t)iw + (size_t)ix0 : NULL;
+                const size_t bstep = (size_t)sx * 16, pstep = (size_t)sx;
+                if (taps == 9 && cu == 3 && K == 32 && ps0)
+                    inside_row(dst, b0, bstep, rel, ps0, pstep, relp, wsm + q, n, 9, 3, 32);
+                else
+                    inside_row(dst, b0, bstep, rel, ps0, pstep, relp, wps ? wsm + q : NULL, n, taps,
+                               cu, K);
+                q += n - 1, ox += n;
+                if (ox == ow) ox = 0, oy++;
+                continue;
+            }
             if (run0 && iy0 >= 0 && ix0 >= 0 && iy0 + ylast < ih && ix0 + xlast < iw) {
                 /* every tap inside: at fixed offsets from the first */
                 const uint8_t *b0 = in0 + (uint64_t)iy0 * lp + (uint64_t)ix0 * 16;
@@ -361,6 +462,7 @@ npk_status emu_conv_direct8(npk_rk_emu *e, const emu_task *t, int32_t *acc, int3
                     if (wps) sum += ps0[relp[tap]];
                     if (wus) us += usum[ps0 - psum + relp[tap]];
                 }
+                if (K > Kt) memset(dst, 0, 16); /* the row's padding, into the next row */
                 if (wps) wsm[q] = sum;
                 if (wus) ub[q] = us;
                 if (++ox == ow) ox = 0, oy++;
@@ -392,6 +494,7 @@ npk_status emu_conv_direct8(npk_rk_emu *e, const emu_task *t, int32_t *acc, int3
                     }
                 }
             }
+            if (K > Kt) memset(dst, 0, 16);
             if (wps) wsm[q] = sum;
             if (wus) ub[q] = us;
             if (++ox == ow) ox = 0, oy++;
