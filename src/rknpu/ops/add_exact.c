@@ -318,7 +318,17 @@ static int best_pairs(filter_kern kern, double target, uint32_t v[CANDS], uint32
     /* the values' exponent regions: [lo, vb) and [vb, end) */
     int e0, ex;
     (void)frexp(target / lo, &e0);
-    uint32_t vb = end, a0 = lo; /* the first value whose exponent is below e0 */
+    /* the first value whose exponent is below e0 (end if none): target / v
+     * (rounded) is nonincreasing in v, so a bisection finds it, in a
+     * bracket of a few values about the real boundary target / 2^(e0 - 1)
+     * when that bracket holds (else the whole range) */
+    uint32_t vb = end, a0 = lo;
+    const double gb = ldexp(target, 1 - e0);
+    if (gb > lo + 4.0 && gb < end - 4.0) {
+        const uint32_t g = (uint32_t)gb;
+        if ((void)frexp(target / (g - 2), &ex), ex >= e0) a0 = g - 2;
+        if ((void)frexp(target / (g + 3), &ex), ex < e0) vb = g + 3;
+    }
     while (a0 + 1 < vb) {
         const uint32_t mid = a0 + (vb - a0) / 2;
         (void)frexp(target / mid, &ex);
