@@ -254,13 +254,17 @@ static filter_res pair_filter(pair_list *l, filter_kern kern, double target, uin
     const int32_t pmin = (int32_t)floor(N - D - 0x1p-12), pmax = (int32_t)ceil(N + D + 0x1p-12);
     int32_t mv[BLOCK];
     uint8_t bits[BLOCK / 8];
-    if (!kern((int32_t)x0, len, (float)N, pmin, pmax, mv, bits)) return FILTERED;
+    /* the kernel in whole groups of 8; the bits past len cleared (their
+     * values may have another exponent: v m stays below 2^31) */
+    const int n8 = (len + 7) & ~7;
+    if (!kern((int32_t)x0, n8, (float)N, pmin, pmax, mv, bits)) return FILTERED;
+    if (len & 7) bits[len / 8] &= (uint8_t)((1u << (len & 7)) - 1);
     const double lo = ldexp(1.0, ea - 15);
     /* the few set bits, eight bytes at a time (the last word of a block
      * whose length is not a multiple of 64 takes only its bytes) */
-    for (int g = 0; g < len / 8; g += 8) {
+    for (int g = 0; g < n8 / 8; g += 8) {
         uint64_t word = 0;
-        for (int b = 0; b < 8 && g + b < len / 8; b++) word |= (uint64_t)bits[g + b] << (8 * b);
+        for (int b = 0; b < 8 && g + b < n8 / 8; b++) word |= (uint64_t)bits[g + b] << (8 * b);
         for (; word; word &= word - 1) {
             const int i = 8 * g + lowest_bit(word);
             const double d = fabs((double)(x0 + (uint32_t)i) * mv[i] * lo - target);
@@ -282,11 +286,11 @@ static void pairs_scan(pair_list *l, filter_kern kern, uint32_t x, uint32_t end)
      * many); whole blocks from the start under a bound given beforehand */
     int grow = l->dmax < HUGE_VAL ? BLOCK : 16;
     while (x < end) {
-        int len = (int)(end - x < (uint32_t)grow ? end - x : (uint32_t)grow) & ~7;
+        int len = (int)(end - x < (uint32_t)grow ? end - x : (uint32_t)grow);
         filter_res r = SINGLE;
-        while (len >= 16 && (r = pair_filter(l, kern, l->target, x, len)) == SPLIT)
+        while (len >= 8 && (r = pair_filter(l, kern, l->target, x, len)) == SPLIT)
             len = len / 2 & ~7;
-        if (len >= 16 && r == FILTERED) {
+        if (len >= 8 && r == FILTERED) {
             x += (uint32_t)len;
             grow = grow < BLOCK ? 2 * grow : BLOCK;
         } else {
