@@ -21,6 +21,7 @@
 #include "memo.h"
 
 #include "core/cpu.h"
+#include "npukit/bytes.h"
 
 #include <float.h>
 #include <math.h>
@@ -253,19 +254,17 @@ static filter_res pair_filter(pair_list *l, filter_kern kern, double target, uin
      * the rounding of N -+ D (N < 2^30: an error <= 2^-22) */
     const int32_t pmin = (int32_t)floor(N - D - 0x1p-12), pmax = (int32_t)ceil(N + D + 0x1p-12);
     int32_t mv[BLOCK];
-    uint8_t bits[BLOCK / 8];
+    uint8_t bits[BLOCK / 8 + 8];
     /* the kernel in whole groups of 8; the bits past len cleared (their
      * values may have another exponent: v m stays below 2^31) */
     const int n8 = (len + 7) & ~7;
     if (!kern((int32_t)x0, n8, (float)N, pmin, pmax, mv, bits)) return FILTERED;
     if (len & 7) bits[len / 8] &= (uint8_t)((1u << (len & 7)) - 1);
+    memset(bits + n8 / 8, 0, 8); /* the last word's bytes past the block */
     const double lo = ldexp(1.0, ea - 15);
-    /* the few set bits, eight bytes at a time (the last word of a block
-     * whose length is not a multiple of 64 takes only its bytes) */
+    /* the few set bits, eight bytes at a time */
     for (int g = 0; g < n8 / 8; g += 8) {
-        uint64_t word = 0;
-        for (int b = 0; b < 8 && g + b < n8 / 8; b++) word |= (uint64_t)bits[g + b] << (8 * b);
-        for (; word; word &= word - 1) {
+        for (uint64_t word = npk_ld64le(bits + g); word; word &= word - 1) {
             const int i = 8 * g + lowest_bit(word);
             const double d = fabs((double)(x0 + (uint32_t)i) * mv[i] * lo - target);
             if (mv[i] == 32768)
