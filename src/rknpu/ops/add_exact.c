@@ -238,6 +238,15 @@ static int lowest_bit(uint64_t w)
 #endif
 }
 
+/* 2^e for a normal e (|e| < 1000 here): the bits, as ldexp(1.0, e) without the call. */
+static double pow2(int e)
+{
+    const uint64_t u = (uint64_t)(e + 1023) << 52;
+    double d;
+    memcpy(&d, &u, sizeof d);
+    return d;
+}
+
 typedef enum { FILTERED, SPLIT, SINGLE } filter_res;
 static filter_res pair_filter(pair_list *l, filter_kern kern, double target, uint32_t x0, int len)
 {
@@ -248,11 +257,14 @@ static filter_res pair_filter(pair_list *l, filter_kern kern, double target, uin
     (void)frexp(last, &eb);
     if (ea != eb) return SPLIT;
     const double dv = l->n == CANDS && l->dev[CANDS - 1] < l->dmax ? l->dev[CANDS - 1] : l->dmax;
-    const double sc = ldexp(1.0, 15 - ea), N = target * sc, D = dv * sc;
-    if (15 - ea > 62 || 15 - ea < 2 || last < DBL_MIN || !(D <= FILTER_D)) return SINGLE;
+    if (15 - ea > 62 || 15 - ea < 2 || last < DBL_MIN) return SINGLE;
+    const double sc = pow2(15 - ea), N = target * sc, D = dv * sc;
+    if (!(D <= FILTER_D)) return SINGLE;
     /* an integer p with |p - N| < D is in (pmin, pmax); the margin covers
-     * the rounding of N -+ D (N < 2^30: an error <= 2^-22) */
-    const int32_t pmin = (int32_t)floor(N - D - 0x1p-12), pmax = (int32_t)ceil(N + D + 0x1p-12);
+     * the rounding of N -+ D (N < 2^30: an error <= 2^-22); N - D > 2^27,
+     * so floor and ceil by truncation */
+    const double nlo = N - D - 0x1p-12, nhi = N + D + 0x1p-12;
+    const int32_t pmin = (int32_t)nlo, t = (int32_t)nhi, pmax = t + ((double)t < nhi);
     int32_t mv[BLOCK];
     uint8_t bits[BLOCK / 8 + 8];
     /* the kernel in whole groups of 8; the bits past len cleared (their
@@ -261,7 +273,7 @@ static filter_res pair_filter(pair_list *l, filter_kern kern, double target, uin
     if (!kern((int32_t)x0, n8, (float)N, pmin, pmax, mv, bits)) return FILTERED;
     if (len & 7) bits[len / 8] &= (uint8_t)((1u << (len & 7)) - 1);
     memset(bits + n8 / 8, 0, 8); /* the last word's bytes past the block */
-    const double lo = ldexp(1.0, ea - 15);
+    const double lo = pow2(ea - 15);
     /* the few set bits, eight bytes at a time */
     for (int g = 0; g < n8 / 8; g += 8) {
         for (uint64_t word = npk_ld64le(bits + g); word; word &= word - 1) {
