@@ -77,6 +77,15 @@ static int64_t sat32(int64_t v)
 #define CANDS RK_ADD_CANDS
 #define BLOCK 1024
 
+/* 2^e for a normal e (|e| < 1000 here): the bits, as ldexp(1.0, e) without the call. */
+static double pow2(int e)
+{
+    const uint64_t u = (uint64_t)(e + 1023) << 52;
+    double d;
+    memcpy(&d, &u, sizeof d);
+    return d;
+}
+
 /* One value v exactly as the first scan did it: the 15-bit mantissa m and
  * shift s of target / v, and the error |v * m / 2^s - target| (exact: both
  * within a factor 2). False when s is out of the registers' range. */
@@ -86,7 +95,8 @@ static bool pair_at(double target, uint32_t v, int32_t *raw, int32_t *m, int *s,
     const double f = frexp(target / v, &ex);
     *raw = *m = (int32_t)(f * 32768.0 + 0.5);
     *s = 15 - ex;
-    *d = fabs((double)v * (double)*m * ldexp(1.0, -*s) - target);
+    if (*s < 1 || *s > 63) return false; /* out of range after the adjustment too */
+    *d = fabs((double)v * (double)*m * pow2(-*s) - target);
     if (*m == 32768) *m = 16384, --*s;
     return *s >= 1 && *s <= 62;
 }
@@ -236,15 +246,6 @@ static int lowest_bit(uint64_t w)
     while (!(w >> i & 1)) i++;
     return i;
 #endif
-}
-
-/* 2^e for a normal e (|e| < 1000 here): the bits, as ldexp(1.0, e) without the call. */
-static double pow2(int e)
-{
-    const uint64_t u = (uint64_t)(e + 1023) << 52;
-    double d;
-    memcpy(&d, &u, sizeof d);
-    return d;
 }
 
 typedef enum { FILTERED, SPLIT, SINGLE } filter_res;
