@@ -31,9 +31,14 @@ static void check_output_coverage(const npk_rk_lplan *p)
      * passes: pass 1 writes the sign scratch (after the output, or in the
      * K-split area), exactly once too. */
     bool scratch = p->ksplit > 1 || p->scratch_bytes;
-    uint64_t bytes = scratch ? p->scratch_off : p->output_bytes;
+    /* The scratch starts at the output proper rounded up to 64 bytes; the
+     * padding between them is never written. */
+    uint64_t proper = (uint64_t)((p->cout + c2o - 1) / c2o) * l->out_h * l->out_w * 16;
+    uint64_t bytes = scratch ? proper : p->output_bytes;
     size_t first = l->kind == NPK_RK_LAYER_ADD ? p->count - p->tiles_c : 0;
-    if (scratch && (p->scratch_off % 64 || p->scratch_off + p->scratch_bytes != p->output_bytes))
+    if (scratch &&
+        (p->scratch_off % 64 || p->scratch_off < proper || p->scratch_off - proper >= 64 ||
+         p->scratch_off + p->scratch_bytes != p->output_bytes))
         __builtin_trap();
     if (p->rq.two_pass) {
         if (p->ksplit > 1 ? p->sign_off != p->scratch_off + (p->ksplit % 2) * (p->scratch_bytes / 2)

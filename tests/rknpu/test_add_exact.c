@@ -268,6 +268,53 @@ static void test_stress_quantisations(void **state)
     free(want);
 }
 
+/* Quantisations that stress the rows' walk (add_exact.c, yb_walk and
+ * walk_gather: a row's extremes from the levels sorted by their fraction on
+ * B's line): output steps equal to an input's or a simple multiple of it
+ * (every level's fraction the same or one of two: ties all along the
+ * sorted order, more levels at an end than are kept), an output scale a
+ * fraction of the inputs' (most of every row saturated, rows of few
+ * levels), scales a few units of the float's last place apart (fractions
+ * close to the ends of a column), zero points at both ends (the stored
+ * domain of int8 and of uint8 models: uint8's zero points minus 128), and
+ * ReLU, ReLU6 and arbitrary clips. */
+static void test_walk_quantisations(void **state)
+{
+    (void)state;
+    int8_t *want = malloc(65536);
+    assert_non_null(want);
+    uint64_t r = 0x3A1CADDull;
+    const int n = npk_test_light() ? 8 : 32;
+    int found = 0;
+    for (int i = 0; i < n; i++) {
+        bcase c;
+        c.s1 = 0.002 * pow(100.0, npk_randf(&r));
+        c.s2 = 0.002 * pow(100.0, npk_randf(&r));
+        switch (i % 8) {
+        case 0: c.so = c.s2; break;
+        case 1: c.so = 2.0 * c.s2; break;
+        case 2: c.so = c.s1; break;
+        case 3: c.so = 0.5 * (c.s1 > c.s2 ? c.s1 : c.s2); break;
+        case 4: c.so = 0.15 * (c.s1 > c.s2 ? c.s1 : c.s2); break;
+        case 5: c.s2 = c.s1, c.so = 3.0 * c.s1; break;
+        case 6: c.s2 = nextafterf((float)c.s1, 1.0f), c.so = c.s1 * (1.0 + npk_randf(&r)); break;
+        default: c.so = (c.s1 + c.s2) * (0.5 + npk_randf(&r)); break;
+        }
+        c.s1 = (float)c.s1, c.s2 = (float)c.s2, c.so = (float)c.so;
+        c.z1 = rnd(&r, -128, 127), c.z2 = rnd(&r, -128, 127), c.zo = rnd(&r, -128, 127);
+        if (i % 4 == 1) c.z1 = -128, c.z2 = -128, c.zo = -128; /* uint8's zero point 0 */
+        if (i % 4 == 2) c.z1 = 127, c.z2 = 0, c.zo = 127;
+        c.lo = -128, c.hi = 127;
+        if (i % 3 == 1)
+            c.lo = c.zo, c.hi = i % 2 ? 127 : (int32_t)fmin(127.0, c.zo + round(6.0 / c.so));
+        if (i % 5 == 3) c.lo = rnd(&r, -128, 0), c.hi = rnd(&r, 1, 127);
+        found += check_case(&c, want);
+    }
+    printf("%d walk quantisations: %d exact encodings, the same as the brute force\n", n, found);
+    assert_true(found >= n / 4);
+    free(want);
+}
+
 /* The planner's candidate search (a filter, then the scan's evaluation of
  * the values it passes) against the scan itself, above: the same pairs in
  * the same order for random multipliers over the registers' whole range of
@@ -361,9 +408,8 @@ static void test_known_layers(void **state)
 int main(void)
 {
     const struct CMUnitTest tests[] = {
-        cmocka_unit_test(test_random_quantisations),
-        cmocka_unit_test(test_stress_quantisations),
-        cmocka_unit_test(test_known_layers),
+        cmocka_unit_test(test_random_quantisations), cmocka_unit_test(test_stress_quantisations),
+        cmocka_unit_test(test_walk_quantisations),   cmocka_unit_test(test_known_layers),
         cmocka_unit_test(test_best_pairs),
     };
     return cmocka_run_group_tests(tests, NULL, NULL);

@@ -10,7 +10,9 @@
  * sum of one term per input, so the proof works on rows: TFLite's row x1 is
  * a run of levels (tfl_rows; the columns where they start from B's line,
  * proved away from a column's edge), the registers' row must change level
- * at the same columns, which bounds BN's output Y per row (yb_row), and Y
+ * at the same columns, which bounds BN's output Y per row (yb_row: from
+ * the extremes of a few levels near the ends of the row's fractions on B's
+ * line, yb_walk / walk_gather, without visiting every level), and Y
  * is nondecreasing in K, so each row bounds K from both sides (k_interval,
  * computing rows' bounds as it needs them and stopping a failing candidate
  * at its first bad row); a nonempty intersection is an exact encoding.
@@ -96,6 +98,7 @@ typedef struct pair_list {
     int *e, n;
     double target;
     uint32_t ulo[2], uhi[2]; /* values not scanned: [ulo, uhi) (mirrors, best_pairs) */
+    double dmax;             /* the filter's bound before six are kept (HUGE_VAL: none) */
 } pair_list;
 
 /* Whether (d, x) comes before (d', x'): the scan's order (by error, an
@@ -149,7 +152,7 @@ static void pair_offer(pair_list *l, double target, uint32_t x)
  * exponent ea, with N = target * 2^(15 - ea) and q = N / v in [2^14, 2^15):
  * such a v has |v * round(q) - N| < D = dev * 2^(15 - ea); when D <= 7500,
  * q lies within 7500 / 2^14 < 0.458 of the integer m = round(q), so an
- * approximate quotient q' (|q' - q| < 2^-5 + 2^-9 below) rounds to the same
+ * approximate quotient q' (|q' - q| < 2^-8 below) rounds to the same
  * m, and v * m (an exact int32) lies within D of N. The filter passes every
  * v the scan would keep; the few it passes are offered with the scan's error
  * |v * m / 2^s - target| (a v whose q' rounds otherwise has an error above
@@ -186,22 +189,21 @@ static uint32_t filter_plain(int32_t x0, int len, float nf, int32_t pmin, int32_
 
 #if (defined(__x86_64__) || defined(__i386__)) && defined(__GNUC__)
 #include <immintrin.h>
-/* 8 lanes on AVX2 hosts, the quotient from the reciprocal estimate (a
- * relative error <= 1.5 * 2^-12) and one Newton step: <= 2^-21 with the
- * roundings, so |q' - q| < 2^15 * 2^-20 = 2^-5. */
+/* 8 lanes on AVX2 hosts, the quotient by a float division as the portable
+ * loop (faster here than the reciprocal estimate and a Newton step): nf's
+ * rounding and the division's, each 2^-24 relative, so |q' - q| < 2^15 *
+ * 2^-23 = 2^-8. */
 __attribute__((target("avx2"))) static uint32_t
 filter_avx2(int32_t x0, int len, float nf, int32_t pmin, int32_t pmax, int32_t *mv, uint8_t *bits)
 {
-    const __m256 n8 = _mm256_set1_ps(nf), half = _mm256_set1_ps(0.5f), two = _mm256_set1_ps(2.0f);
+    const __m256 n8 = _mm256_set1_ps(nf), half = _mm256_set1_ps(0.5f);
     const __m256i lo = _mm256_set1_epi32(pmin), hi = _mm256_set1_epi32(pmax),
                   eight = _mm256_set1_epi32(8);
     __m256i v = _mm256_add_epi32(_mm256_set1_epi32(x0), _mm256_setr_epi32(0, 1, 2, 3, 4, 5, 6, 7));
     uint32_t any = 0;
     for (int i = 0; i < len; i += 8) {
         const __m256 vf = _mm256_cvtepi32_ps(v);
-        __m256 r = _mm256_rcp_ps(vf);
-        r = _mm256_mul_ps(r, _mm256_sub_ps(two, _mm256_mul_ps(vf, r)));
-        const __m256i m = _mm256_cvttps_epi32(_mm256_add_ps(_mm256_mul_ps(n8, r), half));
+        const __m256i m = _mm256_cvttps_epi32(_mm256_add_ps(_mm256_div_ps(n8, vf), half));
         const __m256i p = _mm256_mullo_epi32(v, m);
         const __m256i h = _mm256_and_si256(_mm256_cmpgt_epi32(p, lo), _mm256_cmpgt_epi32(hi, p));
         _mm256_storeu_si256((__m256i *)(void *)(mv + i), m);
@@ -238,13 +240,14 @@ static int lowest_bit(uint64_t w)
 typedef enum { FILTERED, SPLIT, SINGLE } filter_res;
 static filter_res pair_filter(pair_list *l, filter_kern kern, double target, uint32_t x0, int len)
 {
-    if (l->n < CANDS) return SINGLE;
+    if (l->n < CANDS && l->dmax == HUGE_VAL) return SINGLE;
     int ea, eb;
     (void)frexp(target / x0, &ea);
     const double last = target / (x0 + (uint32_t)len - 1);
     (void)frexp(last, &eb);
     if (ea != eb) return SPLIT;
-    const double sc = ldexp(1.0, 15 - ea), N = target * sc, D = l->dev[CANDS - 1] * sc;
+    const double dv = l->n == CANDS && l->dev[CANDS - 1] < l->dmax ? l->dev[CANDS - 1] : l->dmax;
+    const double sc = ldexp(1.0, 15 - ea), N = target * sc, D = dv * sc;
     if (15 - ea > 62 || 15 - ea < 2 || last < DBL_MIN || !(D <= FILTER_D)) return SINGLE;
     /* an integer p with |p - N| < D is in (pmin, pmax); the margin covers
      * the rounding of N -+ D (N < 2^30: an error <= 2^-22) */
@@ -275,7 +278,9 @@ static filter_res pair_filter(pair_list *l, filter_kern kern, double target, uin
  * exactly. */
 static void pairs_scan(pair_list *l, filter_kern kern, uint32_t x, uint32_t end)
 {
-    int grow = 16; /* blocks grow as the bound tightens (a bound of the first few passes many) */
+    /* blocks grow as the bound tightens (a bound of the first few passes
+     * many); whole blocks from the start under a bound given beforehand */
+    int grow = l->dmax < HUGE_VAL ? BLOCK : 16;
     while (x < end) {
         int len = (int)(end - x < (uint32_t)grow ? end - x : (uint32_t)grow) & ~7;
         filter_res r = SINGLE;
@@ -301,13 +306,14 @@ static void pairs_scan(pair_list *l, filter_kern kern, uint32_t x, uint32_t end)
  * MIRROR_E / 2 - 1 above lo, in the part scanned, which offers it when kept
  * (pair_mirror). At the end, a sixth error of 4096 units or more (never
  * seen) makes it scan everything. */
-#define MIRROR_C 16
-#define MIRROR_E 32
+#define DMAX_UNITS 32.0
+#define MIRROR_C   16
+#define MIRROR_E   32
 static int best_pairs(filter_kern kern, double target, uint32_t v[CANDS], uint32_t a[CANDS],
                       int e[CANDS])
 {
     if (!(target > 0) || !isfinite(target)) return 0;
-    pair_list l = {{0}, v, a, e, 0, target, {0, 0}, {0, 0}};
+    pair_list l = {{0}, v, a, e, 0, target, {0, 0}, {0, 0}, HUGE_VAL};
     const uint32_t lo = 1u << 14, end = 1u << 15;
     /* the values' exponent regions: [lo, vb) and [vb, end) */
     int e0, ex;
@@ -334,16 +340,25 @@ static int best_pairs(filter_kern kern, double target, uint32_t v[CANDS], uint32
             unit = u > unit ? u : unit;
         }
     }
-    for (int r = 0; r < 2; r++) {
-        if (l.uhi[r] > l.ulo[r]) {
-            pairs_scan(&l, kern, rlo[r], l.ulo[r]);
-            pairs_scan(&l, kern, l.uhi[r], rhi[r]);
-        } else {
-            pairs_scan(&l, kern, rlo[r], rhi[r]);
+    /* First with a fixed bound of DMAX_UNITS (of the first region's units;
+     * ~20 values pass it): the values it lets through are every value with
+     * a smaller error, so when six of them are kept with errors below it,
+     * the list is the scan's; else again without it. */
+    l.dmax = ldexp(DMAX_UNITS, e0 - 15);
+    for (int pass = 0; pass < 2; pass++) {
+        for (int r = 0; r < 2; r++) {
+            if (l.uhi[r] > l.ulo[r]) {
+                pairs_scan(&l, kern, rlo[r], l.ulo[r]);
+                pairs_scan(&l, kern, l.uhi[r], rhi[r]);
+            } else {
+                pairs_scan(&l, kern, rlo[r], rhi[r]);
+            }
         }
+        if (l.dmax == HUGE_VAL || (l.n == CANDS && l.dev[CANDS - 1] < l.dmax)) break;
+        l.n = 0, l.dmax = HUGE_VAL;
     }
     if (unit > 0 && !(l.n == CANDS && l.dev[CANDS - 1] * unit < 4096.0)) {
-        l.n = 0, l.ulo[0] = l.uhi[0] = l.ulo[1] = l.uhi[1] = 0;
+        l.n = 0, l.ulo[0] = l.uhi[0] = l.ulo[1] = l.uhi[1] = 0, l.dmax = HUGE_VAL;
         pairs_scan(&l, kern, lo, end);
     }
     return l.n;
@@ -441,10 +456,42 @@ static int64_t hw_y(const void *p, int64_t K)
 /* TFLite's side of a layer, computed once for all candidates. Row x1,
  * column x2; the output is a nondecreasing function of A[x1] + B[x2], so
  * each row is runs of levels: the row starts at level wmin, ends at wmax,
- * and reaches level w (wmin < w <= wmax) first at column p(x1, w). */
+ * and reaches level w (wmin < w <= wmax) first at column p(x1, w). The
+ * columns are written only for the rows that need them (tfl_row_cols):
+ * the others are bounded from the levels sorted by their position on B's
+ * line (yb_walk). */
+#define WALK_NB    256 /* buckets of the levels' fractions */
+#define WALK_C     4   /* levels kept per row and end (walk_gather) */
+#define WALK_CROWD 8   /* more levels in one bucket: no walk (tfl_rows_fill) */
 typedef struct tfl_rows {
     int16_t wmin[256], wmax[256];
-    uint32_t at[257];     /* row x1's p values: p[at[x1] + w - wmin - 1] */
+    uint32_t at[257];    /* row x1's p values: p[at[x1] + w - wmin - 1] */
+    uint8_t have_p[256]; /* rows whose p values are written */
+    int32_t A[256], B[256];
+    int64_t tF[257]; /* tF[w - w0]: the smallest sum at level w (w0 < w <= w1) */
+    int32_t tB[257]; /* tF - B[0] */
+    int w0, w1;
+    bool line; /* the float row kernel applies (inv, E) */
+    float inv, E;
+    /* yb_walk's model: B[x] within dev of B[0] + x / invd (reals), a level
+     * whose column position mu = (tF - A - B[0]) invd has a fraction in
+     * (eps, 1 - eps) starts at column floor(mu) + 1; the levels sorted by
+     * the fraction phi of th = (tF - B[0]) invd, first[k] the first with
+     * phi >= k / WALK_NB */
+    bool walk;
+    double invd, eps;
+    double th[257];    /* th[w - w0] */
+    double phi_s[256]; /* sorted */
+    int16_t w_s[256];  /* their levels */
+    int16_t first[WALK_NB + 1];
+    /* per row, what yb_walk reaches whatever the EW/OUT_CVT pair
+     * (walk_gather): the levels taken down from f = 1 [0] and up from f = 0
+     * [1] with their columns, and the fraction of the first not taken */
+    uint8_t wr_state[256]; /* 0: not gathered, 1: gathered, 2: too many (walk) */
+    uint8_t wr_n[256][2];
+    int16_t wr_w[256][2][WALK_C];
+    uint8_t wr_p[256][2][WALK_C];
+    double wr_f[256][2];
     uint8_t p[256 * 256]; /* 1..255 */
 } tfl_rows;
 
@@ -494,7 +541,7 @@ static cols_kern cols_fn(void)
 static void tfl_rows_fill(const tfl_add *t, int32_t z1, int32_t z2, int32_t zo, int32_t lo,
                           int32_t hi, tfl_rows *r)
 {
-    int32_t A[256], B[256];
+    int32_t *A = r->A, *B = r->B;
     for (int x = 0; x < 256; x++) {
         A[x] = rdbpot(srdhm((x - 128 - z1) * (1 << 20), t->q1), -t->e1);
         B[x] = rdbpot(srdhm((x - 128 - z2) * (1 << 20), t->q2), -t->e2);
@@ -502,31 +549,50 @@ static void tfl_rows_fill(const tfl_add *t, int32_t z1, int32_t z2, int32_t zo, 
     const tfl_out_cx cx = {t, zo, lo, hi};
     const int64_t Tmin = (int64_t)A[0] + B[0], Tmax = (int64_t)A[255] + B[255];
     const int w0 = (int)tfl_out(&cx, Tmin), w1 = (int)tfl_out(&cx, Tmax);
+    r->w0 = w0, r->w1 = w1;
     /* tF[w - w0]: the smallest sum at level w (w0 < w <= w1); a guess from
      * the real multiplier, made exact by the bracket */
-    int64_t tF[257];
-    const double per = ldexp(1.0, 31 - t->eo) / t->qo; /* sum units per output step */
+    /* Between w0 and w1 the clamps do not act (lo <= w0 < w <= w1 <= hi),
+     * so tF(w) is the smallest T with rdbpot(srdhm(T)) >= v = w - zo:
+     * srdhm(T) >= xs, xs the smallest x rounding to v (half of a step
+     * below v 2^e, rounded away from zero: one more when negative), found
+     * from its real position and stepped to the exact one (srdhm is
+     * nondecreasing in T; tF lies in (tF(w - 1), Tmax]). */
+    int64_t *tF = r->tF;
+    const int e = -t->eo;
+    const double per = ldexp(1.0, 31) / t->qo; /* T units per unit of srdhm */
     int64_t prev = Tmin;
     for (int w = w0 + 1; w <= w1; w++) {
-        int64_t g = prev + (int64_t)per;
-        tF[w - w0] = prev = first_at_least(tfl_out, &cx, w, prev + 1, Tmax, g);
+        const int64_t v = (int64_t)w - zo;
+        int64_t xs = e ? v * ((int64_t)1 << e) - ((int64_t)1 << (e - 1)) : v;
+        xs += e && xs < 0 ? 1 : 0;
+        double gd = ceil(((double)xs - 0.5) * per);
+        gd = gd < (double)(prev + 1) ? (double)(prev + 1) : gd > (double)Tmax ? (double)Tmax : gd;
+        int64_t g = (int64_t)gd;
+        while (g > prev + 1 && srdhm((int32_t)(g - 1), t->qo) >= xs) g--;
+        while (g < Tmax && srdhm((int32_t)g, t->qo) < xs) g++;
+        tF[w - w0] = prev = g;
     }
     /* B's line for the row kernel: the slope's reciprocal as a float, the
      * largest distance of B from the line, and the bound E (no line when B
      * is too far from it to prove much: every row walks) */
     const float inv = B[255] > B[0] ? (float)(255.0 / ((double)B[255] - B[0])) : 0.0f;
-    double dev = 0;
+    const double invd = B[255] > B[0] ? 255.0 / ((double)B[255] - B[0]) : 0.0;
+    /* (the lines' points by a product with the slope: a relative error
+     * of 2^-52, far below the margins of E and eps) */
+    double dev = 0, devd = 0;
+    const double sl = inv > 0 ? 1.0 / (double)inv : 0, sld = invd > 0 ? 1.0 / invd : 0;
     for (int x = 0; x < 256 && inv > 0; x++) {
-        const double d = fabs((double)B[x] - B[0] - x / (double)inv);
+        const double d = fabs((double)B[x] - B[0] - x * sl);
         dev = d > dev ? d : dev;
+        const double dd = fabs((double)B[x] - B[0] - x * sld);
+        devd = dd > devd ? dd : devd;
     }
     const double Ed = dev * inv + 0x1p-14 + 0x1p-16;
-    const bool line = inv > 0 && Ed < 0.25;
-    const float E = (float)Ed;
+    r->line = inv > 0 && Ed < 0.25;
+    r->inv = inv, r->E = (float)Ed;
     /* the thresholds less B[0] (int32: |A|, |B| < 2^28 by add.cc's shift 20) */
-    int32_t tB[257];
-    for (int w = w0 + 1; w <= w1; w++) tB[w - w0] = (int32_t)(tF[w - w0] - B[0]);
-    const cols_kern cols = cols_fn();
+    for (int w = w0 + 1; w <= w1; w++) r->tB[w - w0] = (int32_t)(tF[w - w0] - B[0]);
     /* a row's first and last levels from the thresholds: the level at a
      * sum T is w0 and one per threshold tF <= T; A is nondecreasing, so the
      * counts only grow from row to row */
@@ -536,30 +602,82 @@ static void tfl_rows_fill(const tfl_add *t, int32_t z1, int32_t z2, int32_t zo, 
         while (a < w1 && tF[a + 1 - w0] <= (int64_t)A[x1] + B[0]) a++;
         while (b < w1 && tF[b + 1 - w0] <= (int64_t)A[x1] + B[255]) b++;
         r->wmin[x1] = (int16_t)a, r->wmax[x1] = (int16_t)b, r->at[x1] = n;
-        uint8_t *p = r->p + n;
         n += (uint32_t)(b - a);
-        if (line) {
-            if (!cols(tB + a + 1 - w0, b - a, A[x1], inv, E, p)) continue;
-            /* a level or a few near a column's edge (0): the first column
-             * whose B reaches it, from the level before's (p is
-             * nondecreasing; B[0] < need <= B[255]) */
-            for (int i = 0; i < b - a; i++) {
-                if (p[i]) continue;
-                const int64_t need = tF[a + 1 + i - w0] - A[x1];
-                int j = i > 0 ? p[i - 1] : 1;
-                while (B[j] < need) j++;
-                p[i] = (uint8_t)j;
-            }
-            continue;
-        }
-        int j = 0;
-        for (int w = a + 1; w <= b; w++) {
-            const int64_t need = tF[w - w0] - A[x1];
-            while (B[j] < need) j++; /* stops at 255 at the latest: B[255] >= need, w <= b */
-            *p++ = (uint8_t)j;
-        }
     }
     r->at[256] = n;
+    memset(r->have_p, 0, sizeof r->have_p);
+    memset(r->wr_state, 0, sizeof r->wr_state);
+    /* the walk's table: each level's position th on the line, sorted by
+     * its fraction (a counting sort by bucket, then insertion within) */
+    r->invd = invd, r->eps = devd * invd + 0x1p-20;
+    const int nl = w1 - w0;
+    r->walk = invd > 0 && r->eps < 0.25 && nl > 0;
+    if (!r->walk) return;
+    int16_t cnt[WALK_NB + 1] = {0};
+    int16_t bk[256];
+    double ph[256];
+    for (int i = 0; i < nl; i++) {
+        const double th = (double)r->tB[i + 1] * invd;
+        r->th[i + 1] = th;
+        ph[i] = th - floor(th);
+        int k = (int)(ph[i] * WALK_NB);
+        k = k < 0 ? 0 : k >= WALK_NB ? WALK_NB - 1 : k;
+        bk[i] = (int16_t)k;
+        cnt[k + 1]++;
+    }
+    /* levels crowding one bucket (an output step a simple multiple of an
+     * input's: every level at one of a few fractions) would send every
+     * walk past all of them: the layer takes the columns */
+    int most = 0;
+    for (int k = 1; k <= WALK_NB; k++) most = cnt[k] > most ? cnt[k] : most;
+    if (most > WALK_CROWD) {
+        r->walk = false;
+        return;
+    }
+    for (int k = 0; k < WALK_NB; k++) cnt[k + 1] = (int16_t)(cnt[k + 1] + cnt[k]);
+    memcpy(r->first, cnt, sizeof r->first);
+    for (int i = 0; i < nl; i++) {
+        const int k = bk[i];
+        int j = cnt[k]++;
+        while (j > r->first[k] && r->phi_s[j - 1] > ph[i]) {
+            r->phi_s[j] = r->phi_s[j - 1], r->w_s[j] = r->w_s[j - 1];
+            j--;
+        }
+        r->phi_s[j] = ph[i], r->w_s[j] = (int16_t)(w0 + 1 + i);
+    }
+}
+
+/* Row x1's columns p(x1, w), written once when a row needs them. */
+static const uint8_t *tfl_row_cols(tfl_rows *r, int x1)
+{
+    uint8_t *p = r->p + r->at[x1];
+    if (r->have_p[x1]) return p;
+    r->have_p[x1] = 1;
+    const int32_t *A = r->A, *B = r->B;
+    const int64_t *tF = r->tF;
+    const int w0 = r->w0, a = r->wmin[x1], b = r->wmax[x1];
+    if (r->line) {
+        if (!cols_fn()(r->tB + (a + 1 - w0), b - a, A[x1], r->inv, r->E, p)) return p;
+        /* a level or a few near a column's edge (0): the first column
+         * whose B reaches it, from the level before's (p is
+         * nondecreasing; B[0] < need <= B[255]) */
+        for (int i = 0; i < b - a; i++) {
+            if (p[i]) continue;
+            const int64_t need = tF[a + 1 + i - w0] - A[x1];
+            int j = i > 0 ? p[i - 1] : 1;
+            while (B[j] < need) j++;
+            p[i] = (uint8_t)j;
+        }
+        return p;
+    }
+    int j = 0;
+    uint8_t *q = p;
+    for (int w = a + 1; w <= b; w++) {
+        const int64_t need = tF[w - w0] - A[x1];
+        while (B[j] < need) j++; /* stops at 255 at the latest: B[255] >= need, w <= b */
+        *q++ = (uint8_t)j;
+    }
+    return p;
 }
 
 /* The largest and smallest t[i] - s * p[i] over i < n (INT32_MIN and
@@ -598,6 +716,13 @@ static range_kern range_fn(void)
 }
 #endif
 
+/* floor(n / d) for d > 0 */
+static int64_t floor_div(int64_t n, int64_t d)
+{
+    const int64_t q = n / d;
+    return q - (n % d != 0 && n < 0);
+}
+
 /* An EW/OUT_CVT pair's thresholds for the rows' bounds (yb_row). */
 typedef struct yb_ctx {
     int64_t tG[257]; /* tG[w + 128] for w in -127..127 */
@@ -605,38 +730,219 @@ typedef struct yb_ctx {
     int16_t far[258];
     int64_t s2, E0;
     range_kern range;
+    bool walk;         /* yb_walk applies */
+    bool t32_done;     /* t32, far computed (yb_t32) */
+    double Tmax, Tmin; /* the extremes of tG(w) - s2 th(w) over the levels */
 } yb_ctx;
 
-static void yb_prep(const rk_add_enc *h, int32_t z2, yb_ctx *c)
+static void yb_prep(const rk_add_enc *h, int32_t z2, const tfl_rows *r, yb_ctx *c)
 {
     int64_t *tG = c->tG;
     tG[0] = -NO_SUM;  /* the ends are never a row's bound, but the int32 copy */
     tG[256] = NO_SUM; /* below reads them */
-    const double per = ldexp(1.0, h->k) / h->c; /* sum units per output step */
+    /* Between the ends (gmin < w <= gmax) the smallest S at level w is
+     * unclipped and unsaturated (a clip below puts gmin at S = 0, one
+     * above gmax at the cap), so it is the smallest S with S c + 2^(k-1)
+     * >= (w - off) 2^k: S = ceil(u 2^(k-1) / c) for the odd u = 2 (w - off)
+     * - 1, with 2^(k-1) = Q c + R, u Q + ceil(u R / c) (|u| < 2^9, Q <
+     * 2^48: within int64). */
     const int64_t gmin = hw_out(h, INT32_MIN), gmax = hw_out(h, INT32_MAX);
+    const int64_t half = (int64_t)1 << (h->k - 1), cc = h->c, Q = half / cc, R = half % cc;
+    int64_t q = 0, rem = 0; /* ceil(u R / c) = q with u R = q c - rem, 0 <= rem < c */
+    bool started = false;
     for (int w = -127; w <= 127; w++) {
         if (gmin >= w)
             tG[w + 128] = -NO_SUM;
         else if (gmax < w)
             tG[w + 128] = NO_SUM;
         else {
-            double e = ((double)(w - h->off) - 0.5) * per;
-            e = e < INT32_MIN ? INT32_MIN : e > INT32_MAX ? INT32_MAX : e;
-            tG[w + 128] =
-                first_at_least(hw_out, h, w, (int64_t)INT32_MIN + 1, INT32_MAX, (int64_t)e);
+            const int64_t u = 2 * ((int64_t)w - h->off) - 1;
+            if (!started) {
+                q = -floor_div(-u * R, cc), rem = q * cc - u * R, started = true;
+            } else { /* u grew by 2: u R by 2 R < 2 c */
+                rem -= 2 * R;
+                while (rem < 0) rem += cc, q++;
+            }
+            tG[w + 128] = u * Q + q;
         }
     }
-    /* The same in int32 where a row's thresholds are within 2^30 (then
-     * |tG - s2 p| < 2^31): the loop the compiler vectorises. far[] counts
-     * the levels below w that are not. */
+    c->t32_done = false;
+    c->s2 = h->s2, c->E0 = (int64_t)(0 - 128 - z2) * c->s2;
+    c->range = range_fn();
+    /* the walk's bound needs every level's threshold finite (no clip or
+     * saturation of the registers inside TFLite's levels) */
+    c->walk = r->walk;
+    c->Tmax = -HUGE_VAL, c->Tmin = HUGE_VAL;
+    for (int w = r->w0 + 1; w <= r->w1 && c->walk; w++) {
+        const int64_t g = tG[w + 128];
+        if (g <= -((int64_t)1 << 40) || g >= (int64_t)1 << 40) c->walk = false;
+        const double T = (double)g - (double)h->s2 * r->th[w - r->w0];
+        c->Tmax = T > c->Tmax ? T : c->Tmax;
+        c->Tmin = T < c->Tmin ? T : c->Tmin;
+    }
+}
+
+/* The thresholds in int32 where a row's thresholds are within 2^30 (then
+ * |tG - s2 p| < 2^31): the loop the compiler vectorises; far[] counts the
+ * levels below w that are not. Only for rows that take their columns. */
+static void yb_t32(yb_ctx *c)
+{
+    const int64_t *tG = c->tG;
     c->far[0] = 0;
     for (int i = 0; i < 257; i++) {
         const bool near = tG[i] >= -((int64_t)1 << 30) && tG[i] <= (int64_t)1 << 30;
         c->t32[i] = near ? (int32_t)tG[i] : 0;
         c->far[i + 1] = (int16_t)(c->far[i] + !near);
     }
-    c->s2 = h->s2, c->E0 = (int64_t)(0 - 128 - z2) * c->s2;
-    c->range = range_fn();
+    c->t32_done = true;
+}
+
+/* Row x1's largest and smallest v(w) = tG(w) - s2 p(x1, w) over its levels
+ * without visiting them all. With th(w) = (tF(w) - B[0]) invd, s = A[x1]
+ * invd and f(w) the fraction of th(w) - s, a level with f in (eps, 1 - eps)
+ * starts at column floor(th - s) + 1 (yb_walk's model, tfl_rows), so
+ *   v(w) = T(w) + s2 (s - 1 + f(w)),  T(w) = tG(w) - s2 th(w)  (reals),
+ * and T varies by a few units where s2 f spans s2. The levels sorted by
+ * the fraction of th are the levels sorted by f, starting where that
+ * fraction reaches s's: one walk down from f = 1 evaluates levels exactly
+ * (their column from B) until the bound Tmax + s2 (s - 1 + f) falls below
+ * the largest v found, one walk up from f = 0 the same for the smallest;
+ * each walk takes every level within eps of its end (their column may be
+ * the one before), so a level neither walk reaches is bounded by both.
+ * The bounds are in doubles with 4 units of margin (their rounding is
+ * below 2^-10 units). Levels outside the row's (wmin, wmax] are skipped. */
+/* The first column whose B reaches need (B[0] < need <= B[255]), from
+ * B's line and a step or two. */
+static int walk_col(const tfl_rows *r, int64_t need)
+{
+    const int32_t *B = r->B;
+    int x = (int)((double)(need - B[0]) * r->invd) + 1;
+    x = x < 1 ? 1 : x > 255 ? 255 : x;
+    while (x > 1 && B[x - 1] >= need) x--;
+    while (B[x] < need) x++;
+    return x;
+}
+
+/* Where row x1's walks start: the first sorted level whose fraction is at
+ * least s's (sf), with s = A[x1] invd. */
+static int walk_start(const tfl_rows *r, int x1, double *sig, double *sf)
+{
+    *sig = (double)r->A[x1] * r->invd; /* |sig| < 2^37 */
+    const double t = (double)(int64_t)*sig;
+    *sf = *sig - (t > *sig ? t - 1.0 : t); /* the fraction (floor without a libm call) */
+    int k = (int)(*sf * WALK_NB);
+    k = k < 0 ? 0 : k >= WALK_NB ? WALK_NB - 1 : k;
+    int j0 = r->first[k];
+    while (j0 < r->first[k + 1] && r->phi_s[j0] < *sf) j0++;
+    return j0;
+}
+
+static void yb_walk(const yb_ctx *c, const tfl_rows *r, int x1, int64_t *vmax, int64_t *vmin)
+{
+    const int a = r->wmin[x1], b = r->wmax[x1], n = r->w1 - r->w0;
+    const int64_t A = r->A[x1], s2 = c->s2;
+    double sig, sf;
+    const int j0 = walk_start(r, x1, &sig, &sf);
+    const double s2d = (double)s2, eps = r->eps;
+    const double up = s2d * (sig - 1.0) + c->Tmax + 4.0, dn = s2d * (sig - 1.0) + c->Tmin - 4.0;
+    int64_t hi = INT64_MIN, lo = INT64_MAX;
+#define WALK_EVAL                                                                                  \
+    const int w = r->w_s[j];                                                                       \
+    if (w <= a || w > b) continue;                                                                 \
+    const int64_t v = c->tG[w + 128] - s2 * walk_col(r, r->tF[w - r->w0] - A);                     \
+    hi = v > hi ? v : hi;                                                                          \
+    lo = v < lo ? v : lo;
+    for (int i = 1; i <= n; i++) { /* down from f = 1 */
+        int j = j0 - i;
+        j += j < 0 ? n : 0;
+        double f = r->phi_s[j] - sf;
+        f += f < 0 ? 1.0 : 0.0;
+        if (hi != INT64_MIN && f < 1.0 - eps && up + s2d * f < (double)hi) break;
+        WALK_EVAL
+    }
+    for (int i = 0; i < n; i++) { /* up from f = 0 */
+        int j = j0 + i;
+        j -= j >= n ? n : 0;
+        double f = r->phi_s[j] - sf;
+        f += f < 0 ? 1.0 : 0.0;
+        if (lo != INT64_MAX && f > eps && dn + s2d * f > (double)lo) break;
+        WALK_EVAL
+    }
+#undef WALK_EVAL
+    *vmax = hi, *vmin = lo;
+}
+
+/* What yb_walk reaches in row x1 whatever the EW/OUT_CVT pair: down from
+ * f = 1 every level within eps of 1, then proved levels while the fraction
+ * stays within WALK_GAP of the first (a pair's T varies by a few units, so
+ * s2 WALK_GAP, >= 16 units, separates the largest v from the rest), and the
+ * fraction of the next level; up from f = 0 the same. More than WALK_C
+ * levels at an end, or more than WALK_STEPS visited (levels tied or
+ * clustered, the row's far in the sorted order): the row takes its columns
+ * (state 2). */
+#define WALK_GAP   0x1p-10
+#define WALK_STEPS 24
+static void walk_gather(tfl_rows *r, int x1)
+{
+    const int a = r->wmin[x1], b = r->wmax[x1], n = r->w1 - r->w0;
+    const int64_t A = r->A[x1];
+    double sig, sf;
+    const int j0 = walk_start(r, x1, &sig, &sf);
+    const double eps = r->eps;
+    r->wr_state[x1] = 2;
+    for (int end = 0; end < 2; end++) {
+        int cnt = 0;
+        double f1 = -1.0; /* the first proved level's distance from the end */
+        r->wr_f[x1][end] = end ? HUGE_VAL : -HUGE_VAL;
+        for (int i = 0; i < n; i++) {
+            if (i == WALK_STEPS) return; /* the row's levels far in the order */
+            int j = end ? j0 + i : j0 - 1 - i;
+            j += j < 0 ? n : j >= n ? -n : 0;
+            double f = r->phi_s[j] - sf;
+            f += f < 0 ? 1.0 : 0.0;
+            const int w = r->w_s[j];
+            if (w <= a || w > b) continue;
+            const double d = end ? f : 1.0 - f; /* distance from the end */
+            if (d > eps) {
+                if (f1 >= 0 && d - f1 > WALK_GAP) {
+                    r->wr_f[x1][end] = f;
+                    break;
+                }
+                if (f1 < 0) f1 = d;
+            }
+            if (cnt == WALK_C) return;
+            r->wr_w[x1][end][cnt] = (int16_t)w;
+            /* a proved level's column is floor(mu) + 1 (mu = th - s, its
+             * rounding far below eps); the others' from B */
+            r->wr_p[x1][end][cnt] = (uint8_t)(d > eps ? (int)(r->th[w - r->w0] - sig) + 1
+                                                      : walk_col(r, r->tF[w - r->w0] - A));
+            cnt++;
+        }
+        r->wr_n[x1][end] = (uint8_t)cnt;
+    }
+    r->wr_state[x1] = 1;
+}
+
+/* yb_walk from what walk_gather kept: the levels' v exactly, and the
+ * walks' stops at the next levels; false when a stop does not hold for
+ * this pair (then the row walks). */
+static bool walk_kept(const yb_ctx *c, const tfl_rows *r, int x1, int64_t *vmax, int64_t *vmin)
+{
+    const int64_t s2 = c->s2;
+    int64_t hi = INT64_MIN, lo = INT64_MAX;
+    for (int end = 0; end < 2; end++)
+        for (int i = 0; i < r->wr_n[x1][end]; i++) {
+            const int64_t v = c->tG[r->wr_w[x1][end][i] + 128] - s2 * r->wr_p[x1][end][i];
+            hi = v > hi ? v : hi;
+            lo = v < lo ? v : lo;
+        }
+    const double s2d = (double)s2, sig = (double)r->A[x1] * r->invd;
+    const double up = s2d * (sig - 1.0) + c->Tmax + 4.0, dn = s2d * (sig - 1.0) + c->Tmin - 4.0;
+    if (hi == INT64_MIN || !(up + s2d * r->wr_f[x1][0] < (double)hi) ||
+        !(dn + s2d * r->wr_f[x1][1] > (double)lo))
+        return false;
+    *vmax = hi, *vmin = lo;
+    return true;
 }
 
 /* The interval [L, H] BN's output Y must lie in, per row x1, for the
@@ -648,20 +954,39 @@ static void yb_prep(const rk_add_enc *h, int32_t z2, yb_ctx *c)
  * Y from below alone, one past its last from above. Only EW and OUT_CVT
  * enter (s2, c, k, clips), so a pair of them that leaves a row empty fails
  * with every BS/BN pair. False then (row x1 alone, yb_row). */
-static bool yb_row(const yb_ctx *c, const tfl_rows *r, int x1, int64_t *L, int64_t *H)
+/* Rows that walk: 16 levels or more, and at least a quarter of the layer's
+ * (a walk skips the levels outside its row: ~3 per level taken at most);
+ * the others take their columns, O(levels) and few. */
+#define WALK_MIN 16
+static bool walk_row(const tfl_rows *r, int x1)
+{
+    const int m = r->wmax[x1] - r->wmin[x1];
+    return m >= WALK_MIN && 4 * m >= r->w1 - r->w0;
+}
+static bool yb_row(yb_ctx *c, tfl_rows *r, int x1, int64_t *L, int64_t *H)
 {
     const int64_t *tG = c->tG, s2 = c->s2, E0 = c->E0;
     const int a = r->wmin[x1], b = r->wmax[x1];
     int64_t lo = a > -128 ? tG[a + 128] - E0 : -NO_SUM;
     int64_t hi = b < 127 ? tG[b + 129] - (E0 + 255 * s2) - 1 : NO_SUM;
-    const uint8_t *p = r->p + r->at[x1];
     int64_t vmax = -2 * NO_SUM, vmin = 2 * NO_SUM;
-    if (c->far[b + 129] == c->far[a + 129]) {
+    /* the walk where its ends were gathered; a row with more levels at an
+     * end (ties: an output step equal to an input's puts every level at
+     * one fraction) takes its columns, a walk would visit them all */
+    bool walk = c->walk && walk_row(r, x1);
+    if (walk && !r->wr_state[x1]) walk_gather(r, x1);
+    walk = walk && r->wr_state[x1] == 1;
+    if (!walk && !c->t32_done) yb_t32(c);
+    if (walk) {
+        if (!walk_kept(c, r, x1, &vmax, &vmin)) yb_walk(c, r, x1, &vmax, &vmin);
+    } else if (c->far[b + 129] == c->far[a + 129]) {
+        const uint8_t *p = tfl_row_cols(r, x1);
         int32_t mx, mn;
-        c->range(c->t32 + a + 129, p, b - a, (int32_t)s2, &mx, &mn);
+        c->range(c->t32 + (a + 129), p, b - a, (int32_t)s2, &mx, &mn);
         if (b > a) vmax = mx, vmin = mn;
     } else {
-        const int64_t *t = tG + a + 129;
+        const int64_t *t = tG + (a + 129);
+        const uint8_t *p = tfl_row_cols(r, x1);
         for (int i = 0; i < b - a; i++) {
             const int64_t v = t[i] - s2 * p[i];
             vmax = v > vmax ? v : vmax;
@@ -692,21 +1017,14 @@ static bool yb_row(const yb_ctx *c, const tfl_rows *r, int x1, int64_t *L, int64
  * else bracketed searches. */
 typedef struct k_rows {
     const rk_add_enc *h;
-    const yb_ctx *yc;
-    const tfl_rows *r;
+    yb_ctx *yc;
+    tfl_rows *r;
     int64_t *L, *H;
     uint8_t *have; /* rows whose L, H are computed */
     int32_t z1;
     bool direct, dead;
     int64_t lo, hi;
 } k_rows;
-
-/* floor(n / d) for d > 0 */
-static int64_t floor_div(int64_t n, int64_t d)
-{
-    const int64_t q = n / d;
-    return q - (n % d != 0 && n < 0);
-}
 
 /* Row x1's [L, H], computed once; false (and dead) when it is empty. */
 static bool k_have(k_rows *k, int x1)
@@ -849,6 +1167,11 @@ static bool add_exact_search(double sc1, double sc2, double sco, int32_t z1, int
     double m1 = ldexp(t.q1, t.e1 - 31) * mo, m2 = ldexp(t.q2, t.e2 - 31) * mo;
     tfl_rows rows;
     tfl_rows_fill(&t, z1, z2, zo, lo, hi, &rows);
+    /* every row's walk ends at once (independent rows overlap in the
+     * pipeline; a pair that succeeds needs them all) */
+    if (rows.walk)
+        for (int x1 = 0; x1 < 256; x1++)
+            if (walk_row(&rows, x1)) walk_gather(&rows, x1);
     uint32_t s2v[CANDS], cv[CANDS];
     int kv[CANDS];
     int n2 = rk_add_best_pairs(m2, s2v, cv, kv);
@@ -874,7 +1197,7 @@ static bool add_exact_search(double sc1, double sc2, double sco, int32_t z1, int
         /* the rows' [L, H] as k_interval needs them; the rows that bound
          * K for the pair before, and the ends, before the BS/BN pairs */
         yb_ctx yc;
-        yb_prep(&h, z2, &yc);
+        yb_prep(&h, z2, &rows, &yc);
         int64_t L[256], H[256];
         uint8_t have[256] = {0};
         k_rows kr = {&h, &yc, &rows, L, H, have, z1, false, false, 0, 0};
