@@ -145,6 +145,7 @@ static void test_fused_int64_pixels(void **state)
 
 /* ---- the int32-lane DPU against a scalar model ---- */
 
+#ifdef NPK_RK_EMU_AVX2
 #define DN 16 /* one output atom */
 
 static int64_t sat32(int64_t v)
@@ -173,7 +174,6 @@ static int8_t dpu_model(const emu_task *t, const int32_t *ops, size_t ch, int32_
     return (int8_t)(v > 127 ? 127 : v < -128 ? -128 : v);
 }
 
-#ifdef NPK_RK_EMU_AVX2
 /* One pixel through emu_fast_pixel (radd: rounding and offset as one add);
  * false when the pixel fails the int32-lane check. */
 static AVX2 bool fast_pixel(const emu_dpu8 *d, const int32_t *x, bool radd, uint8_t *out)
