@@ -48,6 +48,8 @@ typedef struct npk_rk_emu_stats {
     uint64_t tasks;           /* tasks executed */
     uint64_t macs;            /* multiply-accumulates */
     uint64_t fetched_entries; /* stream entries the program counters read */
+    uint64_t decode_hits;     /* tasks whose decode and register checks were those kept from
+                                 an earlier fetch of the same unchanged, tracked stream */
     uint64_t core_tasks[NPK_RKNPU_MAX_CORES];
     uint32_t int_status[NPK_RKNPU_MAX_CORES]; /* interrupt status after the core's last task,
                                                  folded pairwise as the driver reads it */

@@ -7,7 +7,8 @@
  * with the weights mapped tracked (npk_rk_emu_map_tracked), each host write
  * followed by npk_rk_emu_touch; writes through npk_rk_emu_host's pointer
  * need no touch; and a broken promise (a write with no touch) shows the
- * kept kernels are then used without a compare. */
+ * kept kernels are then used without a compare. The same for a depthwise
+ * layer (its re-laid weights and bounds kept). */
 #include <stdlib.h>
 #include <string.h>
 
@@ -52,10 +53,10 @@ static uint8_t *run(npk_rk_emu *e, const npk_rk_lplan *p, const bufs *b)
     return o;
 }
 
-static void test_weights_changed_between_runs(void **state)
+static void weights_changed_between_runs(npk_rk_layer_kind kind)
 {
-    (void)state;
-    enum { H = 9, W = 8, C = 64, N = 48, K = 3 };
+    enum { H = 9, W = 8, C = 64, K = 3 };
+    const size_t N = kind == NPK_RK_LAYER_DEPTHWISE ? C : 48;
     int8_t *w1 = malloc((size_t)N * K * K * C), *w2 = malloc((size_t)N * K * K * C);
     int8_t *x = malloc((size_t)H * W * C);
     assert_true(w1 && w2 && x);
@@ -71,9 +72,9 @@ static void test_weights_changed_between_runs(void **state)
         x[i] = (int8_t)(r >> 24);
     }
     npk_rk_layer l = {0};
-    l.kind = NPK_RK_LAYER_CONV;
+    l.kind = kind;
     l.type = NPK_RK_LT_INT8;
-    l.in_h = l.out_h = H, l.in_w = l.out_w = W, l.in_c = C, l.out_c = N;
+    l.in_h = l.out_h = H, l.in_w = l.out_w = W, l.in_c = C, l.out_c = (uint32_t)N;
     l.k_h = l.k_w = K, l.stride_h = l.stride_w = l.dil_h = l.dil_w = 1;
     l.pad_top = l.pad_left = l.pad_bottom = l.pad_right = 1;
     l.in.scale = 0.02, l.in.zero_point = 3, l.w.scale = 0.01, l.out.scale = 0.25;
@@ -139,10 +140,24 @@ static void test_weights_changed_between_runs(void **state)
     free(w1), free(w2), free(x);
 }
 
+static void test_weights_changed_between_runs(void **state)
+{
+    (void)state;
+    weights_changed_between_runs(NPK_RK_LAYER_CONV);
+}
+
+/* Depthwise tasks keep their re-laid weights and bounds the same way. */
+static void test_depthwise_weights_changed_between_runs(void **state)
+{
+    (void)state;
+    weights_changed_between_runs(NPK_RK_LAYER_DEPTHWISE);
+}
+
 int main(void)
 {
     const struct CMUnitTest tests[] = {
         cmocka_unit_test(test_weights_changed_between_runs),
+        cmocka_unit_test(test_depthwise_weights_changed_between_runs),
     };
     return cmocka_run_group_tests(tests, NULL, NULL);
 }

@@ -78,6 +78,8 @@ void npk_rk_emu_destroy(npk_rk_emu *e)
     free(e->sf.p);
     emu_wcache_free(e);
     emu_opcache_free(e);
+    emu_tcache_free(e);
+    free(e->wr.p);
     free(e);
 }
 
@@ -103,6 +105,7 @@ static npk_status map(npk_rk_emu *e, uint32_t addr, void *host, size_t size, boo
     memmove(&e->maps[i + 1], &e->maps[i], (e->nmaps - i) * sizeof e->maps[0]);
     e->maps[i] = (emu_map){addr, size, host, tracked ? ++e->gen : 0};
     e->nmaps++;
+    e->map_epoch++;
     return NPK_OK;
 }
 
@@ -166,6 +169,7 @@ void npk_rk_emu_unmap(npk_rk_emu *e, uint32_t addr)
         if (e->maps[i].addr == addr) {
             memmove(&e->maps[i], &e->maps[i + 1], (e->nmaps - i - 1) * sizeof e->maps[0]);
             e->nmaps--;
+            e->map_epoch++;
             return;
         }
 }
@@ -192,13 +196,6 @@ void npk_rk_emu_stats_clear(npk_rk_emu *e)
 }
 
 /* ---- the program counter ---- */
-
-/* What one fetched stream asked for after its task. */
-typedef struct fetch_result {
-    bool chain;           /* PC_BASE_ADDRESS written with an address */
-    uint32_t next_addr;   /* PC_SOURCE_ADDR << 4 */
-    uint32_t next_amount; /* PC_DATA_AMOUNT */
-} fetch_result;
 
 static uint32_t int_done_bits(bool pool)
 {
@@ -259,49 +256,88 @@ static npk_status check_enable(uint32_t v, const emu_where *w, bool *pool, npk_e
     return NPK_OK;
 }
 
-static npk_status run_task(npk_rk_emu *e, emu_core *c, uint32_t enable, const emu_where *w,
-                           npk_error *err)
+/* The decode of a task: its operation enable, its registers, its fields
+ * (what emu_tcache.c keeps). */
+static npk_status decode(npk_rk_emu *e, emu_core *c, uint32_t enable, const emu_where *w,
+                         emu_decoded *d, npk_error *err)
 {
     npk_status st;
-    bool pool;
-    if ((st = check_enable(enable, w, &pool, err)) || (st = emu_check_registers(c, enable, w, err)))
+    const uint64_t budget = e->budget;
+    if ((st = check_enable(enable, w, &d->pool, err)) ||
+        (st = emu_check_registers(c, enable, w, err)))
         return st;
-    if (pool) {
-        emu_pool pt;
-        if ((st = emu_decode_pool(e, c, w, &pt, err)) || (st = emu_execute_pool(e, &pt, w, err)))
-            return st;
+    if (d->pool) {
+        if ((st = emu_decode_pool(e, c, w, &d->p, err))) return st;
+        d->out_addr = d->p.dst_addr, d->out_len = d->p.out_span;
+    } else {
+        if ((st = emu_decode_task(e, c, enable, w, &d->t, err))) return st;
+        d->out_addr = d->t.dst_addr, d->out_len = d->t.out_span;
+    }
+    d->work = budget - e->budget;
+    return NPK_OK;
+}
+
+/* The run of a decoded task: what depends on the machine's state (the
+ * core's CBUF) and the data path. */
+static npk_status execute(npk_rk_emu *e, emu_core *c, emu_decoded *d, const emu_where *w,
+                          npk_error *err)
+{
+    npk_status st;
+    if (d->pool) {
+        if ((st = emu_execute_pool(e, &d->p, w, err))) return st;
         c->cbuf_valid = false;
     } else {
-        emu_task t;
-        if ((st = emu_decode_task(e, c, enable, w, &t, err))) return st;
+        const emu_task *t = &d->t;
         /* WEIGHT_REUSE (Mesa sets it on a layer's later height slices when
          * all weights fit): the weights must be those this core's previous
          * task left in the CBUF, in the same bank split (inferred). */
-        bool cna = !t.from_mem;
-        if (cna && t.weight_reuse &&
-            !(c->cbuf_valid && c->cbuf_wt_addr == t.wt_addr && c->cbuf_wt_span == t.wt_span &&
-              c->cbuf_wbank == t.wbank && c->cbuf_dbank == t.dbank))
+        bool cna = !t->from_mem;
+        if (cna && t->weight_reuse &&
+            !(c->cbuf_valid && c->cbuf_wt_addr == t->wt_addr && c->cbuf_wt_span == t->wt_span &&
+              c->cbuf_wbank == t->wbank && c->cbuf_dbank == t->dbank))
             return emu_fail(w, err, NPK_E_UNSUPPORTED,
                             "CNA_CBUF_CON0.WEIGHT_REUSE = 1 (entry %u), but the previous task on "
                             "this core left %s in the CBUF",
                             c->entry[NPK_RKR_CNA_CBUF_CON0],
                             c->cbuf_valid ? "other weights or another bank split" : "no weights");
-        if ((st = emu_execute(e, &t, w, err))) return st;
+        if ((st = emu_execute(e, t, &d->plan, w, err))) return st;
         c->cbuf_valid = cna;
-        c->cbuf_wt_addr = t.wt_addr;
-        c->cbuf_wt_span = t.wt_span;
-        c->cbuf_wbank = t.wbank;
-        c->cbuf_dbank = t.dbank;
+        c->cbuf_wt_addr = t->wt_addr;
+        c->cbuf_wt_span = t->wt_span;
+        c->cbuf_wbank = t->wbank;
+        c->cbuf_dbank = t->dbank;
     }
     e->st.tasks++;
     e->st.core_tasks[w->core]++;
-    e->st.int_status[w->core] |= int_done_bits(pool);
+    e->st.int_status[w->core] |= int_done_bits(d->pool);
     return NPK_OK;
+}
+
+/* A fetch kept by emu_tcache.c, its effects replayed: the register writes,
+ * the count of fetched entries, the budget and the output mapping's renewal
+ * the decode made, then the task. */
+static npk_status run_kept(npk_rk_emu *e, emu_core *c, emu_tentry *h, uint32_t entries,
+                           emu_where *w, emu_fetch *fr, npk_error *err)
+{
+    e->st.fetched_entries += entries;
+    e->st.decode_hits++;
+    memset(c->written, 0, sizeof c->written);
+    for (size_t i = 0; i < h->nwr; i++) {
+        const emu_write *x = &h->wr[i];
+        c->regs[x->reg] = x->value;
+        c->written[x->reg] = true;
+        c->entry[x->reg] = x->index;
+    }
+    e->budget -= h->d.work;
+    emu_span_out(e, h->d.out_addr, h->d.out_len);
+    *fr = h->fr;
+    w->entry = -1;
+    return execute(e, c, &h->d, w, err);
 }
 
 /* Fetch `entries` entries at addr and execute them. */
 static npk_status fetch_and_run(npk_rk_emu *e, int core, uint32_t addr, uint32_t amount,
-                                uint32_t task, fetch_result *fr, npk_error *err)
+                                uint32_t task, emu_fetch *fr, npk_error *err)
 {
     emu_core *c = &e->core[core];
     emu_where w = {core, task, addr, -1};
@@ -316,6 +352,17 @@ static npk_status fetch_and_run(npk_rk_emu *e, int core, uint32_t addr, uint32_t
         return emu_fail(&w, err, NPK_E_FORMAT,
                         "the PC fetch of %u entries (amount %u) at 0x%08x leaves mapped memory",
                         entries, amount, addr);
+    /* unchanged since a fetch that passed every check: its result */
+    const uint64_t gen = emu_span_gen(e, addr, (uint64_t)entries * 8);
+    emu_tentry *h = emu_tcache_find(e, core, addr, amount, s, gen, c->regs);
+    if (h && h->d.work <= e->budget) return run_kept(e, c, h, entries, &w, fr, err);
+    /* else decoded and checked here; kept if the stream is tracked */
+    uint32_t pre[NPK_RKR_COUNT];
+    emu_write *wr = gen ? emu_scratch_get(&e->wr, (size_t)entries * sizeof *wr) : NULL;
+    size_t nwr = 0;
+    if (wr) memcpy(pre, c->regs, sizeof pre);
+    emu_decoded d;
+    memset(&d, 0, sizeof d);
     e->st.fetched_entries += entries;
     memset(c->written, 0, sizeof c->written);
     memset(fr, 0, sizeof *fr);
@@ -352,8 +399,8 @@ static npk_status fetch_and_run(npk_rk_emu *e, int core, uint32_t addr, uint32_t
                                 "operation enable without the 0x0041 marker right before it "
                                 "(which the TRM requires)");
             w.entry = -1;
-            npk_status st = run_task(e, c, en.value, &w, err);
-            if (st) return st;
+            npk_status st = decode(e, c, en.value, &w, &d, err);
+            if (st || (st = execute(e, c, &d, &w, err))) return st;
             done = true;
             continue;
         case NPK_RK_WRITE: break;
@@ -389,6 +436,7 @@ static npk_status fetch_and_run(npk_rk_emu *e, int core, uint32_t addr, uint32_t
         c->regs[en.reg] = en.value;
         c->written[en.reg] = true;
         c->entry[en.reg] = i;
+        if (wr) wr[nwr++] = (emu_write){(uint32_t)en.reg, en.value, i};
     }
     w.entry = -1;
     if (!done)
@@ -400,6 +448,7 @@ static npk_status fetch_and_run(npk_rk_emu *e, int core, uint32_t addr, uint32_t
         return emu_fail(&w, err, NPK_E_FORMAT,
                         "PC_BASE_ADDRESS chains to 0x%08x without PC_REGISTER_AMOUNTS",
                         fr->next_addr);
+    if (wr) emu_tcache_put(e, core, addr, amount, s, gen, pre, wr, nwr, fr, &d);
     return NPK_OK;
 }
 
@@ -419,7 +468,7 @@ static npk_status run_core(npk_rk_emu *e, int core, uint32_t addr, uint32_t amou
                         core, amount);
     e->st.int_status[core] = 0;
     for (uint32_t t = 0; t < task_number; t++) {
-        fetch_result fr;
+        emu_fetch fr;
         npk_status st = fetch_and_run(e, core, addr, amount, t, &fr, err);
         if (st) return st;
         if (t + 1 == task_number) break;

@@ -11,6 +11,7 @@
  * "Padding"); for fp16, the low 16 bits as an fp16 value. */
 #include <string.h>
 
+#include "emu_dpu8_fast.h"
 #include "emu_internal.h"
 #include "npukit/bytes.h"
 #include "npukit/half.h"
@@ -196,6 +197,165 @@ DW_AVX2 static void dw_avx2(const emu_task *t, const int16_t *wp, const uint8_t 
         }
     }
 }
+
+#ifdef NPK_RK_EMU_AVX2
+/* The 16 channels of a plane of one output pixel whose taps all lie inside
+ * the input (tap t at x + rel[t]): their sums, dw_inside's, in registers. */
+DW_INLINE void dw_sums_inside(const uint8_t *x, const int64_t *rel, size_t taps, const int16_t *wc,
+                              size_t C, __m256i *s0, __m256i *s1)
+{
+    __m256i a0 = _mm256_setzero_si256(), a1 = a0;
+    for (size_t j = 0; j < (taps + 1) / 2; j++) {
+        const __m128i x0 = _mm_loadu_si128((const __m128i *)(const void *)(x + rel[2 * j]));
+        const __m128i x1 =
+            2 * j + 1 < taps ? _mm_loadu_si128((const __m128i *)(const void *)(x + rel[2 * j + 1]))
+                             : _mm_setzero_si128();
+        const __m256i *wv = (const __m256i *)(const void *)(wc + j * C * 2);
+        a0 = _mm256_add_epi32(a0, _mm256_madd_epi16(_mm256_cvtepi8_epi16(_mm_unpacklo_epi8(x0, x1)),
+                                                    _mm256_loadu_si256(wv)));
+        a1 = _mm256_add_epi32(a1, _mm256_madd_epi16(_mm256_cvtepi8_epi16(_mm_unpackhi_epi8(x0, x1)),
+                                                    _mm256_loadu_si256(wv + 1)));
+    }
+    *s0 = a0, *s1 = a1;
+}
+
+/* One 16-channel plane of every output pixel, the DPU's int32-lane form
+ * (emu_dpu8_fast.h) run on each pixel's sums in registers and its 16 bytes
+ * stored: no int32 sums written and read back. The plane's weights and DPU
+ * constants stay at hand while its pixels go by (plane by plane, as the
+ * 1x1 path goes atom by atom). ro: per output row and kernel row the tap
+ * row's offset in a plane, or -1 outside; co: the same per column (x 16);
+ * in_r / in_c: rows and columns whose taps all lie inside. Pixels a
+ * channel's bound does not prove safe and whose values fail the int32
+ * check take the int64 steps (emu_dpu8_pixel; no window sums: CPEND is in
+ * the weights or off). */
+DW_INLINE void dw_plane_fused(const emu_task *t, const emu_dpu8 *d, const int16_t *wp,
+                              const uint8_t *pb, const int64_t *rel, const int64_t *ro,
+                              const int64_t *co, const uint8_t *in_r, const uint8_t *in_c,
+                              size_t cp, const size_t taps, const bool radd, const bool chk)
+{
+    const size_t C = t->c, G = t->group, ch0 = cp * 16, pairs = (taps + 1) / 2;
+    const uint8_t *plane = t->in + (uint64_t)cp * t->surf_pitch;
+    const int16_t *wc = wp + ch0 * 2;
+    const __m128i padv = _mm_loadu_si128((const __m128i *)(const void *)(pb + ch0));
+    uint8_t *dst = t->out + ch0 / G * t->surf_add + ch0 % G / 16 * t->dst_surf;
+    emu_fast_atom k;
+    emu_fast_task(d, &k);
+    emu_fast_atom_load(d, ch0, &k);
+    const int64_t lp = (int64_t)t->line_pitch;
+    for (size_t oy = 0, p = 0; oy < t->oh; oy++) {
+        const int64_t iy0 = (int64_t)oy * t->sy - t->pt;
+        for (size_t ox = 0; ox < t->ow; ox++, p++) {
+            __m256i s0, s1;
+            if (in_r[oy] && in_c[ox]) {
+                const int64_t ix0 = (int64_t)ox * t->sx - t->pl;
+                dw_sums_inside(plane + iy0 * lp + ix0 * 16, rel, taps, wc, C, &s0, &s1);
+            } else {
+                s0 = s1 = _mm256_setzero_si256();
+                for (size_t j = 0; j < pairs; j++) {
+                    __m128i x[2];
+                    for (size_t q = 0; q < 2; q++) {
+                        const size_t tap = 2 * j + q;
+                        if (tap == taps) {
+                            x[q] = _mm_setzero_si128();
+                            continue;
+                        }
+                        const int64_t r = ro[oy * t->kh + tap / t->kw],
+                                      c = co[ox * t->kw + tap % t->kw];
+                        x[q] = r >= 0 && c >= 0
+                                   ? _mm_loadu_si128((const __m128i *)(const void *)(plane + r + c))
+                                   : padv;
+                    }
+                    const __m256i *wv = (const __m256i *)(const void *)(wc + j * C * 2);
+                    s0 = _mm256_add_epi32(
+                        s0, _mm256_madd_epi16(_mm256_cvtepi8_epi16(_mm_unpacklo_epi8(x[0], x[1])),
+                                              _mm256_loadu_si256(wv)));
+                    s1 = _mm256_add_epi32(
+                        s1, _mm256_madd_epi16(_mm256_cvtepi8_epi16(_mm_unpackhi_epi8(x[0], x[1])),
+                                              _mm256_loadu_si256(wv + 1)));
+                }
+            }
+            if (!emu_fast_pixel(&k, s0, s1, chk, radd, dst + p * 16)) {
+                _Alignas(32) uint32_t c16[16];
+                _mm256_store_si256((__m256i *)(void *)c16, s0);
+                _mm256_store_si256((__m256i *)(void *)(c16 + 8), s1);
+                emu_dpu8_pixel(d, t, c16, 0, ch0, dst + p * 16);
+            }
+        }
+    }
+}
+
+DW_AVX2 static void dw_plane9(const emu_task *t, const emu_dpu8 *d, const int16_t *wp,
+                              const uint8_t *pb, const int64_t *rel, const int64_t *ro,
+                              const int64_t *co, const uint8_t *in_r, const uint8_t *in_c,
+                              size_t cp, bool radd)
+{
+    /* the choices made once per plane, not per pixel (chk: the plane's
+     * channels not proven safe) */
+    const bool chk = !(d->safe && d->safe[cp]);
+    if (radd && chk)
+        dw_plane_fused(t, d, wp, pb, rel, ro, co, in_r, in_c, cp, 9, true, true);
+    else if (radd)
+        dw_plane_fused(t, d, wp, pb, rel, ro, co, in_r, in_c, cp, 9, true, false);
+    else if (chk)
+        dw_plane_fused(t, d, wp, pb, rel, ro, co, in_r, in_c, cp, 9, false, true);
+    else
+        dw_plane_fused(t, d, wp, pb, rel, ro, co, in_r, in_c, cp, 9, false, false);
+}
+
+DW_AVX2 static void dw_plane_any(const emu_task *t, const emu_dpu8 *d, const int16_t *wp,
+                                 const uint8_t *pb, const int64_t *rel, const int64_t *ro,
+                                 const int64_t *co, const uint8_t *in_r, const uint8_t *in_c,
+                                 size_t cp, size_t taps)
+{
+    dw_plane_fused(t, d, wp, pb, rel, ro, co, in_r, in_c, cp, taps, false, true);
+}
+
+/* The depthwise task with the DPU fused per pixel (dw_plane_fused) when its
+ * plan takes the int32-lane form without window sums; false (nothing
+ * written) otherwise, or without memory for the offset tables. */
+static bool dw_fused(npk_rk_emu *e, const emu_task *t, const emu_dpu8 *d, const int16_t *wp,
+                     const uint8_t *pb)
+{
+    if (d->loop != 2 || d->cpend || t->group % 16 || t->n != t->c) return false;
+    const size_t taps = (size_t)t->kw * t->kh;
+    const size_t nro = (size_t)t->oh * t->kh, nco = (size_t)t->ow * t->kw;
+    int64_t *rel = emu_scratch_get(&e->u, (taps + nro + nco) * sizeof(int64_t) + t->oh + t->ow);
+    if (!rel) return false;
+    int64_t *ro = rel + taps, *co = ro + nro;
+    uint8_t *in_r = (uint8_t *)(co + nco), *in_c = in_r + t->oh;
+    const int64_t lp = (int64_t)t->line_pitch;
+    for (uint32_t ky = 0; ky < t->kh; ky++)
+        for (uint32_t kx = 0; kx < t->kw; kx++)
+            rel[(size_t)ky * t->kw + kx] = (int64_t)ky * t->dy * lp + (int64_t)kx * t->dx * 16;
+    for (size_t oy = 0; oy < t->oh; oy++) {
+        in_r[oy] = 1;
+        for (uint32_t ky = 0; ky < t->kh; ky++) {
+            const int64_t iy = (int64_t)oy * t->sy - t->pt + (int64_t)ky * t->dy;
+            const bool in = iy >= 0 && iy < t->h;
+            ro[oy * t->kh + ky] = in ? iy * lp : -1;
+            in_r[oy] &= in;
+        }
+    }
+    for (size_t ox = 0; ox < t->ow; ox++) {
+        in_c[ox] = 1;
+        for (uint32_t kx = 0; kx < t->kw; kx++) {
+            const int64_t ix = (int64_t)ox * t->sx - t->pl + (int64_t)kx * t->dx;
+            const bool in = ix >= 0 && ix < t->w;
+            co[ox * t->kw + kx] = in ? ix * 16 : -1;
+            in_c[ox] &= in;
+        }
+    }
+    const bool radd = emu_fast_radd(d);
+    for (size_t cp = 0; cp < t->c / 16; cp++) {
+        if (taps == 9)
+            dw_plane9(t, d, wp, pb, rel, ro, co, in_r, in_c, cp, radd);
+        else
+            dw_plane_any(t, d, wp, pb, rel, ro, co, in_r, in_c, cp, taps);
+    }
+    return true;
+}
+#endif
 #endif
 
 npk_status emu_conv_int(npk_rk_emu *e, const emu_task *t, int32_t *acc, int32_t *s,
@@ -208,10 +368,10 @@ npk_status emu_conv_int(npk_rk_emu *e, const emu_task *t, int32_t *acc, int32_t 
     if (e->simd) {
         /* Depthwise: [C/G][kh][kw][G] -> [tap pair][channel][2] int16. */
         const size_t pairs = (taps + 1) / 2;
-        int16_t *wp = emu_scratch_get(&e->b, pairs * C * 2 * sizeof(int16_t) + C);
+        int16_t *wbuf = emu_scratch_get(&e->b, pairs * C * 2 * sizeof(int16_t) + C);
         int64_t *off = emu_scratch_get(&e->t, 2 * (taps + 1) * sizeof *off);
-        if (!wp || !off) return emu_fail(w, err, NPK_E_NOMEM, "out of memory for the task");
-        uint8_t *pb = (uint8_t *)(wp + pairs * C * 2); /* the pad lanes */
+        if (!wbuf || !off) return emu_fail(w, err, NPK_E_NOMEM, "out of memory for the task");
+        uint8_t *pb = (uint8_t *)(wbuf + pairs * C * 2); /* the pad lanes */
         for (uint32_t ch = 0; ch < C; ch++) pb[ch] = (uint8_t)pad_lane_int8(t->pad_value, ch);
         /* CPEND folded into the weights where nothing can saturate: sum +
          * OW_OP x window sum = the sum over the taps of x (w + OW_OP), all
@@ -222,23 +382,44 @@ npk_status emu_conv_int(npk_rk_emu *e, const emu_task *t, int32_t *acc, int32_t 
         /* Without window sums, 128 x the sum of |w + OW_OP| over a
          * channel's taps bounds its values: the atoms that need no checks. */
         const bool ws = t->cpend && !fold;
-        uint64_t *bound =
-            dpu && !ws ? emu_scratch_get(&e->sf, C * sizeof *bound + C / 16 + 1) : NULL;
-        if (bound) memset(bound, 0, C * sizeof *bound);
-        for (size_t g0 = 0; g0 < C; g0 += G) {
-            const size_t gn = C - g0 < G ? C - g0 : G;
-            for (size_t tap = 0; tap < taps; tap++) {
-                const uint8_t *src = t->wt + g0 * taps + tap * G;
-                int16_t *d = wp + (tap / 2 * C + g0) * 2 + tap % 2;
-                for (size_t j = 0; j < gn; j++) {
-                    const int32_t v = (int8_t)src[j] + ow;
-                    d[2 * j] = (int16_t)v;
-                    if (bound) bound[g0 + j] += (uint64_t)(v < 0 ? -v : v);
+        uint64_t *bsc = dpu && !ws ? emu_scratch_get(&e->sf, C * sizeof *bsc + C / 16 + 1) : NULL;
+        uint8_t *safe = bsc ? (uint8_t *)(bsc + C) : NULL;
+        const int16_t *wp = wbuf;
+        const uint64_t *bound = bsc;
+        /* With the bounds (the fused DPU): the re-laid weights and the
+         * bounds kept across runs for this OW_OP, while the weight bytes are
+         * unchanged (emu_wcache.c, which compares them or trusts a tracked
+         * mapping's generation). */
+        const size_t raw = C * taps, wbytes = pairs * C * 2 * sizeof(int16_t);
+        emu_wpack *kp = bsc && raw <= t->wt_span ? emu_wcache_find(e, t, false, raw) : NULL;
+        if (kp && kp->wabs_ok && kp->wabs_ow == ow && kp->b_bytes == wbytes) {
+            wp = (const int16_t *)(const void *)kp->b, bound = kp->wabs;
+        } else {
+            if (!kp && bsc && raw <= t->wt_span) kp = emu_wcache_add(e, t, false, raw, wbytes);
+            if (kp) kp->wabs_ok = false;
+            if (bsc) memset(bsc, 0, C * sizeof *bsc);
+            for (size_t g0 = 0; g0 < C; g0 += G) {
+                const size_t gn = C - g0 < G ? C - g0 : G;
+                for (size_t tap = 0; tap < taps; tap++) {
+                    const uint8_t *src = t->wt + g0 * taps + tap * G;
+                    int16_t *d = wbuf + (tap / 2 * C + g0) * 2 + tap % 2;
+                    for (size_t j = 0; j < gn; j++) {
+                        const int32_t v = (int8_t)src[j] + ow;
+                        d[2 * j] = (int16_t)v;
+                        if (bsc) bsc[g0 + j] += (uint64_t)(v < 0 ? -v : v);
+                    }
                 }
             }
+            if (taps % 2) /* the odd tap's partner */
+                for (size_t ch = 0; ch < C; ch++) wbuf[((taps / 2) * C + ch) * 2 + 1] = 0;
+            if (bsc)
+                for (size_t ch = 0; ch < C; ch++) bsc[ch] *= 128;
+            if (kp && kp->b_bytes == wbytes) {
+                memcpy(kp->b, wbuf, wbytes);
+                memcpy(kp->wabs, bsc, C * sizeof *bsc);
+                kp->wabs_ow = ow, kp->wabs_ok = true;
+            }
         }
-        if (taps % 2) /* the odd tap's partner */
-            for (size_t ch = 0; ch < C; ch++) wp[((taps / 2) * C + ch) * 2 + 1] = 0;
         const size_t P = (size_t)t->ow * t->oh;
         if (!dpu) {
             dw_avx2(t, wp, pb, off, (uint32_t *)acc, (uint32_t *)s, 0, P);
@@ -250,10 +431,10 @@ npk_status emu_conv_int(npk_rk_emu *e, const emu_task *t, int32_t *acc, int32_t 
         rows = rows < 1 ? 1 : rows < P ? rows : P;
         emu_dpu8 d = *dpu;
         d.cpend = ws;
-        if (bound) {
-            for (size_t ch = 0; ch < C; ch++) bound[ch] *= 128;
-            emu_dpu8_safe(&d, t, bound, (uint8_t *)(bound + C));
-        }
+        if (bound) emu_dpu8_safe(&d, t, bound, safe);
+#ifdef NPK_RK_EMU_AVX2
+        if (dw_fused(e, t, &d, wp, pb)) return NPK_OK;
+#endif
         uint32_t *cb = emu_scratch_get(&e->c, rows * N * sizeof *cb);
         uint32_t *sb = ws ? emu_scratch_get(&e->s, rows * N * sizeof *sb) : NULL;
         if (!cb || (ws && !sb)) return emu_fail(w, err, NPK_E_NOMEM, "out of memory for the task");

@@ -48,6 +48,7 @@ typedef struct emu_where {
 typedef struct emu_wpack {
     uint32_t wt_addr, n, c, kw, kh, group;
     bool packed;  /* qkern's packed layout, else N rows of K bytes */
+    bool dw;      /* a depthwise task's: b the re-laid weights, wabs the bounds */
     uint8_t *raw; /* the weight bytes it was made from */
     /* the generation of the tracked mapping they were read from (0: none)
      * and their host address: while both are current the bytes are too */
@@ -88,7 +89,10 @@ typedef struct emu_opentry {
     emu_opkey key;
     int32_t *ops;
     size_t bytes;
+    uint64_t stamp; /* unique per filling of ops (npk_rk_emu::opc_stamp) */
 } emu_opentry;
+
+typedef struct emu_tentry emu_tentry; /* emu_tcache.c */
 
 /* Growable scratch buffers, reused across tasks. */
 typedef struct emu_scratch {
@@ -103,12 +107,16 @@ struct npk_rk_emu {
     emu_core core[NPK_RKNPU_MAX_CORES];
     npk_rk_emu_stats st;
     uint64_t budget; /* multiply-accumulates left in this run (UINT64_MAX: unlimited) */
-    emu_scratch a, b, c, t, s, ops, pb, work, im, s2, u, sf;
+    emu_scratch a, b, c, t, s, ops, pb, work, im, s2, u, sf, wr;
     bool simd;
     const struct npk_tfl_qkern *qk; /* the interpreter's 8-bit kernels (emu_conv8.c) */
     uint64_t gen;                   /* the last generation given to a mapping */
+    uint64_t map_epoch;             /* renewed by every map and unmap */
     emu_opentry *opc;               /* emu_opcache.c */
     size_t nopc, cap_opc;
+    uint64_t opc_stamp;
+    emu_tentry *tc; /* emu_tcache.c */
+    size_t ntc, cap_tc, tc_next;
     emu_wpack *wp; /* emu_wcache.c */
     size_t nwp, cap_wp, wp_bytes;
 };
@@ -179,6 +187,8 @@ typedef struct emu_pool {
     uint32_t pad_value;
     uint64_t src_line, src_surf, dst_surf;
     uint8_t *in, *out;
+    uint32_t dst_addr; /* the output span, [dst_addr, dst_addr + out_span) */
+    uint64_t out_span;
 } emu_pool;
 
 /* ---- emu.c ---- */
@@ -205,9 +215,6 @@ npk_status emu_check_registers(const emu_core *c, uint32_t enable, const emu_whe
 /* ---- emu_task.c ---- */
 npk_status emu_decode_task(npk_rk_emu *e, const emu_core *c, uint32_t enable, const emu_where *w,
                            emu_task *t, npk_error *err);
-
-/* ---- emu_exec.c ---- */
-npk_status emu_execute(npk_rk_emu *e, const emu_task *t, const emu_where *w, npk_error *err);
 
 /* ---- emu_ppu.c ---- */
 npk_status emu_decode_pool(npk_rk_emu *e, const emu_core *c, const emu_where *w, emu_pool *t,
@@ -240,6 +247,69 @@ typedef struct emu_dpu8 {
      * the per-pixel checks (emu_dpu8_safe); NULL: check every pixel */
     const uint8_t *safe;
 } emu_dpu8;
+
+/* ---- emu_exec.c ---- */
+/* A task's fused DPU plan kept with its cached decode (emu_tcache.c): made
+ * from the operands of one opcache filling (stamp), so valid while the
+ * task gets the same filling again. */
+typedef struct emu_plan_memo {
+    bool made, ok;
+    const int32_t *ops;
+    uint64_t stamp;
+    emu_dpu8 d;
+} emu_plan_memo;
+/* memo: NULL, or the plan kept from an earlier run of the same decode. */
+npk_status emu_execute(npk_rk_emu *e, const emu_task *t, emu_plan_memo *memo, const emu_where *w,
+                       npk_error *err);
+
+/* ---- emu_tcache.c ---- */
+/* What one fetched stream asked for after its task. */
+typedef struct emu_fetch {
+    bool chain;           /* PC_BASE_ADDRESS written with an address */
+    uint32_t next_addr;   /* PC_SOURCE_ADDR << 4 */
+    uint32_t next_amount; /* PC_DATA_AMOUNT */
+} emu_fetch;
+
+/* A register write of a fetched stream: register, value, entry index. */
+typedef struct emu_write {
+    uint32_t reg, value, index;
+} emu_write;
+
+/* A fetched stream's task, decoded and checked. */
+typedef struct emu_decoded {
+    bool pool;
+    emu_task t;
+    emu_pool p;
+    uint64_t work;     /* what the decode took from the run's budget */
+    uint32_t out_addr; /* the span the task writes (its mapping renewed at decode) */
+    uint64_t out_len;
+    emu_plan_memo plan;
+} emu_decoded;
+
+/* A fetch kept (emu_tcache.c): its inputs and its result. */
+struct emu_tentry {
+    int core;
+    uint32_t addr, amount;
+    const uint8_t *host;         /* the stream's bytes */
+    uint64_t gen, epoch;         /* their mapping's generation, the mapping table's epoch */
+    uint32_t pre[NPK_RKR_COUNT]; /* the core's registers before the fetch */
+    emu_write *wr;               /* the stream's register writes, in order */
+    size_t nwr, cap_wr;
+    emu_fetch fr;
+    emu_decoded d;
+};
+
+/* The kept fetch whose every input is what it is now: the core's
+ * registers, the stream's address, amount and host bytes (in a tracked
+ * mapping still at generation gen) and the mapping table; else NULL. */
+emu_tentry *emu_tcache_find(npk_rk_emu *e, int core, uint32_t addr, uint32_t amount,
+                            const uint8_t *host, uint64_t gen, const uint32_t *regs);
+/* Keep a fetch that ran without error: pre, the core's registers before it;
+ * gen, the stream mapping's generation at the fetch (nonzero). */
+void emu_tcache_put(npk_rk_emu *e, int core, uint32_t addr, uint32_t amount, const uint8_t *host,
+                    uint64_t gen, const uint32_t *pre, const emu_write *wr, size_t nwr,
+                    const emu_fetch *fr, const emu_decoded *d);
+void emu_tcache_free(npk_rk_emu *e);
 
 /* Plans the fused DPU of task t (ops: the stages' add and multiply operands
  * per channel as emu_execute lays them out; th: scratch of t->n int32 the
@@ -290,11 +360,13 @@ bool emu_gemm8_fused(npk_rk_emu *e, const emu_task *t, emu_wpack *wp, const uint
                      uint64_t sp, const emu_dpu8 *d);
 
 /* ---- emu_opcache.c ---- */
-/* The kept operands of task t (emu_exec.c's layout), or NULL. */
-int32_t *emu_opcache_find(npk_rk_emu *e, const emu_task *t);
+/* The kept operands of task t (emu_exec.c's layout), or NULL; *stamp: the
+ * filling they come from. */
+int32_t *emu_opcache_find(npk_rk_emu *e, const emu_task *t, uint64_t *stamp);
 /* Room (bytes) for task t's operands, kept for later runs; NULL when they
- * cannot be kept (a stream not tracked, the cache's limits). */
-int32_t *emu_opcache_add(npk_rk_emu *e, const emu_task *t, size_t bytes);
+ * cannot be kept (a stream not tracked, the cache's limits); *stamp: a new
+ * filling's. */
+int32_t *emu_opcache_add(npk_rk_emu *e, const emu_task *t, size_t bytes, uint64_t *stamp);
 void emu_opcache_free(npk_rk_emu *e);
 
 /* ---- emu_wcache.c ---- */

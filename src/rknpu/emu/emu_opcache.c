@@ -37,17 +37,20 @@ static void make_key(const npk_rk_emu *e, const emu_task *t, emu_opkey *k)
     }
 }
 
-int32_t *emu_opcache_find(npk_rk_emu *e, const emu_task *t)
+int32_t *emu_opcache_find(npk_rk_emu *e, const emu_task *t, uint64_t *stamp)
 {
     emu_opkey k;
     make_key(e, t, &k);
     if (k.untracked) return NULL;
     for (size_t i = 0; i < e->nopc; i++)
-        if (!memcmp(&e->opc[i].key, &k, sizeof k)) return e->opc[i].ops;
+        if (!memcmp(&e->opc[i].key, &k, sizeof k)) {
+            *stamp = e->opc[i].stamp;
+            return e->opc[i].ops;
+        }
     return NULL;
 }
 
-int32_t *emu_opcache_add(npk_rk_emu *e, const emu_task *t, size_t bytes)
+int32_t *emu_opcache_add(npk_rk_emu *e, const emu_task *t, size_t bytes, uint64_t *stamp)
 {
     emu_opkey k;
     make_key(e, t, &k);
@@ -81,6 +84,7 @@ int32_t *emu_opcache_add(npk_rk_emu *e, const emu_task *t, size_t bytes)
         p->ops = n, p->bytes = bytes;
     }
     memcpy(&p->key, &k, sizeof k);
+    p->stamp = *stamp = ++e->opc_stamp;
     return p->ops;
 }
 

@@ -115,6 +115,7 @@ npk_status emu_decode_pool(npk_rk_emu *e, const emu_core *c, const emu_where *w,
     uint64_t out_span = (uint64_t)(surfaces - 1) * t->dst_surf + out_plane;
     t->in = emu_span(e, src, in_span);
     t->out = emu_span_out(e, dst, out_span);
+    t->dst_addr = dst, t->out_span = out_span;
     if (!t->in)
         return emu_fail(w, err, NPK_E_FORMAT,
                         "the pooling input at PPU_RDMA_RDMA_SRC_BASE_ADDR 0x%08x (%llu bytes) is "

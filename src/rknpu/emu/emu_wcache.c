@@ -1,5 +1,6 @@
 /* The B operand of direct int8 convolutions (the kernels packed for
- * gemm_s32, with the list of channels some weight uses), kept across tasks
+ * gemm_s32, with the list of channels some weight uses), and depthwise
+ * tasks' re-laid weights with their bounds (emu_conv.c), kept across tasks
  * and runs of one emulator.
  *
  * Why it stays correct when device memory changes between runs: the host
@@ -36,7 +37,8 @@
 static bool same_shape(const emu_wpack *p, const emu_task *t, bool packed, size_t raw)
 {
     return p->wt_addr == t->wt_addr && p->n == t->n && p->c == t->c && p->kw == t->kw &&
-           p->kh == t->kh && p->group == t->group && p->packed == packed && p->raw_bytes == raw;
+           p->kh == t->kh && p->group == t->group && p->packed == packed && p->dw == t->dw &&
+           p->raw_bytes == raw;
 }
 
 /* The generation of the mapping the task's weights are read from, unless
@@ -103,7 +105,8 @@ emu_wpack *emu_wcache_add(npk_rk_emu *e, const emu_task *t, bool packed, size_t 
     memcpy(p->raw, t->wt, raw);
     p->gen = read_gen(e, t, raw), p->host = t->wt;
     p->wt_addr = t->wt_addr, p->n = t->n, p->c = t->c, p->kw = t->kw, p->kh = t->kh;
-    p->group = t->group, p->packed = packed, p->raw_bytes = raw, p->b_bytes = b_bytes;
+    p->group = t->group, p->packed = packed, p->dw = t->dw, p->raw_bytes = raw,
+    p->b_bytes = b_bytes;
     e->wp_bytes += raw + b_bytes;
     return p;
 }
