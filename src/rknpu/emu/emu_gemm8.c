@@ -13,7 +13,8 @@
  * lanes, so they equal gemm_s32's bit for bit (wrapping addition does not
  * depend on the order). CPEND's term (OW_OP x the pixel's sum of its
  * inputs) is folded into those kernels as w + OW_OP, so the tiles' sums
- * already hold it: no window sums, no per-pixel add. */
+ * already hold it: no window sums, no per-pixel add (an OW_OP too large
+ * for that leaves the task to the general path). */
 #include <string.h>
 
 #include "emu_dpu8_fast.h"
@@ -85,45 +86,20 @@ static AVX2 void widen_b(const uint8_t *bp, size_t n, size_t k, int32_t ow, int1
 }
 
 /* m pixels (from p0) of an NC1HWC2 cube (16 bytes a pixel, planes sp
- * apart) widened to int16 rows of k; with psum, each pixel's sum of its k
- * values (wrapping, like the sums) to psum[p0 + i]. */
-static AVX2 inline __attribute__((always_inline)) void widen_rows(const uint8_t *in, uint64_t sp,
-                                                                  size_t p0, size_t m, size_t k,
-                                                                  int16_t *pa, uint32_t *psum)
+ * apart) widened to int16 rows of k. */
+static AVX2 void widen_a(const uint8_t *in, uint64_t sp, size_t p0, size_t m, size_t k, int16_t *pa)
 {
-    const __m256i ones = _mm256_set1_epi16(1);
-    for (size_t i = 0; i < m; i++) {
-        __m256i sum = _mm256_setzero_si256();
-        for (size_t cp = 0; cp < k / 16; cp++) {
-            const __m256i v = _mm256_cvtepi8_epi16(
-                _mm_loadu_si128((const __m128i *)(const void *)(in + cp * sp + (p0 + i) * 16)));
-            _mm256_storeu_si256((__m256i *)(void *)(pa + i * k + cp * 16), v);
-            if (psum) sum = _mm256_add_epi32(sum, _mm256_madd_epi16(v, ones));
-        }
-        if (psum) {
-            __m128i h =
-                _mm_add_epi32(_mm256_castsi256_si128(sum), _mm256_extracti128_si256(sum, 1));
-            h = _mm_add_epi32(h, _mm_shuffle_epi32(h, 0x4E));
-            h = _mm_add_epi32(h, _mm_shuffle_epi32(h, 0xB1));
-            psum[p0 + i] = (uint32_t)_mm_cvtsi128_si32(h);
-        }
-    }
+    for (size_t i = 0; i < m; i++)
+        for (size_t cp = 0; cp < k / 16; cp++)
+            _mm256_storeu_si256((__m256i *)(void *)(pa + i * k + cp * 16),
+                                _mm256_cvtepi8_epi16(_mm_loadu_si128((
+                                    const __m128i *)(const void *)(in + cp * sp + (p0 + i) * 16))));
 }
 
-static AVX2 void widen_a(const uint8_t *in, uint64_t sp, size_t p0, size_t m, size_t k, int16_t *pa,
-                         uint32_t *psum)
-{
-    if (psum)
-        widen_rows(in, sp, p0, m, k, pa, psum);
-    else
-        widen_rows(in, sp, p0, m, k, pa, NULL);
-}
-
-/* psum: the pixels' CPEND window sums, NULL when CPEND is folded into the
- * kernels (the tiles' sums then hold its term). */
+/* The tiles' sums hold CPEND's term (folded into the kernels). */
 static AVX2 inline __attribute__((always_inline)) void
 run_atoms(const emu_task *t, const int16_t *b16, const int16_t *pa, size_t p0, size_t m,
-          const int32_t *psum, const emu_dpu8 *d, const bool radd)
+          const emu_dpu8 *d, const bool radd)
 {
     const size_t N = t->n, K = t->c, k2 = K / 2, G = t->group;
     emu_fast_atom k;
@@ -141,18 +117,13 @@ run_atoms(const emu_task *t, const int16_t *b16, const int16_t *pa, size_t p0, s
             tiles[mr - 1](pa + i0 * K, K, b, k2, c);
             for (size_t r = 0; r < mr; r++) {
                 const size_t p = p0 + i0 + r;
-                __m256i x0 = c[r][0], x1 = c[r][1];
-                if (psum) {
-                    const __m256i s0 = _mm256_set1_epi32((int32_t)(d->ow * psum[p]));
-                    x0 = _mm256_add_epi32(x0, s0), x1 = _mm256_add_epi32(x1, s0);
-                }
-                if (!emu_fast_pixel(&k, x0, x1, chk, radd, dst + p * 16)) {
-                    /* folded: the sums hold CPEND's term, a window sum of 0
-                     * adds nothing more */
+                if (!emu_fast_pixel(&k, c[r][0], c[r][1], chk, radd, dst + p * 16)) {
+                    /* the sums hold CPEND's term: a window sum of 0 adds
+                     * nothing more */
                     _Alignas(32) uint32_t c16[16];
                     _mm256_store_si256((__m256i *)(void *)c16, c[r][0]);
                     _mm256_store_si256((__m256i *)(void *)(c16 + 8), c[r][1]);
-                    emu_dpu8_pixel(d, t, c16, psum ? psum[p] : 0, ch0, dst + p * 16);
+                    emu_dpu8_pixel(d, t, c16, 0, ch0, dst + p * 16);
                 }
             }
         }
@@ -160,33 +131,28 @@ run_atoms(const emu_task *t, const int16_t *b16, const int16_t *pa, size_t p0, s
 }
 
 static AVX2 void run(const emu_task *t, const int16_t *b16, const int16_t *pa, size_t p0, size_t m,
-                     const int32_t *psum, const emu_dpu8 *d)
+                     const emu_dpu8 *d)
 {
-    const bool radd = emu_fast_radd(d);
-    if (psum && radd)
-        run_atoms(t, b16, pa, p0, m, psum, d, true);
-    else if (psum)
-        run_atoms(t, b16, pa, p0, m, psum, d, false);
-    else if (radd)
-        run_atoms(t, b16, pa, p0, m, NULL, d, true);
+    if (emu_fast_radd(d))
+        run_atoms(t, b16, pa, p0, m, d, true);
     else
-        run_atoms(t, b16, pa, p0, m, NULL, d, false);
+        run_atoms(t, b16, pa, p0, m, d, false);
 }
 
 bool emu_gemm8_fused(npk_rk_emu *e, const emu_task *t, emu_wpack *wp, const uint8_t *in,
                      uint64_t sp, const emu_dpu8 *d)
 {
     const size_t N = t->n, K = t->c, P = (size_t)t->ow * t->oh;
-    if (e->qk != npk_tfl_qkern_avx2 || !e->qk || !wp || !wp->packed || wp->cu != K ||
-        d->loop != 2 || d->dw || !d->cpend || t->dw || N % 16 || t->group % 16 || K % 32 || !K ||
-        K > A_BLOCK_BYTES / 2 / MR)
-        return false;
     /* CPEND folded into the kernels: sum + OW_OP x window sum = the sum of
      * x (w + OW_OP), in the same wrapping int32 lanes (the DPU's int32-lane
      * form adds the term so; loop 2 has no CPEND saturation), with w + OW_OP
-     * within int16 so the pairs stay exact. No window sums then. */
-    const bool fold = d->ow >= -32768 + 128 && d->ow <= 32767 - 127;
-    const int32_t ow = fold ? (int32_t)d->ow : 0;
+     * within int16 so the pairs stay exact (an OW_OP beyond that takes the
+     * general path, with window sums). */
+    if (e->qk != npk_tfl_qkern_avx2 || !e->qk || !wp || !wp->packed || wp->cu != K ||
+        d->loop != 2 || d->dw || !d->cpend || t->dw || N % 16 || t->group % 16 || K % 32 || !K ||
+        K > A_BLOCK_BYTES / 2 / MR || d->ow < -32768 + 128 || d->ow > 32767 - 127)
+        return false;
+    const int32_t ow = (int32_t)d->ow;
     if (!wp->b16 || wp->b16_ow != ow) {
         if (!emu_wcache_b16(e, wp, N * K * sizeof(int16_t))) return false;
         widen_b(wp->b, N, K, ow, wp->b16);
@@ -195,12 +161,11 @@ bool emu_gemm8_fused(npk_rk_emu *e, const emu_task *t, emu_wpack *wp, const uint
     size_t rows = A_BLOCK_BYTES / 2 / K / MR * MR;
     if (rows > P) rows = P;
     int16_t *pa = emu_scratch_get(&e->im, rows * K * sizeof *pa);
-    uint32_t *psum = fold ? NULL : emu_scratch_get(&e->s2, P * sizeof *psum);
-    if (!pa || (!fold && !psum)) return false;
+    if (!pa) return false;
     for (size_t p0 = 0; p0 < P; p0 += rows) {
         const size_t m = P - p0 < rows ? P - p0 : rows;
-        widen_a(in, sp, p0, m, K, pa, psum);
-        run(t, wp->b16, pa, p0, m, (const int32_t *)(const void *)psum, d);
+        widen_a(in, sp, p0, m, K, pa);
+        run(t, wp->b16, pa, p0, m, d);
     }
     return true;
 }
