@@ -262,10 +262,12 @@ static bool conv_setup(struct conv_arg *a, const uint8_t *x, npk_rk_rq_mode mode
     npk_rk_stream_to_bin(a->p.regcmd, a->p.regcmd_entries, a->reg);
     npk_rk_lplan_pack_input(&a->p, x, a->in);
     npk_rk_emu_map(a->e, 0x10000000, a->in, a->p.input_bytes, NULL);
-    /* the weights as the device maps its buffers: tracked, never written */
+    /* the weights and the command stream as the device maps its buffers:
+     * tracked, never written (the stream's decode and checks are then kept
+     * across runs, as the interpreter keeps its plan) */
     npk_rk_emu_map_tracked(a->e, 0x20000000, a->wt, a->p.weight_bytes, NULL);
     npk_rk_emu_map(a->e, 0x30000000, a->out, a->p.output_bytes, NULL);
-    npk_rk_emu_map(a->e, 0x40000000, a->reg, a->p.regcmd_entries * 8, NULL);
+    npk_rk_emu_map_tracked(a->e, 0x40000000, a->reg, a->p.regcmd_entries * 8, NULL);
     return true;
 }
 

@@ -11,7 +11,10 @@
  * bytes on every load, a step the emulator can skip as its weights outlive
  * the run. The sums are the same pmaddwd pairs added in wrapping int32
  * lanes, so they equal gemm_s32's bit for bit (wrapping addition does not
- * depend on the order). */
+ * depend on the order). CPEND's term (OW_OP x the pixel's sum of its
+ * inputs) is folded into those kernels as w + OW_OP, so the tiles' sums
+ * already hold it: no window sums, no per-pixel add (an OW_OP too large
+ * for that leaves the task to the general path). */
 #include <string.h>
 
 #include "emu_dpu8_fast.h"
@@ -65,43 +68,38 @@ TILE(5)
 TILE(6)
 static tile_fn *const tiles[MR] = {tile_1, tile_2, tile_3, tile_4, tile_5, tile_6};
 
-/* The packed kernels (qkern.h's panels of 16 kernels, bytes) widened. */
-static AVX2 void widen_b(const uint8_t *bp, size_t n, size_t k, int16_t *b16)
+/* The packed kernels (qkern.h's panels of 16 kernels, bytes) widened,
+ * ow added to each (w + ow stays within int16: emu_gemm8_fused). */
+static AVX2 void widen_b(const uint8_t *bp, size_t n, size_t k, int32_t ow, int16_t *b16)
 {
     const size_t k2 = k / 2, panel = k2 * 32;
+    const __m256i owv = _mm256_set1_epi16((int16_t)ow);
     for (size_t j0 = 0; j0 < n; j0 += NPK_TFL_QPANEL) {
         const uint8_t *src = (const uint8_t *)npk_tfl_qpack_at(bp, j0, k) + NPK_TFL_QPANEL_HEAD;
         int16_t *d = b16 + j0 / NPK_TFL_QPANEL * panel;
         for (size_t i = 0; i < panel; i += 16)
-            _mm256_storeu_si256(
-                (__m256i *)(void *)(d + i),
-                _mm256_cvtepi8_epi16(_mm_loadu_si128((const __m128i *)(const void *)(src + i))));
+            _mm256_storeu_si256((__m256i *)(void *)(d + i),
+                                _mm256_add_epi16(_mm256_cvtepi8_epi16(_mm_loadu_si128(
+                                                     (const __m128i *)(const void *)(src + i))),
+                                                 owv));
     }
 }
 
 /* m pixels (from p0) of an NC1HWC2 cube (16 bytes a pixel, planes sp
- * apart) widened to int16 rows of k; each pixel's sum of its k values
- * (wrapping, like the sums) to psum[p0 + i]. */
-static AVX2 void widen_a(const uint8_t *in, uint64_t sp, size_t p0, size_t m, size_t k,
-                         int16_t *pa, uint32_t *psum)
+ * apart) widened to int16 rows of k. */
+static AVX2 void widen_a(const uint8_t *in, uint64_t sp, size_t p0, size_t m, size_t k, int16_t *pa)
 {
-    for (size_t i = 0; i < m; i++) {
-        uint32_t sum = 0;
-        for (size_t cp = 0; cp < k / 16; cp++) {
-            const uint8_t *src = in + cp * sp + (p0 + i) * 16;
-            int16_t *dst = pa + i * k + cp * 16;
-            _mm256_storeu_si256(
-                (__m256i *)(void *)dst,
-                _mm256_cvtepi8_epi16(_mm_loadu_si128((const __m128i *)(const void *)src)));
-            for (size_t j = 0; j < 16; j++) sum += (uint32_t)(int32_t)dst[j];
-        }
-        psum[p0 + i] = sum;
-    }
+    for (size_t i = 0; i < m; i++)
+        for (size_t cp = 0; cp < k / 16; cp++)
+            _mm256_storeu_si256((__m256i *)(void *)(pa + i * k + cp * 16),
+                                _mm256_cvtepi8_epi16(_mm_loadu_si128((
+                                    const __m128i *)(const void *)(in + cp * sp + (p0 + i) * 16))));
 }
 
+/* The tiles' sums hold CPEND's term (folded into the kernels). */
 static AVX2 inline __attribute__((always_inline)) void
 run_atoms(const emu_task *t, const int16_t *b16, const int16_t *pa, size_t p0, size_t m,
-          const int32_t *psum, const emu_dpu8 *d, const bool radd)
+          const emu_dpu8 *d, const bool radd)
 {
     const size_t N = t->n, K = t->c, k2 = K / 2, G = t->group;
     emu_fast_atom k;
@@ -119,13 +117,13 @@ run_atoms(const emu_task *t, const int16_t *b16, const int16_t *pa, size_t p0, s
             tiles[mr - 1](pa + i0 * K, K, b, k2, c);
             for (size_t r = 0; r < mr; r++) {
                 const size_t p = p0 + i0 + r;
-                const __m256i s0 = _mm256_set1_epi32((int32_t)(d->ow * psum[p]));
-                if (!emu_fast_pixel(&k, _mm256_add_epi32(c[r][0], s0),
-                                    _mm256_add_epi32(c[r][1], s0), chk, radd, dst + p * 16)) {
+                if (!emu_fast_pixel(&k, c[r][0], c[r][1], chk, radd, dst + p * 16)) {
+                    /* the sums hold CPEND's term: a window sum of 0 adds
+                     * nothing more */
                     _Alignas(32) uint32_t c16[16];
                     _mm256_store_si256((__m256i *)(void *)c16, c[r][0]);
                     _mm256_store_si256((__m256i *)(void *)(c16 + 8), c[r][1]);
-                    emu_dpu8_pixel(d, t, c16, psum[p], ch0, dst + p * 16);
+                    emu_dpu8_pixel(d, t, c16, 0, ch0, dst + p * 16);
                 }
             }
         }
@@ -133,35 +131,41 @@ run_atoms(const emu_task *t, const int16_t *b16, const int16_t *pa, size_t p0, s
 }
 
 static AVX2 void run(const emu_task *t, const int16_t *b16, const int16_t *pa, size_t p0, size_t m,
-                     const int32_t *psum, const emu_dpu8 *d)
+                     const emu_dpu8 *d)
 {
     if (emu_fast_radd(d))
-        run_atoms(t, b16, pa, p0, m, psum, d, true);
+        run_atoms(t, b16, pa, p0, m, d, true);
     else
-        run_atoms(t, b16, pa, p0, m, psum, d, false);
+        run_atoms(t, b16, pa, p0, m, d, false);
 }
 
 bool emu_gemm8_fused(npk_rk_emu *e, const emu_task *t, emu_wpack *wp, const uint8_t *in,
                      uint64_t sp, const emu_dpu8 *d)
 {
     const size_t N = t->n, K = t->c, P = (size_t)t->ow * t->oh;
+    /* CPEND folded into the kernels: sum + OW_OP x window sum = the sum of
+     * x (w + OW_OP), in the same wrapping int32 lanes (the DPU's int32-lane
+     * form adds the term so; loop 2 has no CPEND saturation), with w + OW_OP
+     * within int16 so the pairs stay exact (an OW_OP beyond that takes the
+     * general path, with window sums). */
     if (e->qk != npk_tfl_qkern_avx2 || !e->qk || !wp || !wp->packed || wp->cu != K ||
         d->loop != 2 || d->dw || !d->cpend || t->dw || N % 16 || t->group % 16 || K % 32 || !K ||
-        K > A_BLOCK_BYTES / 2 / MR)
+        K > A_BLOCK_BYTES / 2 / MR || d->ow < -32768 + 128 || d->ow > 32767 - 127)
         return false;
-    if (!wp->b16) {
+    const int32_t ow = (int32_t)d->ow;
+    if (!wp->b16 || wp->b16_ow != ow) {
         if (!emu_wcache_b16(e, wp, N * K * sizeof(int16_t))) return false;
-        widen_b(wp->b, N, K, wp->b16);
+        widen_b(wp->b, N, K, ow, wp->b16);
+        wp->b16_ow = ow;
     }
     size_t rows = A_BLOCK_BYTES / 2 / K / MR * MR;
     if (rows > P) rows = P;
     int16_t *pa = emu_scratch_get(&e->im, rows * K * sizeof *pa);
-    uint32_t *psum = emu_scratch_get(&e->s2, P * sizeof *psum);
-    if (!pa || !psum) return false;
+    if (!pa) return false;
     for (size_t p0 = 0; p0 < P; p0 += rows) {
         const size_t m = P - p0 < rows ? P - p0 : rows;
-        widen_a(in, sp, p0, m, K, pa, psum);
-        run(t, wp->b16, pa, p0, m, (const int32_t *)(const void *)psum, d);
+        widen_a(in, sp, p0, m, K, pa);
+        run(t, wp->b16, pa, p0, m, d);
     }
     return true;
 }

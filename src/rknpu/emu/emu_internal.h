@@ -66,9 +66,11 @@ typedef struct emu_wpack {
     int32_t wabs_ow;
     bool wabs_ok;
     /* emu_gemm8.c: the kernels widened to int16 in its panel order (NULL
-     * until a task takes that path), b16_bytes of them */
+     * until a task takes that path), b16_bytes of them, b16_ow (CPEND's
+     * OW_OP folded in, or 0) added to each */
     int16_t *b16;
     size_t b16_bytes;
+    int32_t b16_ow;
 } emu_wpack;
 
 /* A task's DPU operands kept across runs (emu_opcache.c), and what

@@ -21,6 +21,7 @@
 #include "memo.h"
 
 #include "core/cpu.h"
+#include "npukit/bytes.h"
 
 #include <float.h>
 #include <math.h>
@@ -76,6 +77,15 @@ static int64_t sat32(int64_t v)
 #define CANDS RK_ADD_CANDS
 #define BLOCK 1024
 
+/* 2^e for a normal e (|e| < 1000 here): the bits, as ldexp(1.0, e) without the call. */
+static double pow2(int e)
+{
+    const uint64_t u = (uint64_t)(e + 1023) << 52;
+    double d;
+    memcpy(&d, &u, sizeof d);
+    return d;
+}
+
 /* One value v exactly as the first scan did it: the 15-bit mantissa m and
  * shift s of target / v, and the error |v * m / 2^s - target| (exact: both
  * within a factor 2). False when s is out of the registers' range. */
@@ -85,7 +95,8 @@ static bool pair_at(double target, uint32_t v, int32_t *raw, int32_t *m, int *s,
     const double f = frexp(target / v, &ex);
     *raw = *m = (int32_t)(f * 32768.0 + 0.5);
     *s = 15 - ex;
-    *d = fabs((double)v * (double)*m * ldexp(1.0, -*s) - target);
+    if (*s < 1 || *s > 63) return false; /* out of range after the adjustment too */
+    *d = fabs((double)v * (double)*m * pow2(-*s) - target);
     if (*m == 32768) *m = 16384, --*s;
     return *s >= 1 && *s <= 62;
 }
@@ -247,21 +258,26 @@ static filter_res pair_filter(pair_list *l, filter_kern kern, double target, uin
     (void)frexp(last, &eb);
     if (ea != eb) return SPLIT;
     const double dv = l->n == CANDS && l->dev[CANDS - 1] < l->dmax ? l->dev[CANDS - 1] : l->dmax;
-    const double sc = ldexp(1.0, 15 - ea), N = target * sc, D = dv * sc;
-    if (15 - ea > 62 || 15 - ea < 2 || last < DBL_MIN || !(D <= FILTER_D)) return SINGLE;
+    if (15 - ea > 62 || 15 - ea < 2 || last < DBL_MIN) return SINGLE;
+    const double sc = pow2(15 - ea), N = target * sc, D = dv * sc;
+    if (!(D <= FILTER_D)) return SINGLE;
     /* an integer p with |p - N| < D is in (pmin, pmax); the margin covers
-     * the rounding of N -+ D (N < 2^30: an error <= 2^-22) */
-    const int32_t pmin = (int32_t)floor(N - D - 0x1p-12), pmax = (int32_t)ceil(N + D + 0x1p-12);
+     * the rounding of N -+ D (N < 2^30: an error <= 2^-22); N - D > 2^27,
+     * so floor and ceil by truncation */
+    const double nlo = N - D - 0x1p-12, nhi = N + D + 0x1p-12;
+    const int32_t pmin = (int32_t)nlo, t = (int32_t)nhi, pmax = t + ((double)t < nhi);
     int32_t mv[BLOCK];
-    uint8_t bits[BLOCK / 8];
-    if (!kern((int32_t)x0, len, (float)N, pmin, pmax, mv, bits)) return FILTERED;
-    const double lo = ldexp(1.0, ea - 15);
-    /* the few set bits, eight bytes at a time (the last word of a block
-     * whose length is not a multiple of 64 takes only its bytes) */
-    for (int g = 0; g < len / 8; g += 8) {
-        uint64_t word = 0;
-        for (int b = 0; b < 8 && g + b < len / 8; b++) word |= (uint64_t)bits[g + b] << (8 * b);
-        for (; word; word &= word - 1) {
+    uint8_t bits[BLOCK / 8 + 8];
+    /* the kernel in whole groups of 8; the bits past len cleared (their
+     * values may have another exponent: v m stays below 2^31) */
+    const int n8 = (len + 7) & ~7;
+    if (!kern((int32_t)x0, n8, (float)N, pmin, pmax, mv, bits)) return FILTERED;
+    if (len & 7) bits[len / 8] &= (uint8_t)((1u << (len & 7)) - 1);
+    memset(bits + n8 / 8, 0, 8); /* the last word's bytes past the block */
+    const double lo = pow2(ea - 15);
+    /* the few set bits, eight bytes at a time */
+    for (int g = 0; g < n8 / 8; g += 8) {
+        for (uint64_t word = npk_ld64le(bits + g); word; word &= word - 1) {
             const int i = 8 * g + lowest_bit(word);
             const double d = fabs((double)(x0 + (uint32_t)i) * mv[i] * lo - target);
             if (mv[i] == 32768)
@@ -282,11 +298,11 @@ static void pairs_scan(pair_list *l, filter_kern kern, uint32_t x, uint32_t end)
      * many); whole blocks from the start under a bound given beforehand */
     int grow = l->dmax < HUGE_VAL ? BLOCK : 16;
     while (x < end) {
-        int len = (int)(end - x < (uint32_t)grow ? end - x : (uint32_t)grow) & ~7;
+        int len = (int)(end - x < (uint32_t)grow ? end - x : (uint32_t)grow);
         filter_res r = SINGLE;
-        while (len >= 16 && (r = pair_filter(l, kern, l->target, x, len)) == SPLIT)
+        while (len >= 8 && (r = pair_filter(l, kern, l->target, x, len)) == SPLIT)
             len = len / 2 & ~7;
-        if (len >= 16 && r == FILTERED) {
+        if (len >= 8 && r == FILTERED) {
             x += (uint32_t)len;
             grow = grow < BLOCK ? 2 * grow : BLOCK;
         } else {
@@ -318,7 +334,17 @@ static int best_pairs(filter_kern kern, double target, uint32_t v[CANDS], uint32
     /* the values' exponent regions: [lo, vb) and [vb, end) */
     int e0, ex;
     (void)frexp(target / lo, &e0);
-    uint32_t vb = end, a0 = lo; /* the first value whose exponent is below e0 */
+    /* the first value whose exponent is below e0 (end if none): target / v
+     * (rounded) is nonincreasing in v, so a bisection finds it, in a
+     * bracket of a few values about the real boundary target / 2^(e0 - 1)
+     * when that bracket holds (else the whole range) */
+    uint32_t vb = end, a0 = lo;
+    const double gb = ldexp(target, 1 - e0);
+    if (gb > lo + 4.0 && gb < end - 4.0) {
+        const uint32_t g = (uint32_t)gb;
+        if ((void)frexp(target / (g - 2), &ex), ex >= e0) a0 = g - 2;
+        if ((void)frexp(target / (g + 3), &ex), ex < e0) vb = g + 3;
+    }
     while (a0 + 1 < vb) {
         const uint32_t mid = a0 + (vb - a0) / 2;
         (void)frexp(target / mid, &ex);
