@@ -11,45 +11,11 @@
 #include <string.h>
 
 #include "npk_test.h"
+#include "rk_emu_bufs.h"
 #include "rk_tfl_ref.h"
 #include "npukit/rknpu_emu.h"
 #include "npukit/rknpu_layer.h"
 #include "npukit/rknpu_stream.h"
-
-#define IN_ADDR  0x10000000u
-#define WT_ADDR  0x20000000u
-#define OUT_ADDR 0x30000000u
-#define REG_ADDR 0x40000000u
-
-typedef struct bufs {
-    uint8_t *in, *wt, *out, *reg;
-} bufs;
-
-/* Two submits on one emulator (the second from the kept kernels); the
- * output of the second, which must equal the first's. */
-static uint8_t *run_twice(const npk_rk_lplan *p, bool portable, const bufs *b)
-{
-    npk_rk_emu_opts eo = {1, 0, portable};
-    npk_rk_emu *e = NULL;
-    npk_error err = {0};
-    assert_int_equal(npk_rk_emu_create(&eo, &e, &err), NPK_OK);
-    assert_int_equal(npk_rk_emu_map(e, IN_ADDR, b->in, p->input_bytes, &err), NPK_OK);
-    assert_int_equal(npk_rk_emu_map_tracked(e, WT_ADDR, b->wt, p->weight_bytes, &err), NPK_OK);
-    assert_int_equal(npk_rk_emu_map(e, OUT_ADDR, b->out, p->output_bytes, &err), NPK_OK);
-    assert_int_equal(npk_rk_emu_map(e, REG_ADDR, b->reg, p->regcmd_entries * 8, &err), NPK_OK);
-    uint8_t *o[2];
-    for (int r = 0; r < 2; r++) {
-        memset(b->out, 0x5A, p->output_bytes);
-        if (npk_rk_emu_submit(e, &p->submit, p->records, p->count, &err)) fail_msg("%s", err.msg);
-        o[r] = malloc(p->output_bytes);
-        assert_non_null(o[r]);
-        memcpy(o[r], b->out, p->output_bytes);
-    }
-    assert_memory_equal(o[0], o[1], p->output_bytes);
-    free(o[1]);
-    npk_rk_emu_destroy(e);
-    return o[0];
-}
 
 /* One layer h x w x c -> n, kernel kh x kw, stride s, padding p (every
  * side; the output size follows). The channels are widened to 32 as the
@@ -93,18 +59,12 @@ static void check_layer(npk_rk_ltype type, uint32_t h, uint32_t w, uint32_t c, u
     l.act_min = u8 ? 0 : -128, l.act_max = u8 ? 255 : 127;
     l.weights = wt;
     l.bias_i32 = bias;
-    npk_rk_lplan_opts o = {1, NPK_RK_FORM_VENDOR, IN_ADDR, WT_ADDR, OUT_ADDR, REG_ADDR, 0, 0,
-                           0, NPK_RK_RQ_EXACT};
+    npk_rk_lplan_opts o = rk_bufs_opts();
     npk_rk_lplan pl;
     npk_error err = {0};
     if (npk_rk_lplan_make(&l, &o, &pl, &err)) fail_msg("%s", err.msg);
-    bufs b = {calloc(1, pl.input_bytes), malloc(pl.weight_bytes), calloc(1, pl.output_bytes),
-              calloc(pl.regcmd_entries, 8)};
-    assert_true(b.in && b.wt && b.out && b.reg);
-    memcpy(b.wt, pl.wblob, pl.weight_bytes);
-    npk_rk_lplan_pack_input(&pl, x, b.in);
-    npk_rk_stream_to_bin(pl.regcmd, pl.regcmd_entries, b.reg);
-    uint8_t *simd = run_twice(&pl, false, &b), *port = run_twice(&pl, true, &b);
+    bufs b = rk_bufs_make(&pl, x);
+    uint8_t *simd = rk_bufs_run_twice(&pl, false, &b), *port = rk_bufs_run_twice(&pl, true, &b);
     if (memcmp(simd, port, pl.output_bytes)) {
         size_t i = 0;
         while (simd[i] == port[i]) i++;
@@ -127,7 +87,7 @@ static void check_layer(npk_rk_ltype type, uint32_t h, uint32_t w, uint32_t c, u
     }
     assert_true(differ > 0); /* not a constant output */
     free(y), free(yr), free(simd), free(port);
-    free(b.in), free(b.wt), free(b.out), free(b.reg);
+    rk_bufs_free(&b);
     npk_rk_lplan_free(&pl);
     free(wt), free(x), free(bias);
 }

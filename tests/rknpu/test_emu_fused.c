@@ -16,46 +16,12 @@
 #include <string.h>
 
 #include "npk_test.h"
+#include "rk_emu_bufs.h"
 #include "npukit/rknpu_emu.h"
 #include "npukit/rknpu_layer.h"
 #include "npukit/rknpu_stream.h"
 #include "rknpu/emu/emu_dpu8_fast.h"
 #include "rknpu/emu/emu_internal.h"
-
-#define IN_ADDR  0x10000000u
-#define WT_ADDR  0x20000000u
-#define OUT_ADDR 0x30000000u
-#define REG_ADDR 0x40000000u
-
-typedef struct bufs {
-    uint8_t *in, *wt, *out, *reg;
-} bufs;
-
-/* Two submits on one emulator (the second from the kept kernels); the
- * output of the second, which must equal the first's. */
-static uint8_t *run_twice(const npk_rk_lplan *p, bool portable, const bufs *b)
-{
-    npk_rk_emu_opts eo = {1, 0, portable};
-    npk_rk_emu *e = NULL;
-    npk_error err = {0};
-    assert_int_equal(npk_rk_emu_create(&eo, &e, &err), NPK_OK);
-    assert_int_equal(npk_rk_emu_map(e, IN_ADDR, b->in, p->input_bytes, &err), NPK_OK);
-    assert_int_equal(npk_rk_emu_map_tracked(e, WT_ADDR, b->wt, p->weight_bytes, &err), NPK_OK);
-    assert_int_equal(npk_rk_emu_map(e, OUT_ADDR, b->out, p->output_bytes, &err), NPK_OK);
-    assert_int_equal(npk_rk_emu_map(e, REG_ADDR, b->reg, p->regcmd_entries * 8, &err), NPK_OK);
-    uint8_t *o[2];
-    for (int r = 0; r < 2; r++) {
-        memset(b->out, 0x5A, p->output_bytes);
-        if (npk_rk_emu_submit(e, &p->submit, p->records, p->count, &err)) fail_msg("%s", err.msg);
-        o[r] = malloc(p->output_bytes);
-        assert_non_null(o[r]);
-        memcpy(o[r], b->out, p->output_bytes);
-    }
-    assert_memory_equal(o[0], o[1], p->output_bytes);
-    free(o[1]);
-    npk_rk_emu_destroy(e);
-    return o[0];
-}
 
 /* One layer h x w x c -> n; extreme: inputs and weights at the top of
  * their range with a small output scale (large multipliers). Returns the
@@ -92,18 +58,12 @@ static size_t check_layer(npk_rk_ltype type, uint32_t h, uint32_t w, uint32_t c,
     l.act_min = u8 ? 0 : -128, l.act_max = u8 ? 255 : 127;
     l.weights = wt;
     l.bias_i32 = bias;
-    npk_rk_lplan_opts o = {1, NPK_RK_FORM_VENDOR, IN_ADDR, WT_ADDR, OUT_ADDR, REG_ADDR, 0, 0,
-                           0, NPK_RK_RQ_EXACT};
+    npk_rk_lplan_opts o = rk_bufs_opts();
     npk_rk_lplan p;
     npk_error err = {0};
     if (npk_rk_lplan_make(&l, &o, &p, &err)) fail_msg("%s", err.msg);
-    bufs b = {calloc(1, p.input_bytes), malloc(p.weight_bytes), calloc(1, p.output_bytes),
-              calloc(p.regcmd_entries, 8)};
-    assert_true(b.in && b.wt && b.out && b.reg);
-    memcpy(b.wt, p.wblob, p.weight_bytes);
-    npk_rk_lplan_pack_input(&p, x, b.in);
-    npk_rk_stream_to_bin(p.regcmd, p.regcmd_entries, b.reg);
-    uint8_t *simd = run_twice(&p, false, &b), *port = run_twice(&p, true, &b);
+    bufs b = rk_bufs_make(&p, x);
+    uint8_t *simd = rk_bufs_run_twice(&p, false, &b), *port = rk_bufs_run_twice(&p, true, &b);
     if (memcmp(simd, port, p.output_bytes)) {
         size_t i = 0;
         while (simd[i] == port[i]) i++;
@@ -117,7 +77,7 @@ static size_t check_layer(npk_rk_ltype type, uint32_t h, uint32_t w, uint32_t c,
     for (size_t i = 0; i < (size_t)h * w * n; i++)
         limits += u8 ? y[i] == 0 || y[i] == 255 : y[i] == 0x80 || y[i] == 0x7F;
     free(y), free(simd), free(port);
-    free(b.in), free(b.wt), free(b.out), free(b.reg);
+    rk_bufs_free(&b);
     npk_rk_lplan_free(&p);
     free(wt), free(x), free(bias);
     return limits;

@@ -13,45 +13,10 @@
 #include <string.h>
 
 #include "npk_test.h"
+#include "rk_emu_bufs.h"
 #include "npukit/rknpu_emu.h"
 #include "npukit/rknpu_layer.h"
 #include "npukit/rknpu_stream.h"
-
-#define IN_ADDR  0x10000000u
-#define WT_ADDR  0x20000000u
-#define OUT_ADDR 0x30000000u
-#define REG_ADDR 0x40000000u
-
-typedef struct bufs {
-    uint8_t *in, *wt, *out, *reg;
-} bufs;
-
-static npk_rk_emu *open_emu(const npk_rk_lplan *p, bool portable, bool tracked, const bufs *b)
-{
-    npk_rk_emu_opts eo = {1, 0, portable};
-    npk_rk_emu *e = NULL;
-    npk_error err = {0};
-    assert_int_equal(npk_rk_emu_create(&eo, &e, &err), NPK_OK);
-    assert_int_equal(npk_rk_emu_map(e, IN_ADDR, b->in, p->input_bytes, &err), NPK_OK);
-    assert_int_equal((tracked ? npk_rk_emu_map_tracked : npk_rk_emu_map)(e, WT_ADDR, b->wt,
-                                                                         p->weight_bytes, &err),
-                     NPK_OK);
-    assert_int_equal(npk_rk_emu_map(e, OUT_ADDR, b->out, p->output_bytes, &err), NPK_OK);
-    assert_int_equal(npk_rk_emu_map(e, REG_ADDR, b->reg, p->regcmd_entries * 8, &err), NPK_OK);
-    return e;
-}
-
-/* One submit of p; a copy of the output buffer. */
-static uint8_t *run(npk_rk_emu *e, const npk_rk_lplan *p, const bufs *b)
-{
-    npk_error err = {0};
-    memset(b->out, 0, p->output_bytes);
-    assert_int_equal(npk_rk_emu_submit(e, &p->submit, p->records, p->count, &err), NPK_OK);
-    uint8_t *o = malloc(p->output_bytes);
-    assert_non_null(o);
-    memcpy(o, b->out, p->output_bytes);
-    return o;
-}
 
 static void weights_changed_between_runs(npk_rk_layer_kind kind)
 {
@@ -79,8 +44,7 @@ static void weights_changed_between_runs(npk_rk_layer_kind kind)
     l.pad_top = l.pad_left = l.pad_bottom = l.pad_right = 1;
     l.in.scale = 0.02, l.in.zero_point = 3, l.w.scale = 0.01, l.out.scale = 0.25;
     l.act_min = -128, l.act_max = 127;
-    npk_rk_lplan_opts o = {1, NPK_RK_FORM_VENDOR, IN_ADDR, WT_ADDR, OUT_ADDR, REG_ADDR, 0, 0,
-                           0, NPK_RK_RQ_EXACT};
+    npk_rk_lplan_opts o = rk_bufs_opts();
     npk_rk_lplan p1, p2;
     npk_error err = {0};
     l.weights = w1;
@@ -92,34 +56,30 @@ static void weights_changed_between_runs(npk_rk_layer_kind kind)
     assert_int_equal(p1.weight_bytes, p2.weight_bytes);
     assert_int_equal(p1.regcmd_entries, p2.regcmd_entries);
     assert_int_not_equal(memcmp(p1.wblob, p2.wblob, p1.weight_bytes), 0);
-    bufs b = {calloc(1, p1.input_bytes), malloc(p1.weight_bytes), calloc(1, p1.output_bytes),
-              calloc(p1.regcmd_entries, 8)};
-    assert_true(b.in && b.wt && b.out && b.reg);
-    npk_rk_lplan_pack_input(&p1, x, b.in);
-    npk_rk_stream_to_bin(p1.regcmd, p1.regcmd_entries, b.reg);
+    bufs b = rk_bufs_make(&p1, x); /* weights: p1's, written again per mode below */
     uint8_t *reg2 = calloc(p2.regcmd_entries, 8);
     assert_non_null(reg2);
     npk_rk_stream_to_bin(p2.regcmd, p2.regcmd_entries, reg2);
     assert_memory_equal(b.reg, reg2, p1.regcmd_entries * 8);
     for (int mode = 0; mode < 4; mode++) {
         const bool portable = mode & 1, tracked = mode & 2;
-        npk_rk_emu *warm = open_emu(&p1, portable, tracked, &b);
+        npk_rk_emu *warm = rk_bufs_emu(&p1, portable, tracked, &b);
         memcpy(b.wt, p1.wblob, p1.weight_bytes);
         if (tracked) npk_rk_emu_touch(warm, WT_ADDR + 100);
-        uint8_t *a1 = run(warm, &p1, &b);
-        uint8_t *a1again = run(warm, &p1, &b); /* from the kept kernels */
+        uint8_t *a1 = rk_bufs_run(warm, &p1, &b, 0);
+        uint8_t *a1again = rk_bufs_run(warm, &p1, &b, 0); /* from the kept kernels */
         assert_memory_equal(a1, a1again, p1.output_bytes);
         memcpy(b.wt, p2.wblob, p1.weight_bytes); /* the host changes the weights in place */
         uint8_t *stale = NULL;
         if (tracked) {
             /* a broken promise: no touch, so the kept kernels (of w1) stay
              * (with w2's operand streams): not what a fresh emulator gives */
-            stale = run(warm, &p1, &b);
+            stale = rk_bufs_run(warm, &p1, &b, 0);
             npk_rk_emu_touch(warm, WT_ADDR + 100);
         }
-        uint8_t *a2 = run(warm, &p1, &b);
-        npk_rk_emu *fresh = open_emu(&p1, portable, tracked, &b);
-        uint8_t *f2 = run(fresh, &p1, &b);
+        uint8_t *a2 = rk_bufs_run(warm, &p1, &b, 0);
+        npk_rk_emu *fresh = rk_bufs_emu(&p1, portable, tracked, &b);
+        uint8_t *f2 = rk_bufs_run(fresh, &p1, &b, 0);
         npk_rk_emu_destroy(fresh);
         assert_memory_equal(a2, f2, p1.output_bytes);
         if (stale) assert_memory_not_equal(stale, f2, p1.output_bytes);
@@ -129,12 +89,13 @@ static void weights_changed_between_runs(npk_rk_layer_kind kind)
         uint8_t *wt = npk_rk_emu_host(warm, WT_ADDR, p1.weight_bytes);
         assert_ptr_equal(wt, b.wt);
         memcpy(wt, p1.wblob, p1.weight_bytes);
-        uint8_t *a3 = run(warm, &p1, &b);
+        uint8_t *a3 = rk_bufs_run(warm, &p1, &b, 0);
         assert_memory_equal(a1, a3, p1.output_bytes);
         npk_rk_emu_destroy(warm);
         free(a1), free(a1again), free(a2), free(f2), free(a3);
     }
-    free(b.in), free(b.wt), free(b.out), free(b.reg), free(reg2);
+    rk_bufs_free(&b);
+    free(reg2);
     npk_rk_lplan_free(&p1);
     npk_rk_lplan_free(&p2);
     free(w1), free(w2), free(x);
