@@ -121,6 +121,11 @@ struct npk_rk_emu {
     size_t nwp, cap_wp, wp_bytes;
 };
 
+/* A cache's array (emu_opcache.c, emu_tcache.c, emu_wcache.c) with room
+ * for entry n, zeroed: the array (moved or not), or NULL when it holds max
+ * entries or cannot grow (the caller then runs uncached). */
+void *emu_cache_grow(void *arr, size_t n, size_t *cap, size_t max, size_t elem, size_t first);
+
 /* A DPU stage (BS, BN or EW) as the registers program it. */
 typedef struct emu_stage {
     bool on;               /* not bypassed as a whole */

@@ -64,15 +64,9 @@ int32_t *emu_opcache_add(npk_rk_emu *e, const emu_task *t, size_t bytes, uint64_
         if (!memcmp(&o, &k, sizeof k)) p = &e->opc[i];
     }
     if (!p) {
-        if (e->nopc == OPCACHE_MAX) return NULL;
-        if (e->nopc == e->cap_opc) {
-            size_t cap = e->cap_opc ? 2 * e->cap_opc : 32;
-            emu_opentry *n = realloc(e->opc, cap * sizeof *n);
-            if (!n) return NULL;
-            e->opc = n, e->cap_opc = cap;
-        }
-        p = &e->opc[e->nopc++];
-        memset(p, 0, sizeof *p);
+        emu_opentry *g = emu_cache_grow(e->opc, e->nopc, &e->cap_opc, OPCACHE_MAX, sizeof *g, 32);
+        if (!g) return NULL;
+        e->opc = g, p = &g[e->nopc++];
     }
     if (p->bytes < bytes) {
         int32_t *n = realloc(p->ops, bytes);

@@ -69,15 +69,9 @@ void emu_tcache_put(npk_rk_emu *e, int core, uint32_t addr, uint32_t amount, con
 {
     emu_tentry *h = slot_of(e, core, addr, amount); /* a fetch with other inputs: replaced */
     if (!h) {
-        if (e->ntc == TCACHE_MAX) return;
-        if (e->ntc == e->cap_tc) {
-            size_t cap = e->cap_tc ? 2 * e->cap_tc : 64;
-            emu_tentry *n = realloc(e->tc, cap * sizeof *n);
-            if (!n) return;
-            e->tc = n, e->cap_tc = cap;
-        }
-        h = &e->tc[e->ntc++];
-        memset(h, 0, sizeof *h);
+        emu_tentry *g = emu_cache_grow(e->tc, e->ntc, &e->cap_tc, TCACHE_MAX, sizeof *g, 64);
+        if (!g) return;
+        e->tc = g, h = &g[e->ntc++];
     }
     if (h->cap_wr < nwr) {
         emu_write *n = realloc(h->wr, nwr * sizeof *n);

@@ -76,6 +76,19 @@ static void drop(npk_rk_emu *e, emu_wpack *p)
     memset(p, 0, sizeof *p);
 }
 
+void *emu_cache_grow(void *arr, size_t n, size_t *cap, size_t max, size_t elem, size_t first)
+{
+    if (n == max) return NULL;
+    if (n == *cap) {
+        size_t c = *cap ? 2 * *cap : first;
+        void *g = realloc(arr, c * elem);
+        if (!g) return NULL;
+        arr = g, *cap = c;
+    }
+    memset((uint8_t *)arr + n * elem, 0, elem);
+    return arr;
+}
+
 emu_wpack *emu_wcache_add(npk_rk_emu *e, const emu_task *t, bool packed, size_t raw, size_t b_bytes)
 {
     /* An entry for the same span with other bytes is replaced. */
@@ -83,15 +96,9 @@ emu_wpack *emu_wcache_add(npk_rk_emu *e, const emu_task *t, bool packed, size_t 
     for (size_t i = 0; i < e->nwp && !p; i++)
         if (same_shape(&e->wp[i], t, packed, raw)) p = &e->wp[i], drop(e, p);
     if (!p) {
-        if (e->nwp == WCACHE_MAX_ENTRIES) return NULL;
-        if (e->nwp == e->cap_wp) {
-            size_t cap = e->cap_wp ? 2 * e->cap_wp : 64;
-            emu_wpack *n = realloc(e->wp, cap * sizeof *n);
-            if (!n) return NULL;
-            e->wp = n, e->cap_wp = cap;
-        }
-        p = &e->wp[e->nwp++];
-        memset(p, 0, sizeof *p);
+        emu_wpack *g = emu_cache_grow(e->wp, e->nwp, &e->cap_wp, WCACHE_MAX_ENTRIES, sizeof *g, 64);
+        if (!g) return NULL;
+        e->wp = g, p = &g[e->nwp++];
     }
     if (raw + b_bytes > WCACHE_MAX_BYTES - e->wp_bytes || !(p->raw = malloc(raw ? raw : 1)) ||
         !(p->b = malloc(b_bytes ? b_bytes : 1)) ||
