@@ -518,6 +518,11 @@ typedef struct tfl_rows {
     int16_t wr_w[256][2][WALK_C];
     uint8_t wr_p[256][2][WALK_C];
     double wr_f[256][2];
+    /* per row, the fractions of the levels next to its start in the sorted
+     * order, whether in the row or not (walk_near): every level of the row
+     * has f in [near_f[1], near_f[0]]; near_ok when all are proved then */
+    double near_sig[256], near_f[256][2];
+    uint8_t near_ok[256];
     uint8_t p[256 * 256]; /* 1..255 */
 } tfl_rows;
 
@@ -863,6 +868,20 @@ static int walk_start(const tfl_rows *r, int x1, double *sig, double *sf)
     return j0;
 }
 
+/* Row x1's walk start and the fractions of the two levels around it, the
+ * largest and smallest f of all the layer's levels (k_near). */
+static void walk_near(tfl_rows *r, int x1)
+{
+    const int n = r->w1 - r->w0;
+    double sig, sf;
+    const int j0 = walk_start(r, x1, &sig, &sf);
+    double ft = r->phi_s[j0 > 0 ? j0 - 1 : n - 1] - sf, fb = r->phi_s[j0 < n ? j0 : 0] - sf;
+    ft += ft < 0 ? 1.0 : 0.0;
+    fb += fb < 0 ? 1.0 : 0.0;
+    r->near_sig[x1] = sig, r->near_f[x1][0] = ft, r->near_f[x1][1] = fb;
+    r->near_ok[x1] = ft < 1.0 - r->eps && fb > r->eps;
+}
+
 static void yb_walk(const yb_ctx *c, const tfl_rows *r, int x1, int64_t *vmax, int64_t *vmin)
 {
     const int a = r->wmin[x1], b = r->wmax[x1], n = r->w1 - r->w0;
@@ -1104,6 +1123,37 @@ static int k_row(k_rows *k, int x1)
     return moved;
 }
 
+/* Whether row x1 keeps Y(x1, K) inside its [L, H] over the whole range
+ * without computing them: in the direct case with every level of the row
+ * proved (near_ok), each level's v is within the walk's bounds at the two
+ * fractions next to the row's start (the extremes of all the layer's
+ * levels, walk_near), which give an upper bound of L and a lower bound of
+ * H. True only when Y at lo and hi lies inside those; then the row moves
+ * nothing, as k_row would find (its [L, H] is wider); false: k_row. */
+static bool k_near(const k_rows *k, int x1)
+{
+    const tfl_rows *r = k->r;
+    const yb_ctx *c = k->yc;
+    const int a = r->wmin[x1], b = r->wmax[x1];
+    if (!r->near_ok[x1] || b <= a) return false;
+    const int64_t s2 = c->s2, E0 = c->E0;
+    const double s2d = (double)s2, base = s2d * (r->near_sig[x1] - 1.0);
+    const double vM = base + c->Tmax + 4.0 + s2d * r->near_f[x1][0],
+                 vm = base + c->Tmin - 4.0 + s2d * r->near_f[x1][1];
+    int64_t ceil_vM = (int64_t)vM, floor_vm = (int64_t)vm; /* |v| < 2^53 (c->walk) */
+    ceil_vM += (double)ceil_vM < vM;
+    floor_vm -= (double)floor_vm > vm;
+    int64_t L = ceil_vM - E0, H = floor_vm + s2 - 1 - E0;
+    if (a > -128 && c->tG[a + 128] - E0 > L) L = c->tG[a + 128] - E0;
+    if (b < 127 && c->tG[b + 129] - (E0 + 255 * s2) - 1 < H)
+        H = c->tG[b + 129] - (E0 + 255 * s2) - 1;
+    if (L > INT32_MAX || H < INT32_MIN) return false;
+    const rk_add_enc *h = k->h;
+    const int64_t X = (int64_t)(x1 - 128 - k->z1) * h->b1, one = (int64_t)1 << h->sa;
+    return (L <= INT32_MIN || (X + k->lo) * h->a1 >= L * one) &&
+           (H >= INT32_MAX || (X + k->hi) * h->a1 < (H + 1) * one);
+}
+
 static bool k_interval(k_rows *k, int64_t *klo, int64_t *khi, uint8_t seen[2])
 {
     const rk_add_enc *h = k->h;
@@ -1113,7 +1163,9 @@ static bool k_interval(k_rows *k, int64_t *klo, int64_t *khi, uint8_t seen[2])
     k->lo = *klo, k->hi = *khi;
     for (int i = 0; i < 2; i++)
         if (k_row(k, seen[i]) < 0) return false;
+    const bool near = k->direct && k->yc->walk;
     for (int x1 = 0; x1 < 256; x1++) {
+        if (near && !k->have[x1] && k_near(k, x1)) continue;
         const int m = k_row(k, x1);
         if (m < 0) {
             seen[0] = seen[1], seen[1] = (uint8_t)x1;
@@ -1196,8 +1248,7 @@ static bool add_exact_search(double sc1, double sc2, double sco, int32_t z1, int
     /* every row's walk ends at once (independent rows overlap in the
      * pipeline; a pair that succeeds needs them all) */
     if (rows.walk)
-        for (int x1 = 0; x1 < 256; x1++)
-            if (walk_row(&rows, x1)) walk_gather(&rows, x1);
+        for (int x1 = 0; x1 < 256; x1++) walk_near(&rows, x1);
     uint32_t s2v[CANDS], cv[CANDS];
     int kv[CANDS];
     int n2 = rk_add_best_pairs(m2, s2v, cv, kv);
