@@ -581,27 +581,34 @@ static void tfl_rows_fill(const tfl_add *t, int32_t z1, int32_t z2, int32_t zo, 
     const int64_t Tmin = (int64_t)A[0] + B[0], Tmax = (int64_t)A[255] + B[255];
     const int w0 = (int)tfl_out(&cx, Tmin), w1 = (int)tfl_out(&cx, Tmax);
     r->w0 = w0, r->w1 = w1;
-    /* tF[w - w0]: the smallest sum at level w (w0 < w <= w1); a guess from
-     * the real multiplier, made exact by the bracket */
-    /* Between w0 and w1 the clamps do not act (lo <= w0 < w <= w1 <= hi),
-     * so tF(w) is the smallest T with rdbpot(srdhm(T)) >= v = w - zo:
-     * srdhm(T) >= xs, xs the smallest x rounding to v (half of a step
-     * below v 2^e, rounded away from zero: one more when negative), found
-     * from its real position and stepped to the exact one (srdhm is
-     * nondecreasing in T; tF lies in (tF(w - 1), Tmax]). */
+    /* tF[w - w0]: the smallest sum at level w (w0 < w <= w1). Between w0
+     * and w1 the clamps do not act (lo <= w0 < w <= w1 <= hi), so tF(w) is
+     * the smallest T with rdbpot(srdhm(T)) >= v = w - zo: srdhm(T) >= xs,
+     * xs the smallest x rounding to v (half of a step below v 2^e, rounded
+     * away from zero: one more when negative). For qo > 0, srdhm(T) >= xs
+     * exactly when T qo >= xs 2^31 - 2^30 (either sign of the product: its
+     * nudge and truncation give the same bound), so T is that bound's
+     * ceiling over qo, kept in (tF(w - 1), Tmax] (srdhm is nondecreasing in
+     * T; an xs beyond int32 is never or always reached). */
     int64_t *tF = r->tF;
     const int e = -t->eo;
-    const double per = ldexp(1.0, 31) / t->qo; /* T units per unit of srdhm */
+    const int64_t qo = t->qo;
     int64_t prev = Tmin;
     for (int w = w0 + 1; w <= w1; w++) {
         const int64_t v = (int64_t)w - zo;
         int64_t xs = e ? v * ((int64_t)1 << e) - ((int64_t)1 << (e - 1)) : v;
         xs += e && xs < 0 ? 1 : 0;
-        double gd = ceil(((double)xs - 0.5) * per);
-        gd = gd < (double)(prev + 1) ? (double)(prev + 1) : gd > (double)Tmax ? (double)Tmax : gd;
-        int64_t g = (int64_t)gd;
-        while (g > prev + 1 && srdhm((int32_t)(g - 1), t->qo) >= xs) g--;
-        while (g < Tmax && srdhm((int32_t)g, t->qo) < xs) g++;
+        int64_t g;
+        if (xs > INT32_MAX)
+            g = Tmax;
+        else if (xs <= INT32_MIN)
+            g = prev + 1;
+        else {
+            const int64_t N = xs * ((int64_t)1 << 31) - ((int64_t)1 << 30);
+            g = N / qo + (N % qo > 0);
+            g = g < prev + 1 ? prev + 1 : g > Tmax ? Tmax : g;
+        }
+        if (prev + 1 > Tmax) g = prev + 1;
         tF[w - w0] = prev = g;
     }
     /* B's line for the row kernel: the slope's reciprocal as a float, the
