@@ -810,14 +810,30 @@ static void yb_prep(const rk_add_enc *h, int32_t z2, const tfl_rows *r, yb_ctx *
     /* the walk's bound needs every level's threshold finite (no clip or
      * saturation of the registers inside TFLite's levels) */
     c->walk = r->walk;
-    c->Tmax = -HUGE_VAL, c->Tmin = HUGE_VAL;
-    for (int w = r->w0 + 1; w <= r->w1 && c->walk; w++) {
-        const int64_t g = tG[w + 128];
-        if (g <= -((int64_t)1 << 40) || g >= (int64_t)1 << 40) c->walk = false;
-        const double T = (double)g - (double)h->s2 * r->th[w - r->w0];
-        c->Tmax = T > c->Tmax ? T : c->Tmax;
-        c->Tmin = T < c->Tmin ? T : c->Tmin;
+    if (!c->walk) return;
+    /* (two of each extreme: independent chains; Tmax, Tmin only matter
+     * with the walk) */
+    const double s2d = (double)h->s2;
+    const int n = r->w1 - r->w0;
+    const int64_t *g = tG + (r->w0 + 129);
+    const double *th = r->th + 1;
+    double mx0 = -HUGE_VAL, mx1 = -HUGE_VAL, mn0 = HUGE_VAL, mn1 = HUGE_VAL;
+    int far = 0;
+    int i = 0;
+    for (; i + 1 < n; i += 2) {
+        far |= (g[i] <= -((int64_t)1 << 40)) | (g[i] >= (int64_t)1 << 40) |
+               (g[i + 1] <= -((int64_t)1 << 40)) | (g[i + 1] >= (int64_t)1 << 40);
+        const double T0 = (double)g[i] - s2d * th[i], T1 = (double)g[i + 1] - s2d * th[i + 1];
+        mx0 = T0 > mx0 ? T0 : mx0, mn0 = T0 < mn0 ? T0 : mn0;
+        mx1 = T1 > mx1 ? T1 : mx1, mn1 = T1 < mn1 ? T1 : mn1;
     }
+    for (; i < n; i++) {
+        far |= (g[i] <= -((int64_t)1 << 40)) | (g[i] >= (int64_t)1 << 40);
+        const double T0 = (double)g[i] - s2d * th[i];
+        mx0 = T0 > mx0 ? T0 : mx0, mn0 = T0 < mn0 ? T0 : mn0;
+    }
+    c->walk = !far;
+    c->Tmax = mx0 > mx1 ? mx0 : mx1, c->Tmin = mn0 < mn1 ? mn0 : mn1;
 }
 
 /* The thresholds in int32 where a row's thresholds are within 2^30 (then
