@@ -15,7 +15,9 @@
  * line, yb_walk / walk_gather, without visiting every level), and Y
  * is nondecreasing in K, so each row bounds K from both sides (k_interval,
  * computing rows' bounds as it needs them and stopping a failing candidate
- * at its first bad row); a nonempty intersection is an exact encoding.
+ * at its first bad row; a row that provably stays inside bounds from the
+ * layer's two levels next to its start is not computed, k_near); a
+ * nonempty intersection is an exact encoding.
  * test_add_exact compares the answers with a brute force over every pair. */
 #include "add_exact.h"
 #include "memo.h"
@@ -1268,8 +1270,9 @@ static bool add_exact_search(double sc1, double sc2, double sco, int32_t z1, int
     double m1 = ldexp(t.q1, t.e1 - 31) * mo, m2 = ldexp(t.q2, t.e2 - 31) * mo;
     tfl_rows rows;
     tfl_rows_fill(&t, z1, z2, zo, lo, hi, &rows);
-    /* every row's walk ends at once (independent rows overlap in the
-     * pipeline; a pair that succeeds needs them all) */
+    /* every row's levels next to its start at once (k_near checks every
+     * row of a pair that succeeds; the walks' ends are gathered only for
+     * the rows computed, yb_row) */
     if (rows.walk)
         for (int x1 = 0; x1 < 256; x1++) walk_near(&rows, x1);
     uint32_t s2v[CANDS], cv[CANDS];
