@@ -63,6 +63,17 @@ static inline uint32_t rk_same_run(const double *v, uint32_t c, uint32_t n)
     return c;
 }
 
+/* The exact mode's record sources per channel (bi, lo may be NULL). */
+typedef struct rk_exact_src {
+    const int32_t *bi, *lo, *qb, *qk, *qa;
+    const int64_t *ws;
+    int64_t zsum, zx;
+} rk_exact_src;
+/* The records of the first channels written four at a time where the host
+ * has the vectors for it (layer_exact_rec.c): how many (0..n), the rest
+ * for the caller's loop. */
+uint32_t rk_exact_records_fast(const rk_exact_src *s, uint32_t n, uint8_t *bias, uint8_t *mul);
+
 /* npk_rk_lplan_make_rows with the weight buffer built in wbuf when it fits
  * in wcap bytes (p->wblob_lent), else allocated (wbuf NULL: always). */
 npk_status rk_lplan_make_in(const npk_rk_layer *l, const npk_rk_lplan_opts *o,

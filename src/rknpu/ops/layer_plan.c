@@ -176,7 +176,9 @@ static npk_status build_blob(const npk_rk_layer *l, npk_rk_lplan *p, const geo *
         const int32_t *bi = l->bias_i32, *lo = qp->lower ? qp->t_lo : NULL, *qb = qp->b,
                       *qk = qp->k, *qa = qp->a;
         const int64_t *ws = qp->wsum, zx = qp->zx;
-        uint32_t n = 0, nc = l->out_c;
+        uint32_t nc = l->out_c;
+        const rk_exact_src src = {bi, lo, qb, qk, qa, ws, zsum, zx};
+        uint32_t n = rk_exact_records_fast(&src, nc, bias, mul);
         for (; n < nc; n++) {
             int64_t b = (bi ? bi[n] : 0) - zx * (ws[n] - zsum);
             if (lo) b -= lo[n];
@@ -563,8 +565,8 @@ static bool qp_alloc(rk_qparams *qp, size_t n)
     memset(qp, 0, sizeof *qp);
     if (!n) n = 1;
     size_t bytes;
-    uint8_t *b = npk_mul_sz(n, 2 * sizeof(int64_t) + 6 * sizeof(int32_t), &bytes) ? malloc(bytes)
-                                                                                  : NULL;
+    uint8_t *b =
+        npk_mul_sz(n, 2 * sizeof(int64_t) + 6 * sizeof(int32_t), &bytes) ? malloc(bytes) : NULL;
     if (!b) return false;
     qp->wsum = (int64_t *)(void *)b;
     qp->m = (double *)(void *)(b + n * sizeof(int64_t));
