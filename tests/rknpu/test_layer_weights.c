@@ -322,12 +322,36 @@ static void test_exact_records(void **state)
     assert_int_equal(records_check(&wide, N), 0);
 }
 
+/* rk_same_run (eight, four, then one at a time) against its definition:
+ * runs of every length up to 40 from every start, ended by a value that
+ * differs in its low or its high 32 bits, or by the array's end. */
+static void test_same_run(void **state)
+{
+    (void)state;
+    double v[48];
+    for (uint32_t len = 1; len <= 40; len++)
+        for (int kind = 0; kind < 3; kind++) {
+            for (uint32_t i = 0; i < 48; i++) v[i] = 0.75;
+            uint64_t u;
+            memcpy(&u, &v[0], 8);
+            u ^= kind == 0 ? 1ull : kind == 1 ? 1ull << 40 : 0;
+            if (kind < 2) memcpy(&v[len], &u, 8); /* kind 2: the run reaches n */
+            uint32_t n = kind < 2 ? 48 : len;
+            for (uint32_t c = 0; c < len; c++) {
+                uint32_t e = c + 1;
+                while (e < n && !memcmp(&v[e], &v[c], 8)) e++;
+                assert_int_equal(rk_same_run(v, c, n), e);
+            }
+        }
+}
+
 int main(void)
 {
     const struct CMUnitTest tests[] = {
         cmocka_unit_test(test_conv_layouts), cmocka_unit_test(test_depthwise_layouts),
         cmocka_unit_test(test_sum_extremes), cmocka_unit_test(test_fit_reference),
         cmocka_unit_test(test_fit_cache),    cmocka_unit_test(test_exact_records),
+        cmocka_unit_test(test_same_run),
     };
     return cmocka_run_group_tests(tests, NULL, NULL);
 }

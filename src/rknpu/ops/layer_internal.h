@@ -6,6 +6,9 @@
 #include <stddef.h>
 #include <stdint.h>
 #include <string.h>
+#if defined(__SSE2__)
+#include <emmintrin.h>
+#endif
 
 #include "npukit/rknpu_conv.h"
 #include "npukit/rknpu_layer.h"
@@ -49,7 +52,20 @@ static inline uint32_t rk_same_run(const double *v, uint32_t c, uint32_t n)
 {
     uint64_t x, y0, y1, y2, y3;
     memcpy(&x, &v[c], 8);
-    for (c++; c + 4 <= n; c += 4) {
+    c++;
+#if defined(__SSE2__)
+    /* Eight at a time: equal 32-bit halves throughout, then the rest. */
+    const __m128i xx = _mm_set1_epi64x((long long)x);
+    for (; c + 8 <= n; c += 8) {
+        const __m128i *p = (const __m128i *)(const void *)(v + c);
+        __m128i e = _mm_and_si128(_mm_and_si128(_mm_cmpeq_epi32(_mm_loadu_si128(p), xx),
+                                                _mm_cmpeq_epi32(_mm_loadu_si128(p + 1), xx)),
+                                  _mm_and_si128(_mm_cmpeq_epi32(_mm_loadu_si128(p + 2), xx),
+                                                _mm_cmpeq_epi32(_mm_loadu_si128(p + 3), xx)));
+        if (_mm_movemask_epi8(e) != 0xFFFF) break;
+    }
+#endif
+    for (; c + 4 <= n; c += 4) {
         memcpy(&y0, &v[c], 8);
         memcpy(&y1, &v[c + 1], 8);
         memcpy(&y2, &v[c + 2], 8);
