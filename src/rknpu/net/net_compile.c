@@ -6,6 +6,7 @@
 #include <string.h>
 
 #include "net_internal.h"
+#include "npukit/checked.h"
 #include "npukit/rknpu_uapi.h"
 
 #define ALIGN 64
@@ -543,7 +544,9 @@ npk_status npk_rk_net_compile(const npk_tfl_model *m, const npk_rk_net_opts *o, 
     net->ntensors = sg->ntensors;
     net_build b = {net, NULL, NULL, NULL, NULL, 0, 0};
     net->tensors = calloc(sg->ntensors + 1, sizeof *net->tensors);
-    net->ops = calloc(sg->noperators + 1, sizeof *net->ops);
+    size_t ops_bytes; /* not cleared: each op is cleared as it is tried (net_partition.c) */
+    if (npk_mul_sz((size_t)sg->noperators + 1, sizeof *net->ops, &ops_bytes))
+        net->ops = malloc(ops_bytes);
     net->segs = calloc(sg->noperators + 1, sizeof *net->segs);
     b.side = calloc(sg->noperators + 1, 1);
     b.npu_of = calloc(sg->noperators + 1, sizeof *b.npu_of);
