@@ -557,20 +557,21 @@ static void avg_lower(const npk_rk_layer *l, uint32_t count, void *unit, int32_t
     low->in.scale = low->out.scale = 1.0;
 }
 
-/* The per-channel arrays in one block (wsum, m first: 8-byte elements,
- * then the int32 ones), not cleared: m and wsum are written whole (the
- * requantisation, the packing), the others by the modes that read them. */
+/* The per-channel arrays in one block (wsum, m, the exact search's
+ * scratch first: 8-byte elements, then the int32 ones), not cleared: m and wsum are written whole
+ * (the requantisation, the packing), the others by the modes that read them. */
 static bool qp_alloc(rk_qparams *qp, size_t n)
 {
     memset(qp, 0, sizeof *qp);
     if (!n) n = 1;
     size_t bytes;
     uint8_t *b =
-        npk_mul_sz(n, 2 * sizeof(int64_t) + 6 * sizeof(int32_t), &bytes) ? malloc(bytes) : NULL;
+        npk_mul_sz(n, 5 * sizeof(int64_t) + 6 * sizeof(int32_t), &bytes) ? malloc(bytes) : NULL;
     if (!b) return false;
     qp->wsum = (int64_t *)(void *)b;
     qp->m = (double *)(void *)(b + n * sizeof(int64_t));
-    int32_t *i32 = (int32_t *)(void *)(b + 2 * n * sizeof(int64_t));
+    qp->scratch = qp->m + n; /* 3n: the exact search's */
+    int32_t *i32 = (int32_t *)(void *)(b + 5 * n * sizeof(int64_t));
     qp->a = i32;
     qp->t_lo = i32 + n;
     qp->t_hi = i32 + 2 * n;
