@@ -290,7 +290,8 @@ static void test_exact_records(void **state)
             bi[c] = (int32_t)(next_byte() << 16 | next_byte() << 8 | next_byte()) - (1 << 23);
             lo[c] = (int32_t)next_byte() - 128;
             qb[c] = (int32_t)(next_byte() << 8 | next_byte()) - 32768;
-            qk[c] = (int32_t)(next_byte() << 24 | next_byte() << 16 | next_byte());
+            qk[c] =
+                (int32_t)((uint32_t)next_byte() << 24 | (uint32_t)next_byte() << 16 | next_byte());
             qa[c] = (int32_t)next_byte() - 100;
             ws[c] = (int64_t)(next_byte() << 16 | next_byte() << 8 | next_byte()) - (1 << 23);
         }
