@@ -12,7 +12,9 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "core/cpu.h"
 #include "npk_test.h"
+#include "npukit/bytes.h"
 #include "npukit/tflite_quant.h"
 #include "rknpu/ops/layer_internal.h"
 
@@ -245,12 +247,112 @@ static void test_fit_cache(void **state)
     }
 }
 
+/* The exact records' fast path (layer_exact_rec.c) against the records'
+ * definition: what it writes equals [bias - zx (ws - zsum) - lo, b] and
+ * [k, a] as little-endian words, it writes nothing past the channels it
+ * reports, and on AVX2 hosts it stops only at the 4-channel block of the
+ * first channel whose product or bias leaves int32. */
+static uint32_t records_check(const rk_exact_src *s, uint32_t n)
+{
+    uint8_t *bias = malloc(8 * (size_t)n + 8), *mul = malloc(8 * (size_t)n + 8);
+    assert_non_null(bias);
+    assert_non_null(mul);
+    memset(bias, 0xA5, 8 * (size_t)n + 8);
+    memset(mul, 0x5A, 8 * (size_t)n + 8);
+    uint32_t done = rk_exact_records_fast(s, n, bias, mul);
+    assert_true(done <= n);
+    for (uint32_t c = 0; c < done; c++) {
+        int64_t b = (s->bi ? s->bi[c] : 0) - s->zx * (s->ws[c] - s->zsum) - (s->lo ? s->lo[c] : 0);
+        assert_true(b >= INT32_MIN && b <= INT32_MAX);
+        assert_int_equal(npk_ld32le(bias + 8 * (size_t)c), (uint32_t)(int32_t)b);
+        assert_int_equal(npk_ld32le(bias + 8 * (size_t)c + 4), (uint32_t)s->qb[c]);
+        assert_int_equal(npk_ld32le(mul + 8 * (size_t)c), (uint32_t)s->qk[c]);
+        assert_int_equal(npk_ld32le(mul + 8 * (size_t)c + 4), (uint32_t)s->qa[c]);
+    }
+    for (size_t i = 8 * (size_t)done; i < 8 * (size_t)n + 8; i++) {
+        assert_int_equal(bias[i], 0xA5);
+        assert_int_equal(mul[i], 0x5A);
+    }
+    free(bias);
+    free(mul);
+    return done;
+}
+
+static void test_exact_records(void **state)
+{
+    (void)state;
+    enum { N = 203 };
+    int32_t bi[N], lo[N], qb[N], qk[N], qa[N];
+    int64_t ws[N];
+    bool avx2 = npk_cpu_has(NPK_CPU_AVX2);
+    for (int round = 0; round < 200; round++) {
+        for (int c = 0; c < N; c++) {
+            bi[c] = (int32_t)(next_byte() << 16 | next_byte() << 8 | next_byte()) - (1 << 23);
+            lo[c] = (int32_t)next_byte() - 128;
+            qb[c] = (int32_t)(next_byte() << 8 | next_byte()) - 32768;
+            qk[c] =
+                (int32_t)((uint32_t)next_byte() << 24 | (uint32_t)next_byte() << 16 | next_byte());
+            qa[c] = (int32_t)next_byte() - 100;
+            ws[c] = (int64_t)(next_byte() << 16 | next_byte() << 8 | next_byte()) - (1 << 23);
+        }
+        rk_exact_src s = {round % 3 ? bi : NULL,
+                          round % 2 ? lo : NULL,
+                          qb,
+                          qk,
+                          qa,
+                          ws,
+                          (int64_t)next_byte() * 1000 - 128000,
+                          (int64_t)next_byte() - 128};
+        uint32_t n = N - (uint32_t)(round % 7);
+        uint32_t bad = n;     /* the first channel out of range, if any */
+        if (round % 4 == 1) { /* a product past int32 */
+            bad = (uint32_t)next_byte() % n;
+            ws[bad] = s.zsum + ((int64_t)1 << 31) + round;
+        } else if (round % 4 == 2) { /* a bias past int32 */
+            bad = (uint32_t)next_byte() % n;
+            s.zx = 1;
+            ws[bad] = s.zsum - ((int64_t)INT32_MAX - 10);
+            if (s.bi) bi[bad] = 100;
+            if (s.lo) lo[bad] = -100;
+            if (!s.bi && !s.lo) ws[bad] = s.zsum + ((int64_t)1 << 31) + 5;
+        }
+        uint32_t done = records_check(&s, n);
+        if (avx2) assert_int_equal(done, bad == n ? n / 4 * 4 : bad / 4 * 4);
+    }
+    rk_exact_src wide = {NULL, NULL, qb, qk, qa, ws, 0, (int64_t)1 << 40}; /* zx past int32 */
+    assert_int_equal(records_check(&wide, N), 0);
+}
+
+/* rk_same_run (eight, four, then one at a time) against its definition:
+ * runs of every length up to 40 from every start, ended by a value that
+ * differs in its low or its high 32 bits, or by the array's end. */
+static void test_same_run(void **state)
+{
+    (void)state;
+    double v[48];
+    for (uint32_t len = 1; len <= 40; len++)
+        for (int kind = 0; kind < 3; kind++) {
+            for (uint32_t i = 0; i < 48; i++) v[i] = 0.75;
+            uint64_t u;
+            memcpy(&u, &v[0], 8);
+            u ^= kind == 0 ? 1ull : kind == 1 ? 1ull << 40 : 0;
+            if (kind < 2) memcpy(&v[len], &u, 8); /* kind 2: the run reaches n */
+            uint32_t n = kind < 2 ? 48 : len;
+            for (uint32_t c = 0; c < len; c++) {
+                uint32_t e = c + 1;
+                while (e < n && !memcmp(&v[e], &v[c], 8)) e++;
+                assert_int_equal(rk_same_run(v, c, n), e);
+            }
+        }
+}
+
 int main(void)
 {
     const struct CMUnitTest tests[] = {
         cmocka_unit_test(test_conv_layouts), cmocka_unit_test(test_depthwise_layouts),
         cmocka_unit_test(test_sum_extremes), cmocka_unit_test(test_fit_reference),
-        cmocka_unit_test(test_fit_cache),
+        cmocka_unit_test(test_fit_cache),    cmocka_unit_test(test_exact_records),
+        cmocka_unit_test(test_same_run),
     };
     return cmocka_run_group_tests(tests, NULL, NULL);
 }

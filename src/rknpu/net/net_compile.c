@@ -6,6 +6,7 @@
 #include <string.h>
 
 #include "net_internal.h"
+#include "npukit/checked.h"
 #include "npukit/rknpu_uapi.h"
 
 #define ALIGN 64
@@ -227,43 +228,79 @@ static npk_status plan_memory(npk_rk_net *net, npk_error *err)
         if (off + g->dev_bytes > extent) extent = off + g->dev_bytes;
     }
     net->act_bytes = extent;
-    /* The lower bound: the largest sum of sizes alive at one operator. */
+    /* The lower bound: the largest sum of sizes alive at one operator, from
+     * each size added where its tensor's life starts and taken off after it
+     * ends. */
     const npk_tfl_subgraph *sg = &net->m->subgraphs[0];
+    int64_t nop = sg->noperators;
+    uint64_t *step = calloc((size_t)nop + 1, sizeof *step);
+    if (!step) {
+        free(roots);
+        return npk_fail(err, NPK_E_NOMEM, "out of memory");
+    }
+    for (uint32_t i = 0; i < n; i++) {
+        const npk_rk_net_tensor *g = &net->tensors[roots[i]];
+        int64_t lo = g->first < 0 ? 0 : g->first, hi = g->last < nop ? g->last : nop - 1;
+        if (lo > hi) continue;
+        step[lo] += g->dev_bytes;
+        step[hi + 1] -= g->dev_bytes; /* modulo 2^64: the running sum is exact */
+    }
     net->peak_live = 0;
-    for (uint32_t at = 0; at < sg->noperators; at++) {
-        uint64_t sum = 0;
-        for (uint32_t i = 0; i < n; i++) {
-            const npk_rk_net_tensor *g = &net->tensors[roots[i]];
-            if (g->first <= (int32_t)at && (int32_t)at <= g->last) sum += g->dev_bytes;
-        }
+    uint64_t sum = 0;
+    for (int64_t at = 0; at < nop; at++) {
+        sum += step[at];
         if (sum > net->peak_live) net->peak_live = sum;
     }
+    free(step);
     free(roots);
     return NPK_OK;
 }
 
+/* Whether tensor t is a root in the activation buffer. */
+static bool dev_root(const npk_rk_net *net, uint32_t t)
+{
+    const npk_rk_net_tensor *g = &net->tensors[t];
+    return g->root == (int32_t)t && (g->where & NPK_RK_NET_DEV);
+}
+
 npk_status npk_rk_net_check_memory(const npk_rk_net *net, npk_error *err)
 {
-    for (uint32_t a = 0; a < net->ntensors; a++) {
+    /* The roots in order, each compared with the later ones (the same pairs
+     * in the same order as over all tensors). */
+    uint32_t *roots = malloc((net->ntensors + 1) * sizeof *roots), n = 0;
+    if (!roots) return npk_fail(err, NPK_E_NOMEM, "out of memory");
+    for (uint32_t a = 0; a < net->ntensors; a++)
+        if (dev_root(net, a)) roots[n++] = a;
+    npk_status st = NPK_OK;
+    for (uint32_t a = 0, i = 0; a < net->ntensors && !st; a++) {
         const npk_rk_net_tensor *g = &net->tensors[a], *r = &net->tensors[g->root];
-        if (g->root_off && g->root_off + g->dev_bytes > r->dev_bytes)
-            return npk_fail(err, NPK_E_LIMIT, "tensor %u passes the end of tensor %d it is part of",
-                            a, g->root);
-        if (g->root != (int32_t)a || !(g->where & NPK_RK_NET_DEV)) continue;
-        if (g->dev_off + g->dev_bytes > net->act_bytes)
-            return npk_fail(err, NPK_E_LIMIT, "tensor %u at 0x%llx+%llu passes the buffer's end", a,
-                            (unsigned long long)g->dev_off, (unsigned long long)g->dev_bytes);
-        for (uint32_t b = a + 1; b < net->ntensors; b++) {
+        if (g->root_off && g->root_off + g->dev_bytes > r->dev_bytes) {
+            st = npk_fail(err, NPK_E_LIMIT, "tensor %u passes the end of tensor %d it is part of",
+                          a, g->root);
+            break;
+        }
+        if (i == n || roots[i] != a) continue;
+        i++;
+        if (g->dev_off + g->dev_bytes > net->act_bytes) {
+            st = npk_fail(err, NPK_E_LIMIT, "tensor %u at 0x%llx+%llu passes the buffer's end", a,
+                          (unsigned long long)g->dev_off, (unsigned long long)g->dev_bytes);
+            break;
+        }
+        for (uint32_t j = i; j < n; j++) {
+            uint32_t b = roots[j];
             const npk_rk_net_tensor *h = &net->tensors[b];
-            if (h->root != (int32_t)b || !(h->where & NPK_RK_NET_DEV)) continue;
             if (alive_together(g, h) && g->dev_off < h->dev_off + h->dev_bytes &&
-                h->dev_off < g->dev_off + g->dev_bytes)
-                return npk_fail(err, NPK_E_LIMIT,
-                                "tensors %u and %u overlap while both are alive (operators "
-                                "%d..%d and %d..%d)",
-                                a, b, g->first, g->last, h->first, h->last);
+                h->dev_off < g->dev_off + g->dev_bytes) {
+                st = npk_fail(err, NPK_E_LIMIT,
+                              "tensors %u and %u overlap while both are alive (operators "
+                              "%d..%d and %d..%d)",
+                              a, b, g->first, g->last, h->first, h->last);
+                break;
+            }
         }
     }
+    free(roots);
+    if (st) return st;
     for (size_t i = 0; i < net->nops; i++) {
         const npk_rk_net_op *o = &net->ops[i];
         const npk_rk_net_tensor *in = &net->tensors[o->in[0]], *out = &net->tensors[o->out];
@@ -507,7 +544,9 @@ npk_status npk_rk_net_compile(const npk_tfl_model *m, const npk_rk_net_opts *o, 
     net->ntensors = sg->ntensors;
     net_build b = {net, NULL, NULL, NULL, NULL, 0, 0};
     net->tensors = calloc(sg->ntensors + 1, sizeof *net->tensors);
-    net->ops = calloc(sg->noperators + 1, sizeof *net->ops);
+    size_t ops_bytes; /* not cleared: each op is cleared as it is tried (net_partition.c) */
+    if (npk_mul_sz((size_t)sg->noperators + 1, sizeof *net->ops, &ops_bytes))
+        net->ops = malloc(ops_bytes);
     net->segs = calloc(sg->noperators + 1, sizeof *net->segs);
     b.side = calloc(sg->noperators + 1, 1);
     b.npu_of = calloc(sg->noperators + 1, sizeof *b.npu_of);

@@ -322,13 +322,15 @@ static npk_status bias(const ctx *c, const npk_tfl_tensor *b, uint32_t channels)
     npk_status st = const_bytes(c, b, "bias", &d);
     if (st) return st;
     if (!d) return fail(c, NPK_E_UNSUPPORTED, "the bias is not a constant");
+    if (npk_host_is_le() && (uintptr_t)d % _Alignof(int32_t) == 0) {
+        /* The file's order is the host's: used in place, like the weights. */
+        c->l->layer.bias_i32 = (const int32_t *)(const void *)d;
+        return NPK_OK;
+    }
     int32_t *ob = malloc(channels * sizeof(int32_t));
     if (!ob) return fail(c, NPK_E_NOMEM, "out of memory");
     c->l->own_bias = ob;
-    if (npk_host_is_le())
-        memcpy(ob, d, channels * sizeof(int32_t)); /* the file's order is the host's */
-    else
-        for (uint32_t i = 0; i < channels; i++) ob[i] = (int32_t)npk_ld32le(d + 4 * i);
+    for (uint32_t i = 0; i < channels; i++) ob[i] = (int32_t)npk_ld32le(d + 4 * i);
     c->l->layer.bias_i32 = ob;
     return NPK_OK;
 }
@@ -457,6 +459,16 @@ static bool geo3(const npk_tfl_tensor *t, uint32_t nd, uint32_t g[3])
     return true;
 }
 
+/* "add of A and B: why", the shapes formatted only for the message. */
+static npk_status add_fail(const ctx *c, npk_status st, const npk_tfl_tensor *a,
+                           const npk_tfl_tensor *b, const char *why)
+{
+    char sa[96], sb[96];
+    shape_str(a, sa, sizeof sa);
+    shape_str(b, sb, sizeof sb);
+    return fail(c, st, "add of %s and %s: %s", sa, sb, why);
+}
+
 static npk_status lower_add(const ctx *c)
 {
     npk_rk_layer *L = &c->l->layer;
@@ -469,12 +481,10 @@ static npk_status lower_add(const ctx *c)
         (st = same_type(c, b, "the second input", a->type)) ||
         (st = same_type(c, out, "the output", a->type)))
         return st;
-    char sa[96], sb[96];
-    shape_str(a, sa, sizeof sa);
-    shape_str(b, sb, sizeof sb);
+    const npk_tfl_tensor *a0 = a, *b0 = b; /* as given, for the messages */
     uint32_t nd = out->ndim < 3 ? 3 : out->ndim, ga[3], gb[3], go[3];
     if (!numel(a) || !numel(b) || !geo3(a, nd, ga) || !geo3(b, nd, gb) || !geo3(out, nd, go))
-        return fail(c, NPK_E_UNSUPPORTED, "add of %s and %s: expected up to [1, H, W, C]", sa, sb);
+        return add_fail(c, NPK_E_UNSUPPORTED, a0, b0, "expected up to [1, H, W, C]");
     /* The operand of the output's shape comes first (the sum is the same
      * either way round); the other broadcasts to it. */
     bool swap = !(ga[0] == go[0] && ga[1] == go[1] && ga[2] == go[2]);
@@ -490,15 +500,14 @@ static npk_status lower_add(const ctx *c)
         c->l->const_data[0] = c->l->const_data[1], c->l->const_data[1] = cd;
     }
     if (ga[0] != go[0] || ga[1] != go[1] || ga[2] != go[2])
-        return fail(c, NPK_E_UNSUPPORTED,
-                    "add of %s and %s: neither input has the output's shape (both broadcast)", sa,
-                    sb);
+        return add_fail(c, NPK_E_UNSUPPORTED, a0, b0,
+                        "neither input has the output's shape (both broadcast)");
     for (int k = 0; k < 3; k++)
         if (gb[k] != 1 && gb[k] != ga[k])
-            return fail(c, NPK_E_FORMAT, "add of %s and %s: the shapes do not broadcast", sa, sb);
+            return add_fail(c, NPK_E_FORMAT, a0, b0, "the shapes do not broadcast");
     if (c->l->const_data[0])
-        return fail(c, NPK_E_UNSUPPORTED,
-                    "add of %s and %s: the operand of the output's shape is a constant", sa, sb);
+        return add_fail(c, NPK_E_UNSUPPORTED, a0, b0,
+                        "the operand of the output's shape is a constant");
     L->in_h = ga[0], L->in_w = ga[1], L->in_c = ga[2];
     L->out_h = L->in_h, L->out_w = L->in_w, L->out_c = L->in_c;
     if (gb[0] != ga[0] || gb[1] != ga[1] || gb[2] != ga[2] || c->l->const_data[1]) {

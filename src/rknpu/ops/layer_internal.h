@@ -6,6 +6,9 @@
 #include <stddef.h>
 #include <stdint.h>
 #include <string.h>
+#if defined(__SSE2__)
+#include <emmintrin.h>
+#endif
 
 #include "npukit/rknpu_conv.h"
 #include "npukit/rknpu_layer.h"
@@ -20,6 +23,7 @@ typedef struct rk_qparams {
     int32_t *b, *k;             /* exact mode: BS multiplier, BN offset per channel */
     int32_t *k2;                /* two passes: pass 2's BN offset (negative values) */
     int64_t *wsum;              /* per output channel: sum of its stored weights w */
+    double *scratch;            /* 3 per channel for the exact search, or NULL (its own) */
 } rk_qparams;
 
 /* 8-bit weights packed (b ^ flip) in one pass that also sums each kernel's
@@ -49,7 +53,20 @@ static inline uint32_t rk_same_run(const double *v, uint32_t c, uint32_t n)
 {
     uint64_t x, y0, y1, y2, y3;
     memcpy(&x, &v[c], 8);
-    for (c++; c + 4 <= n; c += 4) {
+    c++;
+#if defined(__SSE2__)
+    /* Eight at a time: equal 32-bit halves throughout, then the rest. */
+    const __m128i xx = _mm_set1_epi64x((long long)x);
+    for (; c + 8 <= n; c += 8) {
+        const __m128i *p = (const __m128i *)(const void *)(v + c);
+        __m128i e = _mm_and_si128(_mm_and_si128(_mm_cmpeq_epi32(_mm_loadu_si128(p), xx),
+                                                _mm_cmpeq_epi32(_mm_loadu_si128(p + 1), xx)),
+                                  _mm_and_si128(_mm_cmpeq_epi32(_mm_loadu_si128(p + 2), xx),
+                                                _mm_cmpeq_epi32(_mm_loadu_si128(p + 3), xx)));
+        if (_mm_movemask_epi8(e) != 0xFFFF) break;
+    }
+#endif
+    for (; c + 4 <= n; c += 4) {
         memcpy(&y0, &v[c], 8);
         memcpy(&y1, &v[c + 1], 8);
         memcpy(&y2, &v[c + 2], 8);
@@ -62,6 +79,17 @@ static inline uint32_t rk_same_run(const double *v, uint32_t c, uint32_t n)
     }
     return c;
 }
+
+/* The exact mode's record sources per channel (bi, lo may be NULL). */
+typedef struct rk_exact_src {
+    const int32_t *bi, *lo, *qb, *qk, *qa;
+    const int64_t *ws;
+    int64_t zsum, zx;
+} rk_exact_src;
+/* The records of the first channels written four at a time where the host
+ * has the vectors for it (layer_exact_rec.c): how many (0..n), the rest
+ * for the caller's loop. */
+uint32_t rk_exact_records_fast(const rk_exact_src *s, uint32_t n, uint8_t *bias, uint8_t *mul);
 
 /* npk_rk_lplan_make_rows with the weight buffer built in wbuf when it fits
  * in wcap bytes (p->wblob_lent), else allocated (wbuf NULL: always). */

@@ -176,7 +176,9 @@ static npk_status build_blob(const npk_rk_layer *l, npk_rk_lplan *p, const geo *
         const int32_t *bi = l->bias_i32, *lo = qp->lower ? qp->t_lo : NULL, *qb = qp->b,
                       *qk = qp->k, *qa = qp->a;
         const int64_t *ws = qp->wsum, zx = qp->zx;
-        uint32_t n = 0, nc = l->out_c;
+        uint32_t nc = l->out_c;
+        const rk_exact_src src = {bi, lo, qb, qk, qa, ws, zsum, zx};
+        uint32_t n = rk_exact_records_fast(&src, nc, bias, mul);
         for (; n < nc; n++) {
             int64_t b = (bi ? bi[n] : 0) - zx * (ws[n] - zsum);
             if (lo) b -= lo[n];
@@ -555,17 +557,21 @@ static void avg_lower(const npk_rk_layer *l, uint32_t count, void *unit, int32_t
     low->in.scale = low->out.scale = 1.0;
 }
 
-/* The per-channel arrays in one zeroed block (wsum, m first: 8-byte
- * elements, then the int32 ones). */
+/* The per-channel arrays in one block (wsum, m, the exact search's
+ * scratch first: 8-byte elements, then the int32 ones), not cleared: m and wsum are written whole
+ * (the requantisation, the packing), the others by the modes that read them. */
 static bool qp_alloc(rk_qparams *qp, size_t n)
 {
     memset(qp, 0, sizeof *qp);
     if (!n) n = 1;
-    uint8_t *b = calloc(n, 2 * sizeof(int64_t) + 6 * sizeof(int32_t));
+    size_t bytes;
+    uint8_t *b =
+        npk_mul_sz(n, 5 * sizeof(int64_t) + 6 * sizeof(int32_t), &bytes) ? malloc(bytes) : NULL;
     if (!b) return false;
     qp->wsum = (int64_t *)(void *)b;
     qp->m = (double *)(void *)(b + n * sizeof(int64_t));
-    int32_t *i32 = (int32_t *)(void *)(b + 2 * n * sizeof(int64_t));
+    qp->scratch = qp->m + n; /* 3n: the exact search's */
+    int32_t *i32 = (int32_t *)(void *)(b + 5 * n * sizeof(int64_t));
     qp->a = i32;
     qp->t_lo = i32 + n;
     qp->t_hi = i32 + 2 * n;

@@ -269,8 +269,11 @@ static npk_status requant_exact(const npk_rk_layer *l, rk_qparams *qp, npk_rk_re
                                 npk_error *err)
 {
     uint32_t n = l->out_c;
-    size_t nbytes; /* mq, xmax and delta in one block */
-    double *mq = npk_mul_sz(n ? n : 1, 3 * sizeof(double), &nbytes) ? malloc(nbytes) : NULL;
+    size_t nbytes; /* mq, xmax and delta in one block: the caller's, or one of its own */
+    double *own = qp->scratch || !npk_mul_sz(n ? n : 1, 3 * sizeof(double), &nbytes)
+                      ? NULL
+                      : malloc(nbytes),
+           *mq = qp->scratch ? qp->scratch : own;
     double *xmax = mq ? mq + n : NULL, *delta = mq ? mq + 2 * (size_t)n : NULL;
     npk_status st = NPK_OK;
     if (!mq) {
@@ -385,7 +388,7 @@ static npk_status requant_exact(const npk_rk_layer *l, rk_qparams *qp, npk_rk_re
     rq->worst_rel = worst_rel;
     rq->worst_abs = worst_abs;
 out:
-    free(mq);
+    free(own);
     return st;
 }
 
