@@ -126,11 +126,42 @@ static void test_quantize_placement(void **state)
     run_case(&host, false, 1, (uint32_t[]){0, 0, 1});
 }
 
+/* Graphs out of order are refused as the interpreter refuses them, with the
+ * operator's offset: a QUANTIZE reading its own output (the NPU would give
+ * both one address; a fuzz finding), and one writing the model's input. */
+static void test_order_refused(void **state)
+{
+    (void)state;
+    for (int k = 0; k < 2; k++) {
+        npk_tflb *b = npk_tflb_new();
+        int32_t shape[4] = {1, 4, 4, 8};
+        int32_t x = tt_add(b, "x", NPK_TFL_UINT8, 4, shape, 0.02f, 128, NULL, 0);
+        int32_t q = tt_add(b, "q", NPK_TFL_UINT8, 4, shape, 0.03f, 100, NULL, 0);
+        if (k == 0)
+            tt_op(b, NPK_TFL_OP_QUANTIZE, &q, 1, &q, 1, NULL);
+        else
+            tt_op(b, NPK_TFL_OP_QUANTIZE, &x, 1, &x, 1, NULL);
+        npk_tflb_io(b, &x, 1, &q, 1);
+        tt_model tm;
+        tt_finish(b, &tm);
+        npk_error err = {0};
+        npk_rk_net_opts no = {1, NPK_RK_FORM_VENDOR, NPK_RK_RQ_EXACT, 0, 0, 0, 1, false, false};
+        npk_rk_net net;
+        assert_int_equal(npk_rk_net_compile(&tm.m, &no, &net, &err), NPK_E_FORMAT);
+        assert_true(err.has_offset && err.offset == tm.m.subgraphs[0].operators[0].offset);
+        assert_non_null(strstr(err.msg, k == 0 ? "input 0 (tensor 1 \"q\") is neither a model "
+                                                 "input, a constant nor computed by an earlier"
+                                               : "output 0 (tensor 0 \"x\") is a model input"));
+        tt_model_free(&tm);
+    }
+}
+
 int main(void)
 {
     const struct CMUnitTest tests[] = {
         cmocka_unit_test(test_quantize_layer),
         cmocka_unit_test(test_quantize_placement),
+        cmocka_unit_test(test_order_refused),
     };
     return cmocka_run_group_tests(tests, NULL, NULL);
 }

@@ -39,6 +39,54 @@ static bool is_graph_output(const npk_tfl_subgraph *sg, int32_t t)
     return in_list(sg->outputs, sg->noutputs, t);
 }
 
+/* The graph in order, as the interpreter takes it (interp.c, make_nodes):
+ * every input of an operator a model input, a constant or an earlier
+ * operator's output; every output written once and neither a constant nor
+ * a model input. Without it an operator reading its own output would get
+ * one address for both on the NPU, and the lifetimes below assume it. */
+static npk_status check_order(const npk_tfl_model *m, npk_error *err)
+{
+    const npk_tfl_subgraph *sg = &m->subgraphs[0];
+    enum { NONE, INPUT, CONSTANT, WRITTEN };
+    uint8_t *have = calloc((size_t)sg->ntensors + 1, 1);
+    if (!have) return npk_fail(err, NPK_E_NOMEM, "out of memory");
+    for (uint32_t t = 0; t < sg->ntensors; t++) {
+        const npk_tfl_tensor *x = &sg->tensors[t];
+        const npk_tfl_buffer *b = x->buffer < m->nbuffers ? &m->buffers[x->buffer] : NULL;
+        if (b && b->data && b->size) have[t] = CONSTANT;
+    }
+    for (uint32_t i = 0; i < sg->ninputs; i++)
+        if (sg->inputs[i] >= 0 && (uint32_t)sg->inputs[i] < sg->ntensors)
+            have[sg->inputs[i]] = INPUT;
+    static const char *const what[] = {"", "a model input", "a constant",
+                                       "written by an earlier operator"};
+    npk_status st = NPK_OK;
+    for (uint32_t i = 0; i < sg->noperators && !st; i++) {
+        const npk_tfl_operator *op = &sg->operators[i];
+        char buf[32];
+        const char *name = npk_tfl_op_name(m, op, buf, sizeof buf);
+        for (uint32_t j = 0; j < op->ninputs && !st; j++) {
+            int32_t t = op->inputs[j];
+            if (t >= 0 && (uint32_t)t < sg->ntensors && have[t] == NONE)
+                st = npk_fail_at(err, NPK_E_FORMAT, op->offset,
+                                 "operator %u (%s): input %u (tensor %d \"%s\") is neither a "
+                                 "model input, a constant nor computed by an earlier operator",
+                                 i, name, j, t, sg->tensors[t].name);
+        }
+        for (uint32_t j = 0; j < op->noutputs && !st; j++) {
+            int32_t t = op->outputs[j];
+            if (t < 0 || (uint32_t)t >= sg->ntensors) continue;
+            if (have[t] != NONE)
+                st = npk_fail_at(err, NPK_E_FORMAT, op->offset,
+                                 "operator %u (%s): output %u (tensor %d \"%s\") is %s", i, name, j,
+                                 t, sg->tensors[t].name, what[have[t]]);
+            have[t] = WRITTEN;
+        }
+    }
+    free(have);
+    return st;
+}
+
 /* Segments: maximal runs of operators on one side (free reshapes go with the NPU). */
 static npk_status make_segments(net_build *b, npk_error *err)
 {
@@ -540,6 +588,8 @@ npk_status npk_rk_net_compile(const npk_tfl_model *m, const npk_rk_net_opts *o, 
         return npk_fail(err, NPK_E_ARG, "region addresses must be %d-byte aligned", ALIGN);
     if (!m->nsubgraphs) return npk_fail(err, NPK_E_FORMAT, "the model has no subgraph");
     net->m = m;
+    npk_status st = check_order(m, err);
+    if (st) return st;
     const npk_tfl_subgraph *sg = &m->subgraphs[0];
     net->ntensors = sg->ntensors;
     net_build b = {net, NULL, NULL, NULL, NULL, 0, 0};
@@ -552,7 +602,6 @@ npk_status npk_rk_net_compile(const npk_tfl_model *m, const npk_rk_net_opts *o, 
     b.npu_of = calloc(sg->noperators + 1, sizeof *b.npu_of);
     b.dev_made = calloc(sg->ntensors + 1, sizeof *b.dev_made);
     b.fold = calloc(sg->noperators + 1, sizeof *b.fold);
-    npk_status st = NPK_OK;
     if (!net->tensors || !net->ops || !net->segs || !b.side || !b.npu_of || !b.dev_made || !b.fold)
         st = npk_fail(err, NPK_E_NOMEM, "out of memory");
     for (uint32_t i = 0; !st && i < sg->noperators; i++) b.npu_of[i] = b.fold[i] = -1;
