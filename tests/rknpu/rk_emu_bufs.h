@@ -4,6 +4,7 @@
 #ifndef NPK_TEST_RK_EMU_BUFS_H
 #define NPK_TEST_RK_EMU_BUFS_H
 
+#include <stddef.h>
 #include <stdlib.h>
 #include <string.h>
 
@@ -86,6 +87,36 @@ static inline uint8_t *rk_bufs_run_twice(const npk_rk_lplan *p, bool portable, c
     free(o1);
     npk_rk_emu_destroy(e);
     return o0;
+}
+
+/* A layer on the SIMD and the portable emulator: planned at these
+ * addresses (a refusal fails the test), its buffers made from x, and each
+ * output from rk_bufs_run_twice. */
+typedef struct rk_both {
+    npk_rk_lplan p;
+    bufs b;
+    uint8_t *simd, *port;
+} rk_both;
+
+/* The index of the first byte the two outputs differ in, or -1. */
+static inline ptrdiff_t rk_bufs_both(const npk_rk_layer *l, const void *x, rk_both *r)
+{
+    npk_rk_lplan_opts o = rk_bufs_opts();
+    npk_error err = {0};
+    if (npk_rk_lplan_make(l, &o, &r->p, &err)) fail_msg("%s", err.msg);
+    r->b = rk_bufs_make(&r->p, x);
+    r->simd = rk_bufs_run_twice(&r->p, false, &r->b);
+    r->port = rk_bufs_run_twice(&r->p, true, &r->b);
+    for (size_t i = 0; i < r->p.output_bytes; i++)
+        if (r->simd[i] != r->port[i]) return (ptrdiff_t)i;
+    return -1;
+}
+
+static inline void rk_both_free(rk_both *r)
+{
+    free(r->simd), free(r->port);
+    rk_bufs_free(&r->b);
+    npk_rk_lplan_free(&r->p);
 }
 
 #endif

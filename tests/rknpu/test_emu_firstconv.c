@@ -59,24 +59,17 @@ static void check_layer(npk_rk_ltype type, uint32_t h, uint32_t w, uint32_t c, u
     l.act_min = u8 ? 0 : -128, l.act_max = u8 ? 255 : 127;
     l.weights = wt;
     l.bias_i32 = bias;
-    npk_rk_lplan_opts o = rk_bufs_opts();
-    npk_rk_lplan pl;
-    npk_error err = {0};
-    if (npk_rk_lplan_make(&l, &o, &pl, &err)) fail_msg("%s", err.msg);
-    bufs b = rk_bufs_make(&pl, x);
-    uint8_t *simd = rk_bufs_run_twice(&pl, false, &b), *port = rk_bufs_run_twice(&pl, true, &b);
-    if (memcmp(simd, port, pl.output_bytes)) {
-        size_t i = 0;
-        while (simd[i] == port[i]) i++;
-        fail_msg("%ux%ux%u -> %u (%ux%u /%u pad %u): byte %zu: SIMD 0x%02x, portable 0x%02x", h, w,
-                 cr, n, kh, kw, s, p, i, simd[i], port[i]);
-    }
+    rk_both r2;
+    ptrdiff_t d = rk_bufs_both(&l, x, &r2);
+    if (d >= 0)
+        fail_msg("%ux%ux%u -> %u (%ux%u /%u pad %u): byte %td: SIMD 0x%02x, portable 0x%02x", h, w,
+                 cr, n, kh, kw, s, p, d, r2.simd[d], r2.port[d]);
     /* TFLite's semantics (the portable emulator shares this file's im2col):
      * the channels past c add (x - zx)(zw - zw) = 0 */
     const size_t ny = (size_t)l.out_h * l.out_w * n;
     uint8_t *y = malloc(ny), *yr = malloc(ny);
     assert_true(y && yr);
-    npk_rk_lplan_unpack_output(&pl, simd, y);
+    npk_rk_lplan_unpack_output(&r2.p, r2.simd, y);
     rk_ref_conv(&l, x, yr);
     size_t differ = 0;
     for (size_t i = 0; i < ny; i++) {
@@ -86,9 +79,8 @@ static void check_layer(npk_rk_ltype type, uint32_t h, uint32_t w, uint32_t c, u
         differ += y[i] != y[0];
     }
     assert_true(differ > 0); /* not a constant output */
-    free(y), free(yr), free(simd), free(port);
-    rk_bufs_free(&b);
-    npk_rk_lplan_free(&pl);
+    free(y), free(yr);
+    rk_both_free(&r2);
     free(wt), free(x), free(bias);
 }
 

@@ -58,27 +58,19 @@ static size_t check_layer(npk_rk_ltype type, uint32_t h, uint32_t w, uint32_t c,
     l.act_min = u8 ? 0 : -128, l.act_max = u8 ? 255 : 127;
     l.weights = wt;
     l.bias_i32 = bias;
-    npk_rk_lplan_opts o = rk_bufs_opts();
-    npk_rk_lplan p;
-    npk_error err = {0};
-    if (npk_rk_lplan_make(&l, &o, &p, &err)) fail_msg("%s", err.msg);
-    bufs b = rk_bufs_make(&p, x);
-    uint8_t *simd = rk_bufs_run_twice(&p, false, &b), *port = rk_bufs_run_twice(&p, true, &b);
-    if (memcmp(simd, port, p.output_bytes)) {
-        size_t i = 0;
-        while (simd[i] == port[i]) i++;
-        fail_msg("%ux%ux%u -> %u: byte %zu: SIMD 0x%02x, portable 0x%02x", h, w, c, n, i, simd[i],
-                 port[i]);
-    }
+    rk_both r2;
+    ptrdiff_t d = rk_bufs_both(&l, x, &r2);
+    if (d >= 0)
+        fail_msg("%ux%ux%u -> %u: byte %td: SIMD 0x%02x, portable 0x%02x", h, w, c, n, d,
+                 r2.simd[d], r2.port[d]);
     size_t limits = 0;
     uint8_t *y = malloc((size_t)h * w * n);
     assert_non_null(y);
-    npk_rk_lplan_unpack_output(&p, simd, y);
+    npk_rk_lplan_unpack_output(&r2.p, r2.simd, y);
     for (size_t i = 0; i < (size_t)h * w * n; i++)
         limits += u8 ? y[i] == 0 || y[i] == 255 : y[i] == 0x80 || y[i] == 0x7F;
-    free(y), free(simd), free(port);
-    rk_bufs_free(&b);
-    npk_rk_lplan_free(&p);
+    free(y);
+    rk_both_free(&r2);
     free(wt), free(x), free(bias);
     return limits;
 }
