@@ -228,6 +228,13 @@ static bool alive_together(const npk_rk_net_tensor *a, const npk_rk_net_tensor *
     return a->first <= b->last && b->first <= a->last;
 }
 
+/* Whether tensor t is a root in the activation buffer. */
+static bool dev_root(const npk_rk_net *net, uint32_t t)
+{
+    const npk_rk_net_tensor *g = &net->tensors[t];
+    return g->root == (int32_t)t && (g->where & NPK_RK_NET_DEV);
+}
+
 /* Greedy by size, largest first: the lowest offset that overlaps no placed
  * tensor alive at the same time (TFLite's arena strategy). */
 static npk_status plan_memory(npk_rk_net *net, npk_error *err)
@@ -237,7 +244,7 @@ static npk_status plan_memory(npk_rk_net *net, npk_error *err)
     uint32_t n = 0;
     for (uint32_t t = 0; t < net->ntensors; t++) {
         npk_rk_net_tensor *g = &net->tensors[t];
-        if (g->root == (int32_t)t && (g->where & NPK_RK_NET_DEV) && g->dev_bytes) {
+        if (dev_root(net, t) && g->dev_bytes) {
             g->dev_bytes = up(g->dev_bytes);
             roots[n++] = (int32_t)t;
         }
@@ -302,13 +309,6 @@ static npk_status plan_memory(npk_rk_net *net, npk_error *err)
     free(step);
     free(roots);
     return NPK_OK;
-}
-
-/* Whether tensor t is a root in the activation buffer. */
-static bool dev_root(const npk_rk_net *net, uint32_t t)
-{
-    const npk_rk_net_tensor *g = &net->tensors[t];
-    return g->root == (int32_t)t && (g->where & NPK_RK_NET_DEV);
 }
 
 npk_status npk_rk_net_check_memory(const npk_rk_net *net, npk_error *err)

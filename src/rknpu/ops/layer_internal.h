@@ -23,7 +23,7 @@ typedef struct rk_qparams {
     int32_t *b, *k;             /* exact mode: BS multiplier, BN offset per channel */
     int32_t *k2;                /* two passes: pass 2's BN offset (negative values) */
     int64_t *wsum;              /* per output channel: sum of its stored weights w */
-    double *scratch;            /* 3 per channel for the exact search, or NULL (its own) */
+    double *scratch;            /* 3 per channel for the exact search */
 } rk_qparams;
 
 /* 8-bit weights packed (b ^ flip) in one pass that also sums each kernel's

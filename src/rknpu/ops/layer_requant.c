@@ -269,17 +269,9 @@ static npk_status requant_exact(const npk_rk_layer *l, rk_qparams *qp, npk_rk_re
                                 npk_error *err)
 {
     uint32_t n = l->out_c;
-    size_t nbytes; /* mq, xmax and delta in one block: the caller's, or one of its own */
-    double *own = qp->scratch || !npk_mul_sz(n ? n : 1, 3 * sizeof(double), &nbytes)
-                      ? NULL
-                      : malloc(nbytes),
-           *mq = qp->scratch ? qp->scratch : own;
-    double *xmax = mq ? mq + n : NULL, *delta = mq ? mq + 2 * (size_t)n : NULL;
+    /* mq, xmax and delta: the per-channel block's scratch (qp_alloc) */
+    double *mq = qp->scratch, *xmax = mq + n, *delta = mq + 2 * (size_t)n;
     npk_status st = NPK_OK;
-    if (!mq) {
-        st = npk_fail(err, NPK_E_NOMEM, "out of memory");
-        goto out;
-    }
     rq->exact = true;
     rq->per_channel = l->w_scales != NULL;
     rq->frac_bits = EXACT_F;
@@ -388,7 +380,6 @@ static npk_status requant_exact(const npk_rk_layer *l, rk_qparams *qp, npk_rk_re
     rq->worst_rel = worst_rel;
     rq->worst_abs = worst_abs;
 out:
-    free(own);
     return st;
 }
 
